@@ -1,0 +1,93 @@
+"""The assistant's tool calls: one pydantic model per tool.
+
+Each model is at once the log entry's content, the validator of the model's arguments and
+(through `assistant.tools`) the OpenAI function schema. Field order is the canonical key order:
+`toolCall` first, `reasoning` last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+HISTORY_DEFAULT_LIMIT = 20
+HISTORY_MAX_LIMIT = 200
+
+
+def require_in_schema(tag: str) -> Callable[[dict[str, Any]], None]:
+    """Mark a union tag required in JSON Schema: it has a default only for convenience in
+    code, a stored entry must carry it."""
+
+    def extra(schema: dict[str, Any]) -> None:
+        schema["required"] = [tag, *[f for f in schema.get("required", []) if f != tag]]
+        schema["properties"][tag].pop("default", None)
+
+    return extra
+
+
+Reasoning = Annotated[
+    str | None,
+    Field(description="Why you are making this call, in one short sentence."),
+]
+
+
+class ToolCall(BaseModel):
+    """Base of every tool call; `name` is the value of `toolCall`."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, json_schema_extra=require_in_schema("toolCall")
+    )
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+
+class PostMessage(ToolCall):
+    name: ClassVar[str] = "postMessage"
+    description: ClassVar[str] = (
+        "Post a reply in the current Slack thread. Standard Markdown is fine; "
+        "it is converted for Slack."
+    )
+    toolCall: Literal["postMessage"] = "postMessage"
+    text: Annotated[str, Field(min_length=1, description="The message to post, in Markdown.")]
+    reasoning: Reasoning = None
+
+
+class GetThreadHistory(ToolCall):
+    name: ClassVar[str] = "getThreadHistory"
+    description: ClassVar[str] = (
+        "Read the messages of the current Slack thread, including those from before you "
+        "were mentioned. The result is added to the log as a system entry."
+    )
+    toolCall: Literal["getThreadHistory"] = "getThreadHistory"
+    ascending: Annotated[
+        bool, Field(strict=True, description="true for oldest first, false for newest first.")
+    ] = False
+    limit: Annotated[
+        int | None,
+        Field(
+            strict=True,
+            ge=1,
+            le=HISTORY_MAX_LIMIT,
+            description=f"At most this many messages (default {HISTORY_DEFAULT_LIMIT}).",
+        ),
+    ] = None
+    reasoning: Reasoning = None
+
+
+class FinishRequest(ToolCall):
+    name: ClassVar[str] = "finishRequest"
+    description: ClassVar[str] = (
+        "End your work on the current request. Call it once everything needed is posted."
+    )
+    toolCall: Literal["finishRequest"] = "finishRequest"
+    reasoning: Reasoning = None
+
+
+TOOL_CALLS: tuple[type[ToolCall], ...] = (PostMessage, GetThreadHistory, FinishRequest)
+TOOL_CALLS_BY_NAME: dict[str, type[ToolCall]] = {tool.name: tool for tool in TOOL_CALLS}
+
+AssistantContent = Annotated[
+    PostMessage | GetThreadHistory | FinishRequest, Field(discriminator="toolCall")
+]
