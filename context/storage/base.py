@@ -1,0 +1,115 @@
+"""The store interface: where context logs live between steps, runs and processes (SPEC §6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from context.entry import Content, Entry
+
+
+@dataclass(frozen=True, order=True)
+class ThreadKey:
+    """A Slack thread: the same channel and ts in two workspaces are two threads."""
+
+    team: str
+    channel: str
+    thread_ts: str
+
+    def __str__(self) -> str:
+        return f"{self.team}/{self.channel}/{self.thread_ts}"
+
+    @classmethod
+    def parse(cls, text: str) -> ThreadKey:
+        parts = text.split("/")
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(f"thread id {text!r} is not of the form TEAM/CHANNEL/THREAD_TS")
+        return cls(*parts)
+
+
+@dataclass(frozen=True)
+class EntryMeta:
+    """Side metadata of an entry: kept beside its JSON, never part of the prompt."""
+
+    slack_ts: str | None = None
+    event_id: str | None = None
+    model: str | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class ThreadMessage:
+    """A copy of one Slack message of a thread, for reading the thread back without asking
+    Slack again. Not part of the log: it follows edits and deletions."""
+
+    ts: str
+    user: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    key: ThreadKey
+    entries: int
+    created_at: str
+    updated_at: str
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Store(Protocol):
+    """Every backend keeps these promises, across processes too."""
+
+    def append(
+        self,
+        key: ThreadKey,
+        content: Content,
+        timestamp: str,
+        meta: EntryMeta | None = None,
+        expect_index: int | None = None,
+    ) -> Entry | None:
+        """Atomically place (index and turn by `context.log.Tail`) and record one entry.
+
+        Returns None, recording nothing, when `meta.event_id` is already recorded in this
+        thread, when `content` is a user message whose `meta.slack_ts` is already recorded
+        as a user entry in this thread (Slack sends a channel mention twice), or when
+        `expect_index` is given and the entry would not get that index.
+        """
+        ...
+
+    def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
+        """The thread's entries with index >= start, in order; [] for an unknown thread."""
+        ...
+
+    def metadata(self, key: ThreadKey) -> list[EntryMeta]:
+        """Side metadata of every entry of the thread, in index order."""
+        ...
+
+    def has_thread(self, key: ThreadKey) -> bool: ...
+
+    def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
+        """Whether the Slack message `slack_ts` is recorded as a user entry of the thread."""
+        ...
+
+    def remember_messages(
+        self, key: ThreadKey, messages: list[ThreadMessage], complete: bool = False
+    ) -> None:
+        """Keep (or update, by ts) copies of a known thread's Slack messages; `complete`
+        says the copies now hold the whole thread. Does nothing for an unknown thread."""
+        ...
+
+    def forget_message(self, key: ThreadKey, ts: str) -> None: ...
+
+    def thread_messages(self, key: ThreadKey) -> tuple[list[ThreadMessage], bool]:
+        """The copies, oldest first, and whether they hold the whole thread."""
+        ...
+
+    def threads(self) -> list[ThreadSummary]:
+        """Every thread, most recently updated first, with token totals."""
+        ...
+
+    def close(self) -> None: ...

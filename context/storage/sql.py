@@ -1,0 +1,404 @@
+"""The SQL store (SPEC §6): SQLite embedded by default, PostgreSQL for several processes.
+
+Placement is serialized per thread by a row lock on PostgreSQL and by SQLite's single writer
+lock, taken at BEGIN IMMEDIATE; the primary key (thread_id, idx) backs it up in the database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from datetime import UTC, datetime
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Engine,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    Row,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    create_engine,
+    delete,
+    event,
+    false,
+    func,
+    literal,
+    or_,
+    select,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL
+from sqlalchemy.sql import ColumnElement
+
+from context.entry import Content, Entry, Role, entry_from_json, make_entry, role_of
+from context.log import Tail
+from context.storage.base import EntryMeta, ThreadKey, ThreadMessage, ThreadSummary
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+SQLITE_BUSY_TIMEOUT_S = 30.0
+# Any fixed number: every process migrating the same PostgreSQL database takes this lock.
+MIGRATION_LOCK_KEY = 0x5C0_17E7
+_SQLITE_BEGIN = "sqlite_begin"
+
+metadata = MetaData()
+
+threads_table = Table(
+    "threads",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("thread_ts", String, nullable=False),
+    # Microsecond UTC text (see `_now`): sorts as it reads, on every backend.
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+    # The tail of the log, so that an append reads one row instead of every entry.
+    Column("next_index", Integer, nullable=False, server_default="0"),
+    Column("turn", Integer, nullable=False, server_default="0"),
+    Column("last_speaker", String),
+    # Whether thread_messages holds the whole Slack thread (fetched from Slack once).
+    Column("history_complete", Boolean, nullable=False, server_default=false()),
+    UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
+)
+
+thread_messages_table = Table(
+    "thread_messages",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_thread_messages_thread"),
+        nullable=False,
+    ),
+    Column("ts", String, nullable=False),
+    Column("user", String, nullable=False),
+    Column("text", Text, nullable=False),
+    PrimaryKeyConstraint("thread_id", "ts", name="pk_thread_messages"),
+)
+
+entries_table = Table(
+    "entries",
+    metadata,
+    Column(
+        "thread_id", Integer, ForeignKey("threads.id", name="fk_entries_thread"), nullable=False
+    ),
+    Column("idx", Integer, nullable=False),
+    Column("role", String, nullable=False),
+    Column("turn", Integer, nullable=False),
+    Column("timestamp", String, nullable=False),
+    Column("content_json", Text, nullable=False),
+    Column("slack_ts", String),
+    Column("event_id", String),
+    Column("model", String),
+    Column("prompt_tokens", Integer),
+    Column("cached_tokens", Integer),
+    Column("completion_tokens", Integer),
+    Column("latency_ms", Float),
+    Column("recorded_at", String, nullable=False),
+    PrimaryKeyConstraint("thread_id", "idx", name="pk_entries"),
+)
+Index(
+    "ux_entries_thread_event",
+    entries_table.c.thread_id,
+    entries_table.c.event_id,
+    unique=True,
+    postgresql_where=entries_table.c.event_id.isnot(None),
+    sqlite_where=entries_table.c.event_id.isnot(None),
+)
+
+_META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
+_TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
+
+
+def create_store_engine(url: str | URL) -> Engine:
+    engine = create_engine(url)
+    if engine.dialect.name == "sqlite":
+        _take_over_sqlite_transactions(engine)
+    return engine
+
+
+def _take_over_sqlite_transactions(engine: Engine) -> None:
+    """SQLAlchemy's documented pysqlite recipe: sqlite3's own BEGIN comes late (at the first
+    write) and deferred, so SQLAlchemy emits it instead. Writers BEGIN IMMEDIATE: they hold the
+    write lock before they read a tail, so two never place an entry at the same index."""
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record) -> None:
+        dbapi_connection.isolation_level = None
+        dbapi_connection.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
+        dbapi_connection.execute("PRAGMA foreign_keys = ON")
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Connection) -> None:
+        connection.exec_driver_sql(connection.get_execution_options().get(_SQLITE_BEGIN, "BEGIN"))
+
+
+def migration_config(connection: Connection) -> Config:
+    """An Alembic config without alembic.ini: the migrations run on `connection`."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS).replace("%", "%%"))
+    config.attributes["connection"] = connection
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    """Upgrade the schema to head; safe to run from several processes at once."""
+    with _writer(engine).begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # Released at commit; the next process then finds the schema at head.
+            connection.execute(select(func.pg_advisory_xact_lock(MIGRATION_LOCK_KEY)))
+        command.upgrade(migration_config(connection), "head")
+
+
+def _writer(engine: Engine) -> Engine:
+    return engine.execution_options(**{_SQLITE_BEGIN: "BEGIN IMMEDIATE"})
+
+
+class SqlStore:
+    """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens."""
+
+    def __init__(self, url: str | URL) -> None:
+        self._engine = create_store_engine(url)
+        self._writes = _writer(self._engine)
+        try:
+            migrate(self._engine)
+        except BaseException:
+            self._engine.dispose()
+            raise
+        insert = postgresql.insert if self._engine.dialect.name == "postgresql" else sqlite.insert
+        self._insert_thread = insert(threads_table).on_conflict_do_nothing(
+            index_elements=["team", "channel", "thread_ts"]
+        )
+        upsert = insert(thread_messages_table)
+        self._upsert_message = upsert.on_conflict_do_update(
+            index_elements=["thread_id", "ts"],
+            set_={"user": upsert.excluded.user, "text": upsert.excluded.text},
+        )
+
+    def append(
+        self,
+        key: ThreadKey,
+        content: Content,
+        timestamp: str,
+        meta: EntryMeta | None = None,
+        expect_index: int | None = None,
+    ) -> Entry | None:
+        meta = meta or EntryMeta()
+        role = role_of(content)
+        with self._writes.begin() as connection:
+            thread = self._lock_thread(connection, key)
+            if expect_index is not None and thread.next_index != expect_index:
+                return None
+            if _already_recorded(connection, thread.id, role, meta):
+                return None
+            tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
+            index, turn, tail = tail.place(role)
+            entry = make_entry(index, turn, timestamp, content)
+            now = _now()
+            connection.execute(
+                entries_table.insert().values(
+                    thread_id=thread.id,
+                    idx=index,
+                    role=role,
+                    turn=turn,
+                    timestamp=timestamp,
+                    content_json=entry.canonical_json(),
+                    recorded_at=now,
+                    **asdict(meta),
+                )
+            )
+            connection.execute(
+                threads_table.update()
+                .where(threads_table.c.id == thread.id)
+                .values(
+                    next_index=tail.next_index,
+                    turn=tail.turn,
+                    last_speaker=tail.last_speaker,
+                    updated_at=now,
+                )
+            )
+        return entry
+
+    def _lock_thread(self, connection: Connection, key: ThreadKey) -> Row:
+        now = _now()
+        connection.execute(
+            self._insert_thread.values(
+                team=key.team,
+                channel=key.channel,
+                thread_ts=key.thread_ts,
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        # FOR UPDATE on PostgreSQL; SQLite renders none, BEGIN IMMEDIATE already locked it all.
+        return connection.execute(
+            select(threads_table).where(_is_thread(key)).with_for_update()
+        ).one()
+
+    def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
+        query = (
+            select(entries_table.c.content_json)
+            .join(threads_table)
+            .where(_is_thread(key), entries_table.c.idx >= start)
+            .order_by(entries_table.c.idx)
+        )
+        with self._engine.connect() as connection:
+            return [entry_from_json(text) for text in connection.scalars(query)]
+
+    def metadata(self, key: ThreadKey) -> list[EntryMeta]:
+        query = (
+            select(*_META_COLUMNS)
+            .join(threads_table)
+            .where(_is_thread(key))
+            .order_by(entries_table.c.idx)
+        )
+        with self._engine.connect() as connection:
+            return [EntryMeta(**row._mapping) for row in connection.execute(query)]
+
+    def has_thread(self, key: ThreadKey) -> bool:
+        with self._engine.connect() as connection:
+            return connection.scalar(select(threads_table.c.id).where(_is_thread(key))) is not None
+
+    def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
+        query = (
+            select(literal(1))
+            .select_from(entries_table.join(threads_table))
+            .where(
+                _is_thread(key),
+                entries_table.c.role == "user",
+                entries_table.c.slack_ts == slack_ts,
+            )
+            .limit(1)
+        )
+        with self._engine.connect() as connection:
+            return connection.execute(query).first() is not None
+
+    def remember_messages(
+        self, key: ThreadKey, messages: list[ThreadMessage], complete: bool = False
+    ) -> None:
+        with self._writes.begin() as connection:
+            thread_id = connection.scalar(select(threads_table.c.id).where(_is_thread(key)))
+            if thread_id is None:
+                return
+            if messages:
+                connection.execute(
+                    self._upsert_message,
+                    [{"thread_id": thread_id, **asdict(m)} for m in messages],
+                )
+            if complete:
+                connection.execute(
+                    threads_table.update()
+                    .where(threads_table.c.id == thread_id)
+                    .values(history_complete=True)
+                )
+
+    def forget_message(self, key: ThreadKey, ts: str) -> None:
+        thread_id = select(threads_table.c.id).where(_is_thread(key)).scalar_subquery()
+        with self._writes.begin() as connection:
+            connection.execute(
+                delete(thread_messages_table).where(
+                    thread_messages_table.c.thread_id == thread_id,
+                    thread_messages_table.c.ts == ts,
+                )
+            )
+
+    def thread_messages(self, key: ThreadKey) -> tuple[list[ThreadMessage], bool]:
+        with self._engine.connect() as connection:
+            thread = connection.execute(
+                select(threads_table.c.id, threads_table.c.history_complete).where(_is_thread(key))
+            ).first()
+            if thread is None:
+                return [], False
+            rows = connection.execute(
+                select(
+                    thread_messages_table.c.ts,
+                    thread_messages_table.c.user,
+                    thread_messages_table.c.text,
+                )
+                .where(thread_messages_table.c.thread_id == thread.id)
+                # Slack ts are fixed-width decimals of seconds: text order is time order.
+                .order_by(thread_messages_table.c.ts)
+            )
+            return [ThreadMessage(*row) for row in rows], bool(thread.history_complete)
+
+    def threads(self) -> list[ThreadSummary]:
+        totals = (
+            select(
+                entries_table.c.thread_id,
+                *(func.sum(entries_table.c[name]).label(name) for name in _TOKEN_COLUMNS),
+            )
+            .group_by(entries_table.c.thread_id)
+            .subquery()
+        )
+        query = (
+            select(
+                threads_table,
+                *(func.coalesce(totals.c[name], 0).label(name) for name in _TOKEN_COLUMNS),
+            )
+            .outerjoin(totals, totals.c.thread_id == threads_table.c.id)
+            .order_by(threads_table.c.updated_at.desc(), threads_table.c.id.desc())
+        )
+        with self._engine.connect() as connection:
+            return [
+                ThreadSummary(
+                    key=ThreadKey(row.team, row.channel, row.thread_ts),
+                    entries=row.next_index,
+                    created_at=_whole_seconds(row.created_at),
+                    updated_at=_whole_seconds(row.updated_at),
+                    prompt_tokens=row.prompt_tokens,
+                    cached_tokens=row.cached_tokens,
+                    completion_tokens=row.completion_tokens,
+                )
+                for row in connection.execute(query)
+            ]
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+
+def _now() -> str:
+    """Finer than the log's whole seconds, so that threads updated within one second still
+    list in the order they were updated."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _whole_seconds(moment: str) -> str:
+    """The log's timestamp form (2025-04-04T12:33:00Z) of a `_now` value."""
+    return moment[:19] + "Z"
+
+
+def _is_thread(key: ThreadKey) -> ColumnElement[bool]:
+    return (
+        (threads_table.c.team == key.team)
+        & (threads_table.c.channel == key.channel)
+        & (threads_table.c.thread_ts == key.thread_ts)
+    )
+
+
+def _already_recorded(connection: Connection, thread_id: int, role: Role, meta: EntryMeta) -> bool:
+    """Slack retries an event with the same event id, and sends a channel mention twice
+    (`app_mention` and `message`) with different event ids and the same message ts."""
+    same_event = []
+    if meta.event_id is not None:
+        same_event.append(entries_table.c.event_id == meta.event_id)
+    if role == "user" and meta.slack_ts is not None:
+        same_event.append(
+            (entries_table.c.role == "user") & (entries_table.c.slack_ts == meta.slack_ts)
+        )
+    if not same_event:
+        return False
+    query = (
+        select(literal(1)).where(entries_table.c.thread_id == thread_id, or_(*same_event)).limit(1)
+    )
+    return connection.execute(query).first() is not None

@@ -1,0 +1,358 @@
+"""The store promises (SPEC §6), checked on every backend with the same tests."""
+
+from __future__ import annotations
+
+import multiprocessing
+from multiprocessing.connection import wait
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, text
+
+from context.entry import UserContent
+from context.log import ContextLog
+from context.storage import (
+    EntryMeta,
+    Store,
+    ThreadKey,
+    ThreadMessage,
+    database_url,
+    open_store,
+)
+from context.storage.sql import MIGRATIONS, migration_config
+from context.storage.sql import metadata as store_metadata
+from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
+
+TS = "2025-04-04T12:33:00Z"
+KEY = ThreadKey("T1", "C1", "1712233980.000100")
+
+
+def user(text: str, who: str = "<@U1>") -> UserContent:
+    return UserContent(userid=who, text=text)
+
+
+def raw_rows(url: str, sql: str) -> list[tuple]:
+    engine = create_engine(database_url(url))
+    try:
+        with engine.connect() as connection:
+            return [tuple(row) for row in connection.execute(text(sql))]
+    finally:
+        engine.dispose()
+
+
+# --- recording and loading ------------------------------------------------------------------
+
+
+def test_round_trip_keeps_canonical_text(store: Store, store_url: str):
+    recorded = [
+        store.append(KEY, "You are Aya's helper. Ünïcödé stays as it is: 寿司 🍣", TS),
+        store.append(KEY, user('<@UBOT> lunch? "quotes" and \\ too'), TS),
+        store.append(KEY, GetThreadHistory(ascending=True, limit=5, reasoning="look back"), TS),
+        store.append(KEY, PostMessage(text="Sushi at **noon** 🍣", reasoning="answer"), TS),
+        store.append(KEY, FinishRequest(), TS),
+    ]
+    loaded = store.entries(KEY)
+
+    assert [e.as_dict() for e in loaded] == [e.as_dict() for e in recorded]
+    assert [e.canonical_json() for e in loaded] == [e.canonical_json() for e in recorded]
+    stored = raw_rows(store_url, "SELECT content_json FROM entries ORDER BY idx")
+    assert [row[0] for row in stored] == [e.canonical_json() for e in recorded]
+    assert "🍣" in stored[0][0] and "\\u" not in stored[0][0]
+
+
+def test_indexes_and_turns_follow_the_rules(store: Store):
+    for content in ["rules", user("hi"), PostMessage(text="a"), FinishRequest(), "x", user("b")]:
+        store.append(KEY, content, TS)
+    loaded = store.entries(KEY)
+
+    assert [(e.role, e.index, e.turn) for e in loaded] == [
+        ("system", 0, 0),
+        ("user", 1, 0),
+        ("assistant", 2, 1),
+        ("assistant", 3, 1),
+        ("system", 4, 1),
+        ("user", 5, 2),
+    ]
+    ContextLog(loaded)
+
+
+def test_a_retried_event_is_recorded_once(store: Store):
+    meta = EntryMeta(slack_ts="1712233981.000200", event_id="Ev1")
+    assert store.append(KEY, user("hello"), TS, meta) is not None
+    assert store.append(KEY, user("hello"), TS, meta) is None
+    assert store.append(KEY, "edited", TS, EntryMeta(event_id="Ev1")) is None
+
+    assert [e.content for e in store.entries(KEY)] == [user("hello")]
+
+
+def test_a_message_sent_as_two_events_is_recorded_once(store: Store):
+    mention = EntryMeta(slack_ts="1712233981.000200", event_id="EvMention")
+    message = EntryMeta(slack_ts="1712233981.000200", event_id="EvMessage")
+    assert store.append(KEY, user("<@UBOT> hi"), TS, mention) is not None
+    assert store.append(KEY, user("<@UBOT> hi"), TS, message) is None
+    # Only user entries share a message's ts by duplication; a note about it is new.
+    edit = EntryMeta(slack_ts="1712233981.000200", event_id="EvEdit")
+    assert store.append(KEY, "message 1712233981.000200 was edited", TS, edit) is not None
+
+    assert [e.role for e in store.entries(KEY)] == ["user", "system"]
+    assert [m.event_id for m in store.metadata(KEY)] == ["EvMention", "EvEdit"]
+
+
+def test_the_same_channel_and_ts_in_two_teams_are_two_threads(store: Store):
+    other = ThreadKey("T2", KEY.channel, KEY.thread_ts)
+    meta = EntryMeta(slack_ts="1712233981.000200", event_id="Ev1")
+    store.append(KEY, user("in team 1"), TS, meta)
+    store.append(other, user("in team 2"), TS, meta)
+
+    assert [e.content.text for e in store.entries(KEY)] == ["in team 1"]
+    assert [e.content.text for e in store.entries(other)] == ["in team 2"]
+    assert [e.index for e in store.entries(other)] == [0]
+
+
+def test_entries_from_an_index(store: Store):
+    for n in range(5):
+        store.append(KEY, f"note {n}", TS)
+
+    assert [e.index for e in store.entries(KEY, 0)] == [0, 1, 2, 3, 4]
+    assert [e.index for e in store.entries(KEY, 3)] == [3, 4]
+    assert store.entries(KEY, 5) == []
+    assert store.entries(ThreadKey("T1", "C1", "unknown")) == []
+
+
+def test_metadata_is_kept_beside_each_entry(store: Store):
+    asked = EntryMeta(slack_ts="1712233981.000200", event_id="Ev1")
+    answered = EntryMeta(
+        model="gpt-test",
+        prompt_tokens=1200,
+        cached_tokens=1024,
+        completion_tokens=35,
+        latency_ms=812.5,
+    )
+    store.append(KEY, "rules", TS)
+    store.append(KEY, user("hi"), TS, asked)
+    store.append(KEY, PostMessage(text="hello"), TS, answered)
+
+    assert store.metadata(KEY) == [EntryMeta(), asked, answered]
+    assert store.metadata(ThreadKey("T1", "C1", "unknown")) == []
+
+
+def test_threads_most_recent_first_with_token_totals(store: Store):
+    first, second = KEY, ThreadKey("T1", "C2", "1712233999.000100")
+    assert store.threads() == []
+    assert not store.has_thread(first)
+
+    store.append(first, "rules", TS)
+    store.append(second, "rules", TS)
+    store.append(first, PostMessage(text="a"), TS, EntryMeta(prompt_tokens=100, cached_tokens=64))
+    store.append(first, FinishRequest(), TS, EntryMeta(prompt_tokens=150, completion_tokens=7))
+    summaries = store.threads()
+
+    assert [s.key for s in summaries] == [first, second]
+    assert [s.entries for s in summaries] == [3, 1]
+    totals = [(s.prompt_tokens, s.cached_tokens, s.completion_tokens) for s in summaries]
+    assert totals == [(250, 64, 7), (0, 0, 0)]
+    assert all(len(s.updated_at) == len(TS) and s.updated_at.endswith("Z") for s in summaries)
+    assert summaries[0].created_at <= summaries[0].updated_at
+    assert store.has_thread(first) and store.has_thread(second)
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+
+def test_opening_again_keeps_the_data_and_the_schema_version(store: Store, store_url: str):
+    store.append(KEY, "rules", TS)
+    again = open_store(store_url)
+    try:
+        assert again.append(KEY, user("hi"), TS).index == 1
+        assert len(store.entries(KEY)) == 2
+    finally:
+        again.close()
+
+    head = ScriptDirectory(str(MIGRATIONS)).get_current_head()
+    assert raw_rows(store_url, "SELECT version_num FROM alembic_version") == [(head,)]
+
+
+def test_the_migrated_schema_matches_the_store_tables(store: Store, store_url: str):
+    engine = create_engine(database_url(store_url))
+    try:
+        with engine.connect() as connection:
+            assert compare_metadata(MigrationContext.configure(connection), store_metadata) == []
+    finally:
+        engine.dispose()
+
+
+# --- several processes ----------------------------------------------------------------------
+
+PER_PROCESS = 200
+
+
+def _append_from_process(url: str, worker: str, barrier) -> None:
+    """Open a fresh database and append to one thread, both at the same time as the other."""
+    barrier.wait(timeout=60)
+    store = open_store(url)
+    try:
+        barrier.wait(timeout=60)
+        for n in range(PER_PROCESS):
+            meta = EntryMeta(slack_ts=f"{n}.{worker}", event_id=f"{worker}-{n}")
+            content = [f"{worker} {n}", user(f"{worker} {n}"), PostMessage(text=f"{worker} {n}")]
+            store.append(KEY, content[n % 3], TS, meta)
+    finally:
+        store.close()
+
+
+def _run_together(processes: list, barrier) -> None:
+    for process in processes:
+        process.start()
+    running = {process.sentinel: process for process in processes}
+    while running:
+        ended = wait(list(running), timeout=120)
+        if not ended:
+            break
+        for sentinel in ended:
+            process = running.pop(sentinel)
+            process.join()  # the sentinel is ready a moment before the exit code is
+            if process.exitcode != 0:
+                barrier.abort()  # so that the others stop waiting for it
+    for process in running.values():
+        process.kill()
+        process.join()
+
+
+def test_two_processes_append_to_one_thread(store_url: str):
+    spawn = multiprocessing.get_context("spawn")
+    barrier = spawn.Barrier(2)
+    workers = [
+        spawn.Process(target=_append_from_process, args=(store_url, worker, barrier))
+        for worker in ("A", "B")
+    ]
+    _run_together(workers, barrier)
+    assert [p.exitcode for p in workers] == [0, 0]
+
+    store = open_store(store_url)
+    try:
+        loaded = store.entries(KEY)
+        event_ids = [m.event_id for m in store.metadata(KEY)]
+    finally:
+        store.close()
+    assert [e.index for e in loaded] == list(range(2 * PER_PROCESS))
+    ContextLog(loaded)
+    expected = {f"{w}-{n}" for w in "AB" for n in range(PER_PROCESS)}
+    assert len(event_ids) == len(expected) and set(event_ids) == expected
+
+
+# --- opening --------------------------------------------------------------------------------
+
+
+def test_database_urls():
+    assert database_url(None).render_as_string() == "sqlite:///assistant.db"
+    assert database_url("").render_as_string() == "sqlite:///assistant.db"
+    for scheme in ("postgres", "postgresql", "postgresql+psycopg"):
+        url = database_url(f"{scheme}://app:s3cret@db.example:5432/assistant")
+        assert url.drivername == "postgresql+psycopg"
+        assert (url.username, url.password, url.host, url.database) == (
+            "app",
+            "s3cret",
+            "db.example",
+            "assistant",
+        )
+
+
+@pytest.mark.parametrize("url", ["mysql://app:s3cret@db/x", "postgresql+asyncpg://app:s3cret@db/x"])
+def test_an_unsupported_url_names_its_scheme_but_not_its_password(url: str):
+    with pytest.raises(ValueError, match="scheme") as raised:
+        open_store(url)
+    assert url.split(":")[0] in str(raised.value)
+    assert "s3cret" not in str(raised.value)
+
+
+def test_a_malformed_url_is_a_value_error():
+    with pytest.raises(ValueError, match="not a database URL"):
+        open_store("just some text")
+
+
+def test_the_default_store_is_a_file_in_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store = open_store(None)
+    try:
+        store.append(KEY, "rules", TS)
+    finally:
+        store.close()
+    assert (tmp_path / "assistant.db").is_file()
+
+
+# --- expected index, recorded messages, thread copies ---------------------------------------
+
+
+def test_expect_index_records_only_at_that_index(store: Store):
+    assert store.append(KEY, "persona", TS, expect_index=0).index == 0
+    assert store.append(KEY, "persona again", TS, expect_index=0) is None
+    assert [e.content for e in store.entries(KEY)] == ["persona"]
+
+
+def test_has_message_knows_recorded_user_messages(store: Store):
+    store.append(KEY, user("hi"), TS, EntryMeta(slack_ts="1712233981.000200"))
+    assert store.has_message(KEY, "1712233981.000200")
+    assert not store.has_message(KEY, "1712233999.000000")
+    assert not store.has_message(ThreadKey("T2", "C1", KEY.thread_ts), "1712233981.000200")
+
+
+def test_thread_message_copies_follow_edits_and_deletions(store: Store):
+    other = ThreadKey("T1", "C1", "1712239999.000100")
+    store.remember_messages(other, [ThreadMessage("1.000001", "<@U1>", "no thread yet")])
+    assert store.thread_messages(other) == ([], False)
+
+    store.append(KEY, "persona", TS)
+    store.remember_messages(KEY, [ThreadMessage("1712233982.000100", "<@U2>", "second")])
+    store.remember_messages(
+        KEY,
+        [
+            ThreadMessage("1712233981.000100", "<@U1>", "first"),
+            ThreadMessage("1712233982.000100", "<@U2>", "second, edited"),
+        ],
+        complete=True,
+    )
+    messages, complete = store.thread_messages(KEY)
+    assert complete
+    assert [(m.ts, m.text) for m in messages] == [
+        ("1712233981.000100", "first"),
+        ("1712233982.000100", "second, edited"),
+    ]
+    store.forget_message(KEY, "1712233981.000100")
+    assert [m.text for m in store.thread_messages(KEY)[0]] == ["second, edited"]
+
+
+def test_an_old_database_is_upgraded_with_its_data(store_url: str):
+    engine = create_engine(database_url(store_url))
+    try:
+        with engine.begin() as connection:
+            command.upgrade(migration_config(connection), "0001")
+            connection.execute(
+                text(
+                    "INSERT INTO threads (team, channel, thread_ts, created_at, updated_at,"
+                    " next_index, turn) VALUES ('T1', 'C1', :ts, 'x', 'x', 1, 0)"
+                ),
+                {"ts": KEY.thread_ts},
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO entries (thread_id, idx, role, turn, timestamp, content_json,"
+                    " recorded_at) VALUES (1, 0, 'system', 0, :ts, :json, 'x')"
+                ),
+                {
+                    "ts": TS,
+                    "json": f'{{"index":0,"turn":0,"timestamp":"{TS}","role":"system",'
+                    '"content":"persona"}',
+                },
+            )
+    finally:
+        engine.dispose()
+    store = open_store(store_url)
+    try:
+        assert [e.content for e in store.entries(KEY)] == ["persona"]
+        assert store.thread_messages(KEY) == ([], False)
+        assert store.append(KEY, user("hi"), TS).index == 1
+    finally:
+        store.close()
