@@ -1,0 +1,162 @@
+"""A local aiohttp server that runs on its own event loop in a background thread.
+
+The fakes must serve sync tests, async tests (whose loop also runs the app under test) and
+other processes alike, so they never share the caller's loop. State is guarded by one
+`threading.Condition`; waiting for something to happen is done on that condition, never by
+sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+from aiohttp import web
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 10.0
+
+
+class BackgroundServer:
+    """Base class: subclasses add routes in `_build_app` and keep their state under `_cond`."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self._requested_port = port
+        self.port: int | None = None
+        self._cond = threading.Condition()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def _build_app(self) -> web.Application:
+        raise NotImplementedError
+
+    async def _before_shutdown(self) -> None:
+        """Hook: close websockets, release held responses, so shutdown does not hang."""
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise RuntimeError(f"{type(self).__name__} is not started")
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> Self:
+        if self._thread is not None:
+            raise RuntimeError(f"{type(self).__name__} already started")
+        ready = threading.Event()
+        failure: list[BaseException] = []
+        loop = asyncio.new_event_loop()
+
+        async def setup() -> None:
+            # A short shutdown timeout: a test that stops the fake mid-request must not hang.
+            runner = web.AppRunner(self._build_app(), access_log=None, shutdown_timeout=1.0)
+            await runner.setup()
+            site = web.TCPSite(runner, self.host, self._requested_port)
+            await site.start()
+            self._runner = runner
+            self.port = runner.addresses[0][1]
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            try:
+                loop.run_until_complete(setup())
+            except BaseException as exc:  # surfaced to the starting thread below
+                failure.append(exc)
+                ready.set()
+                loop.close()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=run, name=type(self).__name__, daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            self._thread = self._loop = None
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        if self._thread is None or self._loop is None:
+            return
+        loop = self._loop
+
+        async def shutdown() -> None:
+            await self._before_shutdown()
+            if self._runner is not None:
+                await self._runner.cleanup()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), loop).result(timeout=DEFAULT_TIMEOUT)
+        loop.call_soon_threadsafe(loop.stop)
+        self._thread.join(timeout=DEFAULT_TIMEOUT)
+        self._thread = self._loop = self._runner = None
+        self.port = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- helpers for subclasses ----------------------------------------------------------------
+
+    def _run_on_loop(self, coro: Awaitable[T], timeout: float = DEFAULT_TIMEOUT) -> T:
+        """Run a coroutine on the server's loop from any other thread and return its result."""
+        if self._loop is None:
+            raise RuntimeError(f"{type(self).__name__} is not started")
+        if _running_loop() is self._loop:
+            raise RuntimeError("called from the fake's own loop; this would deadlock")
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        return future.result(timeout=timeout)
+
+    def _wait(
+        self, check: Callable[[], T | None], timeout: float, describe: Callable[[], str]
+    ) -> T:
+        """Block until `check()` returns something truthy (evaluated under the lock)."""
+        result: list[Any] = []
+
+        def ready() -> bool:
+            value = check()
+            if value:
+                result.append(value)
+                return True
+            return False
+
+        with self._cond:
+            if not self._cond.wait_for(ready, timeout=timeout):
+                raise TimeoutError(
+                    f"{type(self).__name__}: timed out after {timeout}s: {describe()}"
+                )
+        return result[-1]
+
+    def _notify(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+async def in_thread(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking wait in a worker thread, so an async test's loop (which may be running
+    the app under test) keeps going while the test waits."""
+    return await asyncio.to_thread(func, *args, **kwargs)
