@@ -1,0 +1,177 @@
+"""The agent loop (SPEC §4): build the prompt from the log, call the model, record each tool
+call, carry it out, record its result; until finishRequest or the step cap."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.history import ThreadHistory
+from assistant.model import ModelClient, ModelError, ModelReply
+from assistant.recorder import Recorder
+from assistant.runs import AnswerRequest
+from assistant.tools import ToolCallError, parse_tool_call
+from assistant.tools.finish_request import finish_request
+from assistant.tools.get_thread_history import get_thread_history
+from assistant.tools.post_message import post_message
+from context.log import ContextLog
+from context.storage import EntryMeta, ThreadKey
+from context.toolcalls import FinishRequest, PostMessage, ToolCall
+
+log = logging.getLogger(__name__)
+
+PROGRESS_REACTION = "eyes"
+SORRY_MODEL = (
+    "Sorry, I couldn't get an answer from the language model just now. "
+    "Please try again in a little while."
+)
+SORRY_SLACK = "Sorry, something went wrong on Slack's side while I was answering. Please try again."
+
+ToolFunction = Callable[[Any, "RunContext"], Awaitable[str | None]]
+SLACK_TOOLS: dict[str, ToolFunction] = {
+    "postMessage": post_message,
+    "getThreadHistory": get_thread_history,
+    "finishRequest": finish_request,
+}
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a tool may touch: only its own thread (and, in a replay, no Slack at all)."""
+
+    key: ThreadKey
+    client: AsyncWebClient | None
+    history: ThreadHistory | None
+    bot_mention: str
+    log: ContextLog
+
+
+@dataclass(frozen=True)
+class Agent:
+    recorder: Recorder
+    model: ModelClient
+    client: AsyncWebClient | None
+    history: ThreadHistory | None
+    max_steps: int
+    tools: dict[str, ToolFunction] = field(default_factory=lambda: dict(SLACK_TOOLS))
+
+    async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> int:
+        """Answer the requests; return the highest log index the last prompt held."""
+        bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
+        ctx = RunContext(
+            key,
+            self.client,
+            self.history,
+            f"<@{bot_user_id or 'assistant'}>",
+            ContextLog(await self.recorder.entries(key)),
+        )
+        message_ts = requests[-1].message_ts
+        await self._show_progress(key, message_ts, working=True)
+        try:
+            return await self._steps(ctx)
+        finally:
+            await self._show_progress(key, message_ts, working=False)
+
+    async def _steps(self, ctx: RunContext) -> int:
+        seen_through = len(ctx.log) - 1
+        for _ in range(self.max_steps):
+            # Pick up what was recorded since the last step: our own entries, new messages.
+            for entry in await self.recorder.entries(ctx.key, start=len(ctx.log)):
+                ctx.log.add(entry)
+            seen_through = len(ctx.log) - 1
+            try:
+                reply = await self.model.next_step(ctx.log.prompt_text())
+            except ModelError as exc:
+                await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL)
+                return seen_through
+            try:
+                if await self._carry_out(ctx, reply):
+                    return seen_through
+            except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+                await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK)
+                return seen_through
+        await self.recorder.record(
+            ctx.key, f"Stopped after {self.max_steps} steps without finishRequest."
+        )
+        return seen_through
+
+    async def _carry_out(self, ctx: RunContext, reply: ModelReply) -> bool:
+        """Record and carry out one reply's tool calls; True once the request is finished."""
+        meta = EntryMeta(
+            model=reply.model,
+            prompt_tokens=reply.prompt_tokens,
+            cached_tokens=reply.cached_tokens,
+            completion_tokens=reply.completion_tokens,
+            latency_ms=round(reply.latency_ms, 1),
+        )
+        if not reply.calls:
+            await self.recorder.record(
+                ctx.key,
+                "The model answered in plain text instead of calling a tool; "
+                "the text was posted with postMessage and the request finished.",
+                meta=meta,
+            )
+            text = (reply.text or "").strip() or "…"
+            await self._call(ctx, PostMessage(text=text), None)
+            await self._call(ctx, FinishRequest(), None)
+            return True
+        for raw in reply.calls:
+            try:
+                call = parse_tool_call(raw.name, raw.arguments)
+            except ToolCallError as exc:
+                await self.recorder.record(ctx.key, f"Error: {exc}", meta=meta)
+            else:
+                await self._call(ctx, call, meta)
+                if isinstance(call, FinishRequest):
+                    return True
+            meta = None  # usage belongs to the first entry a reply produced
+        return False
+
+    async def _call(self, ctx: RunContext, call: ToolCall, meta: EntryMeta | None) -> None:
+        # Recorded before it is carried out: a crash in between leaves the intent on record.
+        await self.recorder.record(ctx.key, call, meta=meta)
+        result = await self.tools[call.name](call, ctx)
+        if result is not None:
+            await self.recorder.record(ctx.key, result)
+
+    async def _fail(self, ctx: RunContext, reason: str, sorry: str) -> None:
+        """One short message for the people in the thread, the reason for the log."""
+        outcome = "No one was told (replay)."
+        if self.client is not None:
+            try:
+                await self.client.chat_postMessage(
+                    channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry
+                )
+                outcome = f'The user was told: "{sorry}"'
+            except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+                outcome = "The thread could not be told."
+                log.warning("could not tell %s about a failure: %s", ctx.key, _slack_reason(exc))
+        await self.recorder.record(ctx.key, f"Error: {reason}. {outcome}")
+
+    async def _show_progress(self, key: ThreadKey, message_ts: str, working: bool) -> None:
+        """The :eyes: reaction on the message being answered, while the run works."""
+        if self.client is None:
+            return
+        react = self.client.reactions_add if working else self.client.reactions_remove
+        try:
+            await react(channel=key.channel, timestamp=message_ts, name=PROGRESS_REACTION)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            # Progress is a courtesy: failing to show it must not fail the run.
+            log.info("progress reaction failed in %s: %s", key, _slack_reason(exc))
+
+
+def _slack_reason(exc: BaseException) -> str:
+    if isinstance(exc, SlackApiError):
+        return f"{exc.response.get('error', 'error')} (from {_method(exc)})"
+    return f"Slack could not be reached ({type(exc).__name__})"
+
+
+def _method(exc: SlackApiError) -> str:
+    url = getattr(exc.response, "api_url", "") or ""
+    return url.rstrip("/").rsplit("/", 1)[-1] or "Slack"

@@ -1,0 +1,60 @@
+"""Wiring: the running assistant's parts, built once from the settings, and its Bolt app."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant import listeners
+from assistant.agent import Agent
+from assistant.events import EventRecorder
+from assistant.history import ThreadHistory
+from assistant.model import ModelClient
+from assistant.recorder import Recorder
+from assistant.runs import RunScheduler
+from assistant.settings import Settings
+from assistant.slack_client import create_slack_client
+from context.render import TraceWriter
+from context.storage import Store, open_store
+
+
+@dataclass(frozen=True)
+class Assistant:
+    settings: Settings
+    store: Store
+    client: AsyncWebClient
+    model: ModelClient
+    scheduler: RunScheduler
+    events: EventRecorder
+    app: AsyncApp
+
+    async def close(self) -> None:
+        await self.scheduler.wait_idle()
+        await self.model.close()
+        self.store.close()
+
+
+def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assistant:
+    """Build every part; call inside the event loop that will serve it."""
+    store = open_store(settings.database_url)
+    recorder = Recorder(store, TraceWriter(trace or sys.stdout))
+    client = create_slack_client(settings)
+    model = ModelClient(settings)
+    history = ThreadHistory(store, client)
+    agent = Agent(recorder, model, client, history, settings.assistant_max_steps)
+    scheduler = RunScheduler(agent.run)
+    events = EventRecorder(settings, recorder, history, scheduler)
+    app = AsyncApp(
+        client=client,
+        signing_secret=(
+            settings.slack_signing_secret.get_secret_value()
+            if settings.slack_signing_secret
+            else ""  # Socket Mode: Slack signs nothing, the websocket is authenticated
+        ),
+    )
+    listeners.register(app, events)
+    return Assistant(settings, store, client, model, scheduler, events, app)

@@ -1,0 +1,75 @@
+"""Commands on the store: threads, export."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from assistant.commands import CliError
+from assistant.commands.io import write_output
+from assistant.settings import SettingsError, load_store_settings
+from context.canonical import export_json
+from context.storage import Store, ThreadKey, database_url, open_store
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    threads = commands.add_parser(
+        "threads",
+        help="list the threads in the store",
+        description="List every thread in the store (DATABASE_URL), most recent first: "
+        "its id TEAM/CHANNEL/THREAD_TS, entry count, last update and token totals.",
+    )
+    threads.set_defaults(handler=run_threads)
+
+    export = commands.add_parser(
+        "export",
+        help="write one thread's log as JSON",
+        description="Write a thread's context log as canonical, indented JSON.",
+    )
+    export.add_argument("thread", metavar="THREAD", help="a thread id TEAM/CHANNEL/THREAD_TS")
+    export.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    export.set_defaults(handler=run_export)
+
+
+@contextmanager
+def _store() -> Iterator[Store]:
+    try:
+        url = load_store_settings().database_url
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        store = open_store(url)
+    except SQLAlchemyError as exc:
+        where = database_url(url).render_as_string(hide_password=True)
+        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+        raise CliError(f"cannot open the store at {where}: {reason}") from None
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def run_threads(args: argparse.Namespace) -> int:
+    with _store() as store:
+        for summary in store.threads():
+            tokens = summary.prompt_tokens + summary.completion_tokens
+            print(
+                f"{summary.key}\t{summary.entries} entries\tupdated {summary.updated_at}"
+                f"\t{tokens} tokens"
+            )
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    try:
+        key = ThreadKey.parse(args.thread)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    with _store() as store:
+        if not store.has_thread(key):
+            raise CliError(f"no thread {key} in the store (see `assistant threads`)")
+        write_output(export_json(store.entries(key)), args.out)
+    return 0

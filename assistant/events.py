@@ -1,0 +1,97 @@
+"""Slack events into the log (SPEC §2.4): who is recorded, how, and who gets an answer."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from assistant.history import ThreadHistory, slack_time
+from assistant.recorder import Recorder
+from assistant.runs import AnswerRequest, RunScheduler
+from assistant.settings import Settings
+from assistant.slack_text import clean_user_text
+from context.entry import UserContent
+from context.storage import EntryMeta, ThreadKey, ThreadMessage
+
+
+def thread_key(team: str, channel: str, message: dict[str, Any]) -> ThreadKey:
+    return ThreadKey(team, channel, message.get("thread_ts") or message["ts"])
+
+
+@dataclass(frozen=True)
+class EventRecorder:
+    settings: Settings
+    recorder: Recorder
+    history: ThreadHistory
+    scheduler: RunScheduler
+
+    async def message(
+        self,
+        team: str,
+        event: dict[str, Any],
+        event_id: str | None,
+        bot_user_id: str | None,
+        mention: bool,
+    ) -> None:
+        """A person's message: a mention, a DM, or a message in a thread the bot is in."""
+        key = thread_key(team, event["channel"], event)
+        direct = event.get("channel_type") == "im"
+        if not mention:
+            if bot_user_id and re.search(rf"<@{re.escape(bot_user_id)}[|>]", event.get("text", "")):
+                return  # the app_mention event records it, and asks for the answer
+            if not direct and not await self._in_thread(key):
+                return
+        await self.recorder.start_thread(key, self.settings.instructions())
+        userid = f"<@{event['user']}>"
+        text = clean_user_text(event.get("text", ""), bot_user_id)
+        entry = await self.recorder.record(
+            key,
+            UserContent(userid=userid, text=text),
+            timestamp=slack_time(event["ts"]),
+            meta=EntryMeta(slack_ts=event["ts"], event_id=event_id),
+        )
+        if entry is None:
+            return  # a retry, or the other event of a channel mention
+        await self.history.remember(key, [ThreadMessage(event["ts"], userid, text)])
+        if mention or direct or self.settings.assistant_answer_followups:
+            self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
+
+    async def edited(
+        self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None
+    ) -> None:
+        new, old = event["message"], event.get("previous_message", {})
+        if new.get("text") == old.get("text"):
+            return  # Slack also sends message_changed when it adds a link preview
+        key = thread_key(team, event["channel"], new)
+        if not await self._recorded(key, new["ts"]):
+            return
+        userid = f"<@{new.get('user', old.get('user', 'unknown'))}>"
+        text = clean_user_text(new.get("text", ""), bot_user_id)  # as the message was recorded
+        await self.recorder.record(
+            key,
+            f"{userid} edited their message from {slack_time(new['ts'])}. New text:\n{text}",
+            meta=EntryMeta(event_id=event_id),
+        )
+        await self.history.remember(key, [ThreadMessage(new["ts"], userid, text)])
+
+    async def deleted(self, team: str, event: dict[str, Any], event_id: str | None) -> None:
+        old = event.get("previous_message", {})
+        ts = event["deleted_ts"]
+        key = thread_key(team, event["channel"], {"ts": ts, **old})
+        if not await self._recorded(key, ts):
+            return
+        userid = f"<@{old.get('user', 'unknown')}>"
+        await self.recorder.record(
+            key,
+            f"{userid} deleted their message from {slack_time(ts)}.",
+            meta=EntryMeta(event_id=event_id),
+        )
+        await self.history.forget(key, ts)
+
+    async def _in_thread(self, key: ThreadKey) -> bool:
+        return await asyncio.to_thread(self.recorder.store.has_thread, key)
+
+    async def _recorded(self, key: ThreadKey, ts: str) -> bool:
+        return await asyncio.to_thread(self.recorder.store.has_message, key, ts)

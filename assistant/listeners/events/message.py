@@ -1,0 +1,24 @@
+"""A message in a DM, or in a thread the bot takes part in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+
+from assistant.events import EventRecorder
+from assistant.listeners.events.filters import from_person
+
+# Subtypes that are still a person writing in the thread.
+PERSON_SUBTYPES = (None, "file_share", "thread_broadcast")
+
+
+def register(app: AsyncApp, events: EventRecorder) -> None:
+    @app.event({"type": "message", "subtype": PERSON_SUBTYPES})
+    async def handle_message(
+        body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        if from_person(event, events.settings):
+            await events.message(
+                body["team_id"], event, body.get("event_id"), context.bot_user_id, mention=False
+            )

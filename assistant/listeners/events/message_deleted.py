@@ -1,0 +1,15 @@
+"""A deletion of a recorded message becomes a system entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+
+from assistant.events import EventRecorder
+
+
+def register(app: AsyncApp, events: EventRecorder) -> None:
+    @app.event({"type": "message", "subtype": "message_deleted"})
+    async def handle_message_deleted(body: dict[str, Any], event: dict[str, Any]) -> None:
+        await events.deleted(body["team_id"], event, body.get("event_id"))

@@ -1,0 +1,130 @@
+"""Configuration from the environment and `.env` (SPEC §8), validated once at start.
+
+One `Settings` object is built at start and passed in; nothing else reads the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from context.storage import DEFAULT_URL, database_url
+
+Mode = Literal["socket", "http", "replay"]
+
+DEFAULT_PROMPT = (
+    "You're a helpful AI assistant named {name}. You help the people of this Slack workspace "
+    "with their questions and their work. Be concise and friendly; answer in the language "
+    "you were asked in."
+)
+
+# What each way of running cannot do without.
+REQUIRED: dict[Mode, tuple[str, ...]] = {
+    "socket": ("slack_bot_token", "slack_app_token", "openai_api_key"),
+    "http": ("slack_bot_token", "slack_signing_secret", "openai_api_key"),
+    "replay": ("openai_api_key",),
+}
+
+
+class SettingsError(Exception):
+    """Settings that are missing or wrong: every problem, one per line, no secret value."""
+
+
+class StoreSettings(BaseSettings):
+    """What the offline commands need: only where the logs are."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    database_url: str = DEFAULT_URL
+
+    @field_validator("database_url")
+    @classmethod
+    def _supported_database(cls, value: str) -> str:
+        database_url(value)  # raises ValueError saying what is wrong, password hidden
+        return value or DEFAULT_URL
+
+
+class Settings(StoreSettings):
+    slack_bot_token: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_api_url: str = "https://slack.com/api/"
+
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    openai_timeout: float = Field(default=60.0, gt=0)
+    openai_max_retries: int = Field(default=2, ge=0, le=10)
+
+    assistant_model: str = "gpt-4o-mini"
+    assistant_name: str = "Aya"
+    assistant_prompt: str | None = None
+    assistant_prompt_file: Path | None = None
+    assistant_max_steps: int = Field(default=8, ge=1, le=100)
+    assistant_context_tokens: int = Field(default=128_000, ge=1_000)
+    assistant_answer_followups: bool = True
+    assistant_answer_bots: bool = False
+
+    port: int = Field(default=3000, ge=1, le=65535)
+
+    @model_validator(mode="after")
+    def _one_prompt_source(self) -> Settings:
+        if self.assistant_prompt and self.assistant_prompt_file:
+            raise ValueError("set ASSISTANT_PROMPT or ASSISTANT_PROMPT_FILE, not both")
+        return self
+
+    def instructions(self) -> str:
+        """Entry 0 of every new thread: the persona."""
+        if self.assistant_prompt_file is not None:
+            return self.assistant_prompt_file.read_text(encoding="utf-8").strip()
+        if self.assistant_prompt:
+            return self.assistant_prompt
+        return DEFAULT_PROMPT.format(name=self.assistant_name)
+
+    @property
+    def slack_api_base(self) -> str:
+        """slack-sdk wants the base URL with its trailing slash."""
+        return self.slack_api_url.rstrip("/") + "/"
+
+
+def _describe(error: ErrorDetails) -> str:
+    """One settings problem by variable name; the message, never the value (it may be secret)."""
+    name = "_".join(str(p) for p in error["loc"]).upper() or "settings"
+    return f"{name}: {error['msg'].removeprefix('Value error, ')}"
+
+
+def load_store_settings() -> StoreSettings:
+    try:
+        return StoreSettings()
+    except ValidationError as exc:
+        raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
+
+
+def load_settings(mode: Mode, **overrides: object) -> Settings:
+    """Build the settings for `mode`, or raise `SettingsError` listing every problem."""
+    problems: list[str] = []
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        defaults: dict[str, object] = {}
+        for error in exc.errors():
+            problems.append(_describe(error))
+            info = Settings.model_fields.get(str(error["loc"][0])) if error["loc"] else None
+            if info is not None:
+                defaults[str(error["loc"][0])] = info.get_default(call_default_factory=True)
+        # One message lists everything: with the wrong values set aside, see what is missing.
+        try:
+            settings = Settings(**{**overrides, **defaults})
+        except ValidationError:
+            raise SettingsError("\n".join(problems)) from None
+    for field in REQUIRED[mode]:
+        if not getattr(settings, field):
+            problems.append(f"{field.upper()}: missing")
+    if settings.assistant_prompt_file is not None and not settings.assistant_prompt_file.is_file():
+        problems.append(f"ASSISTANT_PROMPT_FILE: no such file {settings.assistant_prompt_file}")
+    if problems:
+        raise SettingsError("\n".join(problems))
+    return settings

@@ -1,0 +1,69 @@
+"""The model's tools: their OpenAI schemas and argument parsing, from the pydantic models in
+`context.toolcalls` (one source of truth), and one module per tool for carrying it out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from context.toolcalls import TOOL_CALLS, TOOL_CALLS_BY_NAME, ToolCall
+
+
+class ToolCallError(ValueError):
+    """A tool call the model got wrong; the message goes into the log for the model."""
+
+
+def function_schema(tool: type[ToolCall]) -> dict[str, Any]:
+    """The OpenAI function-calling form of a tool model: `toolCall` is the function name,
+    and `reasoning` is asked for on every call."""
+    schema = tool.model_json_schema()
+    properties = {k: _plain(v) for k, v in schema["properties"].items() if k != "toolCall"}
+    required = [f for f in schema.get("required", []) if f != "toolCall"]
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": [*required, "reasoning"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def _plain(prop: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's titles and null alternatives, which only add tokens to every call."""
+    prop = {k: v for k, v in prop.items() if k not in ("title", "default")}
+    variants = [v for v in prop.pop("anyOf", []) if v.get("type") != "null"]
+    if len(variants) == 1:
+        prop = {**variants[0], **prop}
+    return prop
+
+
+TOOL_SCHEMAS: list[dict[str, Any]] = [function_schema(tool) for tool in TOOL_CALLS]
+
+
+def parse_tool_call(name: str, arguments: str) -> ToolCall:
+    """Validate a call as the model sent it; raise `ToolCallError` saying what was wrong."""
+    tool = TOOL_CALLS_BY_NAME.get(name)
+    if tool is None:
+        raise ToolCallError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_CALLS_BY_NAME)}")
+    try:
+        args = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        raise ToolCallError(f"the arguments of {name} are not valid JSON ({exc.msg})") from None
+    if not isinstance(args, dict):
+        raise ToolCallError(f"the arguments of {name} must be a JSON object")
+    args.pop("toolCall", None)
+    try:
+        return tool.model_validate({"toolCall": name, **args})
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or name}: {e['msg']}" for e in exc.errors()
+        )
+        raise ToolCallError(f"the arguments of {name} do not fit its schema: {problems}") from None

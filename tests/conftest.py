@@ -1,0 +1,109 @@
+"""Shared fixtures: store backends (SQLite file, PostgreSQL schema)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.exc import OperationalError
+
+from context.storage import Store, database_url, open_store
+from fakes import FakeOpenAI, FakeSlack
+from tests.harness import RunningApp, app_settings
+
+DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() not in ("", "0", "false")
+
+
+# --- backends -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[Engine]:
+    """A fresh database for this test session, dropped at its end; each test gets a schema."""
+    server = database_url(os.environ.get("TEST_POSTGRES_URL", DEFAULT_POSTGRES))
+    admin = create_engine(server, isolation_level="AUTOCOMMIT", connect_args={"connect_timeout": 5})
+    unreachable = None
+    try:
+        with admin.connect():
+            pass
+    except OperationalError as exc:
+        admin.dispose()
+        where = server.render_as_string(hide_password=True)
+        unreachable = f"PostgreSQL is unreachable at {where}: {exc.orig}"
+    if unreachable and _in_ci():
+        pytest.fail(f"{unreachable} (CI is set, so this fails instead of skipping)", pytrace=False)
+    if unreachable:
+        pytest.skip(unreachable)
+    name = f"test_store_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    database = create_engine(server.set(database=name), isolation_level="AUTOCOMMIT")
+    try:
+        yield database
+    finally:
+        database.dispose()
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
+    """A URL of an empty database: a new SQLite file, or a new PostgreSQL schema."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    database: Engine = request.getfixturevalue("postgres_database")
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    with database.connect() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = database.url.set(query={"options": f"-csearch_path={schema}"})
+    return url.render_as_string(hide_password=False)
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    opened = open_store(store_url)
+    yield opened
+    opened.close()
+
+
+# --- the app against the fakes ----------------------------------------------------------
+
+
+@pytest.fixture
+def slack():
+    with FakeSlack() as fake:
+        yield fake
+
+
+@pytest.fixture
+def model():
+    with FakeOpenAI() as fake:
+        yield fake
+
+
+@pytest.fixture
+def make_app(slack, model, tmp_path):
+    """Start the app with some settings changed; stopped at the end of the test."""
+    started: list[RunningApp] = []
+
+    def start(**settings: object) -> RunningApp:
+        url = f"sqlite:///{tmp_path / f'app{len(started)}.db'}"
+        started.append(RunningApp(app_settings(slack, model, url, **settings)).start())
+        return started[-1]
+
+    yield start
+    for running in started:
+        running.stop()
+
+
+@pytest.fixture
+def app(make_app):
+    return make_app()

@@ -1,0 +1,173 @@
+"""The real HTTP app (Starlette + Bolt under uvicorn) in a background thread, for end-to-end
+tests against the fakes: events go in as signed HTTP requests, as Slack sends them."""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import inspect
+import io
+import json
+import socket
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from slack_bolt.listener.asyncio_runner import AsyncioListenerRunner
+
+from assistant.app import Assistant
+from assistant.http import create_web_app
+from assistant.settings import Settings, load_settings
+from context.storage import ThreadKey
+from fakes import FakeOpenAI, FakeSlack, ids
+from fakes.events import app_mention, event_callback, signed_event_request
+
+TIMEOUT = 15
+
+# The task Bolt (with process_before_response off) runs each listener in, after the ack.
+BOLT_LISTENER_TASK = "run_ack_function_asynchronously"
+assert BOLT_LISTENER_TASK in inspect.getsource(AsyncioListenerRunner.run), "Bolt changed"
+
+
+def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra: Any) -> Settings:
+    values: dict[str, Any] = {
+        "slack_bot_token": ids.BOT_TOKEN,
+        "slack_signing_secret": ids.SIGNING_SECRET,
+        "slack_api_url": slack.api_url,
+        "openai_api_key": "sk-test-not-a-real-key",
+        "openai_base_url": model.base_url,
+        "openai_max_retries": 0,
+        "database_url": database_url,
+    }
+    return load_settings("http", _env_file=None, **{**values, **extra})
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes
+
+
+class RunningApp:
+    """`assistant serve`'s ASGI app on a loopback port; `trace` holds the console output."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.trace = io.StringIO()
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(128)  # requests wait in the backlog until the server accepts
+        self.port = self._sock.getsockname()[1]
+        self._web = create_web_app(settings, self.trace)
+        config = uvicorn.Config(self._web, log_level="warning", lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._loop.run_until_complete(self._server.serve(sockets=[self._sock]))
+
+    def start(self) -> RunningApp:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(TIMEOUT)
+        self._sock.close()
+
+    @property
+    def assistant(self) -> Assistant:
+        return self._web.state.assistant
+
+    def request(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> Response:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=TIMEOUT)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return Response(response.status, response.read())
+        finally:
+            connection.close()
+
+    def send_event(
+        self,
+        event: dict[str, Any],
+        *,
+        payload: dict[str, Any] | None = None,
+        retry_num: int | None = None,
+        signing_secret: str = ids.SIGNING_SECRET,
+        timestamp: int | None = None,
+    ) -> Response:
+        """POST one event to /slack/events, signed as Slack signs it."""
+        payload = payload or event_callback(event)
+        body, headers = signed_event_request(
+            payload, signing_secret=signing_secret, retry_num=retry_num, timestamp=timestamp
+        )
+        return self.request("POST", "/slack/events", body, headers)
+
+    def wait_idle(self) -> None:
+        """Until no run is going or waiting (call once the runs wanted have started)."""
+        future = asyncio.run_coroutine_threadsafe(self.assistant.scheduler.wait_idle(), self._loop)
+        future.result(TIMEOUT)
+
+    def wait_listeners(self) -> None:
+        """Until Bolt's listeners for the events sent so far have returned. Bolt acks an event
+        first and runs its listener afterwards, so an event that records nothing gives no
+        other sign of having been handled."""
+
+        async def listeners() -> None:
+            running = [
+                task
+                for task in asyncio.all_tasks()
+                if getattr(task.get_coro(), "__name__", "") == BOLT_LISTENER_TASK
+            ]
+            await asyncio.gather(*running, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(listeners(), self._loop).result(TIMEOUT)
+
+    def wait_handled(self) -> None:
+        """Until the events sent so far are handled and every run they started has ended."""
+        self.wait_listeners()
+        self.wait_idle()
+
+    def log(self, key: ThreadKey) -> list[dict[str, Any]]:
+        return [entry.as_dict() for entry in self.assistant.store.entries(key)]
+
+
+def mention(slack: FakeSlack, text: str, **kwargs: Any) -> dict[str, Any]:
+    """A person mentions the bot: the message is in Slack, and this is its event."""
+    text = f"<@{ids.BOT_USER_ID}> {text}"
+    event = app_mention(text, **kwargs)
+    slack.add_message(
+        event["channel"],
+        ts=event["ts"],
+        user=event["user"],
+        text=text,
+        thread_ts=event.get("thread_ts"),
+    )
+    return event
+
+
+def seed(slack: FakeSlack, event: dict[str, Any]) -> dict[str, Any]:
+    """A person's message event whose message is also in Slack (as `mention` does)."""
+    slack.add_message(
+        event["channel"],
+        ts=event["ts"],
+        user=event["user"],
+        text=event["text"],
+        thread_ts=event.get("thread_ts"),
+    )
+    return event
+
+
+def thread_of(event: dict[str, Any], team: str = ids.TEAM_ID) -> ThreadKey:
+    return ThreadKey(team, event["channel"], event.get("thread_ts") or event["ts"])
+
+
+def prompt_log(request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The log a model request carried: its user message's text, parsed."""
+    return json.loads(request["messages"][1]["content"])

@@ -1,0 +1,137 @@
+"""A long-running `assistant` command (`run`, `serve`) in a subprocess, its output collected
+by reader threads so a test can wait for a line instead of sleeping."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Self
+
+from tests.cli import ROOT
+
+TIMEOUT = 20.0
+
+
+def clean_env(**env: str) -> dict[str, str]:
+    """The test process's environment without any setting of the app, plus `env`."""
+    prefixes = ("SLACK_", "OPENAI_", "ASSISTANT_")
+    names = {"DATABASE_URL", "PORT"}
+    base = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(prefixes) and name not in names
+    }
+    return {**base, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env}
+
+
+class _Output:
+    """What a pipe has carried so far; `wait_for` blocks on new data, not on a clock."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._chunks: list[bytes] = []
+        self._closed = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self._thread.start()
+
+    def _read(self, pipe: IO[bytes]) -> None:
+        while chunk := pipe.read1(65536):  # type: ignore[attr-defined]
+            with self._cond:
+                self._chunks.append(chunk)
+                self._cond.notify_all()
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    @property
+    def text(self) -> str:
+        with self._cond:
+            return b"".join(self._chunks).decode("utf-8", errors="replace")
+
+    def wait_for(self, pattern: str, timeout: float = TIMEOUT) -> re.Match[str]:
+        """Until `pattern` (a regex) appears; fails if the pipe closes or time runs out."""
+        found: list[re.Match[str]] = []
+
+        def ready() -> bool:
+            match = re.search(pattern, b"".join(self._chunks).decode("utf-8", errors="replace"))
+            if match:
+                found.append(match)
+            return bool(match) or self._closed
+
+        with self._cond:
+            self._cond.wait_for(ready, timeout)
+        if not found:
+            raise AssertionError(f"{pattern!r} never appeared; output so far:\n{self.text}")
+        return found[0]
+
+    def join(self, timeout: float = TIMEOUT) -> None:
+        self._thread.join(timeout)
+
+
+class AssistantProcess:
+    """`python -m assistant.cli ARGS` in `cwd` with exactly `env`."""
+
+    def __init__(self, *args: str, env: dict[str, str], cwd: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "assistant.cli", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+        )
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.stdout = _Output(self.process.stdout)
+        self.stderr = _Output(self.process.stderr)
+
+    def stop(self, sig: signal.Signals | None = signal.SIGTERM, timeout: float = TIMEOUT) -> int:
+        """Send `sig` (None: send nothing) and wait for the exit; kill (and fail) if it does
+        not exit in time."""
+        if sig is not None and self.process.poll() is None:
+            self.process.send_signal(sig)
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError(
+                f"did not exit within {timeout}s of {sig}; stderr:\n{self.stderr.text}"
+            ) from None
+        self.stdout.join()
+        self.stderr.join()
+        return code
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.process.poll() is None:  # a failed test: never leave the process behind
+            self.process.kill()
+            self.process.wait()
+
+
+def run_assistant(
+    *args: str, env: dict[str, str], cwd: Path, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m assistant.cli ARGS` to completion, with exactly `env` (see `clean_env`)."""
+    return subprocess.run(
+        [sys.executable, "-m", "assistant.cli", *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        cwd=cwd,
+        timeout=60,
+    )

@@ -1,0 +1,86 @@
+"""A signed app_mention through real HTTP: the log, the Slack calls, the trace, the prompts."""
+
+from __future__ import annotations
+
+import json
+
+from context.canonical import load_log
+from context.render import render_log
+from fakes import ids
+from fakes import openai as replies
+from tests.harness import mention as say
+from tests.harness import prompt_log, thread_of
+
+
+def test_a_mention_is_recorded_answered_and_traced(app, slack, model):
+    model.script(
+        replies.tool_calls(("postMessage", {"text": "Risotto!", "reasoning": "Lunch idea"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "Answered"})),
+    )
+    mention = say(slack, "lunch idea please?")
+    assert app.send_event(mention).status == 200
+
+    slack.wait_for_call("reactions.remove")
+    app.wait_idle()
+    key = thread_of(mention)
+    log = app.log(key)
+    assert [(e["role"], e["turn"]) for e in log] == [
+        ("system", 0),
+        ("user", 0),
+        ("assistant", 1),
+        ("assistant", 1),
+    ]
+    assert log[1]["content"] == {"userid": f"<@{ids.USER_ID}>", "text": "lunch idea please?"}
+    assert log[2]["content"] == {
+        "toolCall": "postMessage",
+        "text": "Risotto!",
+        "reasoning": "Lunch idea",
+    }
+    assert log[3]["content"]["toolCall"] == "finishRequest"
+
+    posts = slack.calls_to("chat.postMessage")
+    assert len(posts) == 1
+    assert posts[0].params["channel"] == mention["channel"]
+    assert posts[0].params["thread_ts"] == mention["ts"]
+    assert posts[0].params["blocks"] == [{"type": "markdown", "text": "Risotto!"}]
+    assert [c.method for c in slack.calls if c.method.startswith("reactions.")] == [
+        "reactions.add",
+        "reactions.remove",
+    ]
+
+    expected_trace = render_log(load_log(json.dumps(log)).entries)
+    assert app.trace.getvalue() == expected_trace
+    assert '💬 postMessage:\n   "Risotto!"\n   └─ Reason: Lunch idea' in expected_trace
+
+
+def test_every_prompt_is_the_whole_log_and_extends_the_previous(app, slack, model):
+    model.script(
+        replies.tool_calls(("getThreadHistory", {"ascending": True, "reasoning": "context"})),
+        replies.tool_calls(("postMessage", {"text": "Done", "reasoning": "answer"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "end"})),
+    )
+    mention = say(slack, "summarize")
+    app.send_event(mention)
+    slack.wait_for_call("reactions.remove")
+    app.wait_idle()
+
+    requests = model.requests
+    assert len(requests) == 3
+    log = app.log(thread_of(mention))
+    previous = None
+    for request in requests:
+        assert request["tool_choice"] == "required"
+        assert [t["function"]["name"] for t in request["tools"]] == [
+            "postMessage",
+            "getThreadHistory",
+            "finishRequest",
+        ]
+        assert request["messages"][0]["role"] == "system"
+        text = request["messages"][1]["content"]
+        sent = prompt_log(request)
+        assert sent == log[: len(sent)]  # exactly the stored log at that moment
+        if previous is not None:
+            assert text.startswith(previous[:-1])
+        previous = text
+    # the system message is the same on every call, so providers can cache it
+    assert len({r["messages"][0]["content"] for r in requests}) == 1

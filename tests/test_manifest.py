@@ -1,0 +1,163 @@
+"""manifest.yml (SPEC §7): every bot scope the code needs and no more, exactly the events the
+listeners handle, a bot user that takes DMs, Socket Mode on."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import yaml
+from slack_sdk.web.async_client import AsyncWebClient
+
+from tests.cli import ROOT
+
+SOURCE = ROOT / "assistant"
+MANIFEST = yaml.safe_load((ROOT / "manifest.yml").read_text(encoding="utf-8"))
+
+HISTORY = {"channels:history", "groups:history", "im:history", "mpim:history"}
+
+# Web API method (slack-sdk name) -> the bot scopes it needs (api.slack.com/methods). A method
+# the code calls must be listed here; listing more is harmless.
+METHOD_SCOPES: dict[str, set[str]] = {
+    "auth_test": set(),
+    # Socket Mode: called with the app-level token, whose scope (connections:write) is set on
+    # the token itself, not in the manifest's bot scopes.
+    "apps_connections_open": set(),
+    "chat_postMessage": {"chat:write"},
+    "chat_update": {"chat:write"},
+    "chat_delete": {"chat:write"},
+    "chat_getPermalink": set(),
+    "conversations_replies": HISTORY,
+    "conversations_history": HISTORY,
+    "conversations_info": {"channels:read", "groups:read", "im:read", "mpim:read"},
+    "reactions_add": {"reactions:write"},
+    "reactions_remove": {"reactions:write"},
+    "users_info": {"users:read"},
+    "files_info": {"files:read"},
+    "assistant_threads_setStatus": {"assistant:write"},
+}
+
+# Event type a listener handles -> the bot events to subscribe to for it.
+LISTENER_EVENTS: dict[str, set[str]] = {
+    "app_mention": {"app_mention"},
+    "message": {"message.channels", "message.groups", "message.im", "message.mpim"},
+    "member_joined_channel": {"member_joined_channel"},
+}
+
+# Bot event -> the bot scope Slack requires to deliver it.
+EVENT_SCOPES: dict[str, set[str]] = {
+    "app_mention": {"app_mentions:read"},
+    "message.channels": {"channels:history"},
+    "message.groups": {"groups:history"},
+    "message.im": {"im:history"},
+    "message.mpim": {"mpim:history"},
+    "member_joined_channel": {"channels:read", "groups:read"},
+}
+
+
+def sources() -> dict[Path, str]:
+    return {path: path.read_text(encoding="utf-8") for path in sorted(SOURCE.rglob("*.py"))}
+
+
+def web_api_methods() -> set[str]:
+    """slack-sdk's Web API methods: AsyncWebClient's public coroutines but its generic one."""
+    return {
+        name
+        for name in dir(AsyncWebClient)
+        if not name.startswith("_")
+        and name != "api_call"
+        and inspect.iscoroutinefunction(getattr(AsyncWebClient, name))
+    }
+
+
+def called_methods() -> set[str]:
+    """Every Web API method named as a word anywhere in assistant/ (attribute calls, and the
+    `getattr(client, "reactions_add")` strings alike)."""
+    text = "\n".join(sources().values())
+    return {name for name in web_api_methods() if re.search(rf"\b{name}\b", text)}
+
+
+def handled_event_types() -> set[str]:
+    """The `type` of every `@app.event(...)` listener: a string, or a dict's "type"."""
+    types = set()
+    for path, text in sources().items():
+        for node in ast.walk(ast.parse(text, str(path))):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "event"
+                and node.args
+            ):
+                continue
+            matcher = node.args[0]
+            if isinstance(matcher, ast.Dict):  # {"type": "message", "subtype": ...}
+                keys = [ast.literal_eval(k) if k is not None else None for k in matcher.keys]
+                matcher = matcher.values[keys.index("type")]
+            types.add(ast.literal_eval(matcher))
+    return types
+
+
+def test_the_method_list_is_slack_sdks():
+    methods = web_api_methods()
+    assert {"chat_postMessage", "conversations_replies", "reactions_add"} <= methods
+    assert len(methods) > 200
+
+
+def test_the_scan_finds_the_methods_the_app_is_known_to_call():
+    called = called_methods()
+    # Spelled as attributes (chat_postMessage) and as getattr strings (reactions_add).
+    assert {"chat_postMessage", "conversations_replies", "reactions_add", "reactions_remove"} <= (
+        called
+    )
+
+
+def test_no_web_api_call_hides_behind_api_call():
+    for path, text in sources().items():
+        assert not re.search(r"\bapi_call\b", text), (
+            f"{path.relative_to(ROOT)} calls api_call: name the method instead, so this test "
+            "can check its scopes"
+        )
+
+
+def test_every_called_method_has_known_scopes():
+    missing = called_methods() - set(METHOD_SCOPES)
+    assert not missing, f"add the bot scopes of {sorted(missing)} to METHOD_SCOPES"
+
+
+def test_the_event_listeners_are_understood():
+    types = handled_event_types()
+    assert {"app_mention", "message"} <= types
+    unknown = types - set(LISTENER_EVENTS)
+    assert not unknown, f"add the bot events for {sorted(unknown)} to LISTENER_EVENTS"
+
+
+def subscribed_events() -> set[str]:
+    return set(MANIFEST["settings"]["event_subscriptions"]["bot_events"])
+
+
+def test_bot_events_are_exactly_those_the_listeners_handle():
+    expected = set().union(*(LISTENER_EVENTS[t] for t in handled_event_types()))
+    assert subscribed_events() == expected
+    assert len(MANIFEST["settings"]["event_subscriptions"]["bot_events"]) == len(expected)
+
+
+def test_bot_scopes_are_exactly_what_the_code_needs():
+    # (a method missing from METHOD_SCOPES fails the test above)
+    needed = set().union(*(METHOD_SCOPES.get(m, set()) for m in called_methods()))
+    needed |= set().union(*(EVENT_SCOPES[e] for e in subscribed_events()))
+    scopes = MANIFEST["oauth_config"]["scopes"]["bot"]
+    assert len(scopes) == len(set(scopes)), "a scope is listed twice"
+    assert sorted(set(scopes) - needed) == [], "scopes the code does not need"
+    assert sorted(needed - set(scopes)) == [], "scopes the code needs"
+    assert "user" not in MANIFEST["oauth_config"]["scopes"]  # no user token is used
+
+
+def test_the_bot_takes_direct_messages_and_socket_mode_is_on():
+    assert MANIFEST["features"]["bot_user"]["display_name"]
+    app_home = MANIFEST["features"]["app_home"]
+    assert app_home["messages_tab_enabled"] is True
+    assert app_home["messages_tab_read_only_enabled"] is False
+    assert MANIFEST["settings"]["socket_mode_enabled"] is True
+    assert MANIFEST["display_information"]["name"]
