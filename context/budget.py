@@ -1,0 +1,250 @@
+"""Fitting a long log into the model's context budget (SPEC §3).
+
+`build_prompt` makes the prompt text (a JSON array) of at most `budget` tokens of a counter;
+the caller keeps room for the fixed system message, the tool schemas and the answer. When the
+whole log fits, the text is exactly `ContextLog.prompt_text()`. Otherwise long texts (user
+text, system content, postMessage text) are cut to a head and a marker naming
+`expandEntry(index=K)`, except in entry 0, pinned and exempt entries; and the oldest other
+entries are left out, each omitted range replaced in place by a note object. Entry 0 and pinned
+entries keep their places; a tool call and the system entry right after it (its result) go
+together; the newest unit stays. The cut is the first candidate after which the rest fits;
+candidates are where the droppable entries' cumulative tokens cross a multiple of the chunk,
+a function of old entries, which never change. So the cut (and the prompt's prefix, and the
+provider's cache) stays put as the log grows until the rest outgrows the budget, then moves
+forward by about a chunk. If nothing fits, pinned entries are cut too; then `BudgetError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import accumulate
+
+from context.entry import Entry
+from context.tokens import TokenCounter
+
+EntryTest = Callable[[Entry], bool] | Collection[int] | None
+
+NOTE = (
+    "{} left out to fit the context budget; getThreadHistory brings back the thread's messages "
+    "and expandEntry(index) any single entry."
+)
+
+MARKER = "\n[… {:,} more characters cut; expandEntry(index={}) returns the full text]"
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltPrompt:
+    """The prompt text, its token count, and what was left out or shortened in it."""
+
+    text: str
+    tokens: int
+    omitted: tuple[tuple[int, int], ...] = ()  # inclusive index ranges left out
+    shortened: tuple[int, ...] = ()  # indexes of entries shown with their text cut
+
+
+class BudgetError(ValueError):
+    """Even entry 0, the pinned entries and the newest unit, all shortened, exceed the budget."""
+
+
+_dumps = partial(json.dumps, ensure_ascii=False, separators=(",", ":"))  # as canonical_json
+
+
+def omission_note(first: int, last: int) -> str:
+    """The JSON object that stands for entries `first`..`last` (not a log entry)."""
+    what = f"Entry {first} is" if first == last else f"Entries {first}–{last} are"  # noqa: RUF001
+    return _dumps({"omitted": {"from": first, "to": last}, "note": NOTE.format(what)})
+
+
+def shortened_json(entry: Entry, head_chars: int) -> str | None:
+    """The entry's canonical JSON with its text (user text, system content, postMessage text)
+    cut to a head and a marker; None when there is no such text or it is not long enough for a
+    cut to be worth it (under half a head would save little more than the marker costs)."""
+    data = entry.as_dict()
+    holder, key = data, "content"
+    if entry.role == "user" or (entry.role == "assistant" and data["content"].get("text")):
+        holder, key = data["content"], "text"
+    text = holder[key]
+    if not isinstance(text, str) or len(text) <= head_chars + head_chars // 2:
+        return None
+    head = text[:head_chars]
+    gap = max(head.rfind(" "), head.rfind("\n"))
+    if gap > head_chars * 4 // 5:  # end on a whole word when one ends near the limit
+        head = head[:gap]
+    holder[key] = head + MARKER.format(len(text) - len(head), entry.index)
+    return _dumps(data)
+
+
+class PromptCache:
+    """Per log (keep one per thread): each entry's canonical and shortened JSON and each piece's
+    token count, computed once since old entries never change. An entry is recognised by
+    identity (entries are immutable); another object at the same index is done again."""
+
+    def __init__(self) -> None:
+        self._forms: dict[int, tuple[Entry, int, str, str | None]] = {}
+        self._counts: dict[TokenCounter, dict[str, int]] = {}
+
+    def forms(self, entry: Entry, head_chars: int) -> tuple[str, str | None]:
+        """The entry's canonical JSON, and its shortened JSON or None."""
+        hit = self._forms.get(entry.index)
+        if hit is None or hit[0] is not entry or hit[1] != head_chars:
+            text = entry.canonical_json()
+            # Only an entry whose JSON is longer than the cut threshold can have a long text.
+            long = len(text) > head_chars + head_chars // 2
+            hit = (entry, head_chars, text, shortened_json(entry, head_chars) if long else None)
+            self._forms[entry.index] = hit
+        return hit[2], hit[3]
+
+    def tokens(self, counter: TokenCounter, piece: str) -> int:
+        counts = self._counts.setdefault(counter, {})
+        if piece not in counts:
+            counts[piece] = counter.count(piece)
+        return counts[piece]
+
+
+def _test(spec: EntryTest) -> Callable[[Entry], bool]:
+    if spec is None or callable(spec):
+        return spec or (lambda _: False)
+    indexes = frozenset(spec)
+    return lambda entry: entry.index in indexes
+
+
+def build_prompt(
+    entries: Sequence[Entry],
+    budget: int,
+    counter: TokenCounter,
+    *,
+    pinned: EntryTest = None,
+    exempt: EntryTest = None,
+    head_chars: int = 2000,
+    chunk_tokens: int | None = None,
+    cache: PromptCache | None = None,
+) -> BuiltPrompt:
+    """The prompt text for `entries` (a whole log) within `budget` tokens of `counter`.
+
+    `pinned`: entries kept whatever their age (entry 0 always is), as a predicate or indexes.
+    `exempt`: entries never shortened (e.g. the result of expandEntry in the current run).
+    """
+    if not entries or entries[0].index != 0 or entries[-1].index != len(entries) - 1:
+        raise ValueError("build_prompt needs a whole log: entries indexed 0, 1, 2, ...")
+    if budget < 1 or head_chars < 1:
+        raise ValueError("budget and head_chars must be positive")
+    cache = cache if cache is not None else PromptCache()
+    forms = [cache.forms(entry, head_chars) for entry in entries]
+    jsons = [whole for whole, _ in forms]
+    if 1 + sum(cache.tokens(counter, j) + 1 for j in jsons) <= budget + budget // 4:
+        text = "[" + ",".join(jsons) + "]"
+        tokens = counter.count(text)
+        if tokens <= budget:
+            return BuiltPrompt(text, tokens)
+    plan = _Plan(entries, forms, budget, counter, cache, _test(pinned), _test(exempt))
+    for level in (1, 2):
+        built = plan.fit(level, chunk_tokens)
+        if built is not None:
+            return built
+    raise BudgetError(
+        f"the prompt cannot fit {budget} tokens: entry 0, the pinned entries and the newest "
+        f"entries need {plan.least} even with their texts cut to {head_chars} characters"
+    )
+
+
+@dataclass
+class _Plan:
+    """One build in pruned form: the units, their shown forms and sizes, the cut."""
+
+    entries: Sequence[Entry]
+    forms: list[tuple[str, str | None]]  # canonical and shortened JSON, by index
+    budget: int
+    counter: TokenCounter
+    cache: PromptCache
+    is_pinned: Callable[[Entry], bool]
+    is_exempt: Callable[[Entry], bool]
+    least: int = 0  # what the prompt needs at the least, for the error message
+
+    def __post_init__(self) -> None:
+        # Entry 0 alone, then each entry alone, but a tool call with the system entry after it.
+        entries, self.units, start = self.entries, [range(0, 1)], 1
+        while start < len(entries):
+            pair = entries[start].role == "assistant" and start + 1 < len(entries)
+            stop = start + (2 if pair and entries[start + 1].role == "system" else 1)
+            self.units.append(range(start, stop))
+            start = stop
+        self.pinned = [
+            u.start == 0 or any(self.is_pinned(self.entries[i]) for i in u) for u in self.units
+        ]
+
+    def _size(self, pieces: list[str]) -> int:
+        return sum(self.cache.tokens(self.counter, piece) + 1 for piece in pieces)
+
+    def _shown(self, unit: int, level: int) -> list[str]:
+        shown = []
+        for entry in (self.entries[i] for i in self.units[unit]):
+            whole, short = self.forms[entry.index]
+            # Pinned entries are cut only as a last resort (level 2); exempt ones never.
+            pinned = level < 2 and (entry.index == 0 or self.is_pinned(entry))
+            shown.append(whole if pinned or self.is_exempt(entry) else short or whole)
+        return shown
+
+    def fit(self, level: int, chunk_tokens: int | None) -> BuiltPrompt | None:
+        units = self.units
+        shown = [self._shown(u, level) for u in range(len(units))]
+        droppable = [u for u in range(len(units) - 1) if not self.pinned[u]]  # never the newest
+        fixed = 1 + sum(self._size(shown[u]) for u in set(range(len(units))) - set(droppable))
+        # rest[k]: the tokens of the droppable units from the k-th on; runs[k]: the omitted
+        # ranges when k are left out (a pinned unit between two dropped ones starts a new one).
+        rest = [*accumulate((self._size(shown[u]) for u in reversed(droppable)), initial=0)][::-1]
+        starts = (
+            k == 0 or units[droppable[k - 1]].stop != units[u].start
+            for k, u in enumerate(droppable)
+        )
+        runs = [*accumulate(starts, initial=0)]
+        note = self._size([omission_note(len(units), len(self.entries))]) + 2  # a bound, to plan
+        self.least = fixed + runs[-1] * note
+        for cut in self._candidates(droppable, chunk_tokens):
+            if fixed + rest[cut] + runs[cut] * note <= self.budget:
+                built = self._build(shown, droppable[:cut])
+                if built.tokens <= self.budget:
+                    return built
+        return None
+
+    def _candidates(self, droppable: list[int], chunk_tokens: int | None) -> list[int]:
+        """Cuts (how many droppable units to leave out) in the order to try: first those where
+        the droppable units' cumulative size crosses a multiple of the chunk, then the rest.
+        Sizes are of the shortened forms whatever the exemptions: a function of the old
+        entries alone. The default chunk depends on entry 0 alone, which never changes."""
+        if chunk_tokens is None:
+            chunk_tokens = max(1, (self.budget - self._size([self.forms[0][0]])) // 2)
+        boundaries, total = [0], 0
+        for k, u in enumerate(droppable, start=1):
+            size = self._size([self.forms[i][1] or self.forms[i][0] for i in self.units[u]])
+            if (total + size) // chunk_tokens > total // chunk_tokens:
+                boundaries.append(k)
+            total += size
+        chosen = set(boundaries)
+        return boundaries + [k for k in range(len(droppable) + 1) if k not in chosen]
+
+    def _build(self, shown: list[list[str]], dropped: list[int]) -> BuiltPrompt:
+        runs: list[tuple[int, int]] = []
+        for u in dropped:
+            unit = self.units[u]
+            if runs and runs[-1][1] == unit.start - 1:
+                runs[-1] = (runs[-1][0], unit.stop - 1)
+            else:
+                runs.append((unit.start, unit.stop - 1))
+        notes = {first: omission_note(first, last) for first, last in runs}
+        gone = set(dropped)
+        parts: list[str] = []
+        shortened: list[int] = []
+        for u, unit in enumerate(self.units):
+            if unit.start in notes:
+                parts.append(notes[unit.start])
+            if u in gone:
+                continue
+            parts.extend(shown[u])
+            shortened += [
+                i for i, s in zip(unit, shown[u], strict=True) if s is not self.forms[i][0]
+            ]
+        text = "[" + ",".join(parts) + "]"
+        return BuiltPrompt(text, self.counter.count(text), tuple(runs), tuple(shortened))
