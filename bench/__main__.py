@@ -1,0 +1,59 @@
+"""`python -m bench [NAME ...] [--smoke]`: run the benchmarks, print their figures, and append
+them to bench/RESULTS.md (not with --smoke, whose tiny sizes only show that each one runs)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+import traceback
+from collections.abc import Sequence
+
+from bench.report import RESULTS, Figure, append_results, machine, print_figures
+
+# Name -> module with `run(smoke: bool) -> list[Figure]`; imported only when chosen.
+BENCHMARKS = {
+    "ack": "bench.ack",
+    "step": "bench.step",
+    "economy": "bench.economy",
+    "slack_calls": "bench.slack_calls",
+    "throughput": "bench.throughput",
+    "store": "bench.store",
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("names", nargs="*", metavar="NAME", help=", ".join(BENCHMARKS))
+    parser.add_argument("--smoke", action="store_true", help="minimal sizes, nothing recorded")
+    args = parser.parse_args(argv)
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark {', '.join(unknown)}; choose from {', '.join(BENCHMARKS)}")
+    command = " ".join(["python -m bench", *argv])
+    print(f"{command}  (cores: {machine()})", flush=True)
+    failed = []
+    for name in args.names or list(BENCHMARKS):
+        started = time.perf_counter()
+        try:
+            figures: list[Figure] = importlib.import_module(BENCHMARKS[name]).run(args.smoke)
+        except Exception:
+            traceback.print_exc()
+            failed.append(name)
+            figures = [Figure("run", "failed (see the traceback printed above)", "runs", False)]
+        figures.append(Figure("benchmark wall time", f"{time.perf_counter() - started:.1f} s"))
+        print_figures(name, figures)
+        sys.stdout.flush()
+        if not args.smoke:
+            append_results(name, figures, command)
+    if not args.smoke:
+        print(f"\nappended to {RESULTS}")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Ack latency under load: signed mentions over HTTP while every model call takes seconds.
+
+Slack retries an event that is not acknowledged within 3 seconds, so the time to the HTTP
+response is what decides double deliveries; it must not grow with the runs in flight.
+
+"Answered exactly once" here means: every mention's label appears in exactly one
+chat.postMessage, posted in the mention's own thread. Mentions that arrive in a thread while
+its run is going are folded into that run (its next step sees them), so a thread gets one run
+and possibly several replies; what must never happen is a mention with no reply or two.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from bench import conversation, texts
+from bench.load import send_events
+from bench.model import AnsweringModel
+from bench.report import Figure, median, ms, percentile
+from bench.server import AppServer
+from context.storage import open_store
+from fakes import FakeOpenAI, FakeSlack
+
+FULL = {"threads": 100, "per_thread": 5, "concurrency": 50, "latency": 2.0}
+SMOKE = {"threads": 3, "per_thread": 2, "concurrency": 3, "latency": 0.05}
+P99_GOAL_S = 0.050
+MAX_GOAL_S = 1.0
+
+
+def run(smoke: bool = False) -> list[Figure]:
+    size = SMOKE if smoke else FULL
+    threads, per_thread = int(size["threads"]), int(size["per_thread"])
+    model = AnsweringModel(latency=size["latency"])
+    with (
+        FakeSlack() as slack,
+        FakeOpenAI(default=model) as fake,
+        tempfile.TemporaryDirectory() as workdir,
+    ):
+        with AppServer(slack, fake, Path(workdir)) as app:
+            made = conversation.mentions(slack, threads, per_thread)
+            started = time.perf_counter()
+            deliveries = send_events(app.url, [m.event for m in made], int(size["concurrency"]))
+            conversation.wait_answered(slack, model, made, timeout=120 + 10 * size["latency"])
+            elapsed = time.perf_counter() - started
+        recorded = _recorded_once(app.database_url, made)
+        once = conversation.answered_once(slack, made)
+        posts = Counter(c.params.get("thread_ts") for c in slack.calls_to("chat.postMessage"))
+        runs = len(slack.calls_to("reactions.add"))
+        calls = len(fake.requests)
+
+    seconds = [d.seconds for d in deliveries]
+    total = len(made)
+    ok = sum(1 for d in deliveries if d.status == 200)
+    p99, worst = percentile(seconds, 0.99), max(seconds)
+    per_thread_posts = [posts.get(m.thread_ts, 0) for m in made[:threads]]
+    return [
+        Figure(
+            "load",
+            f"{total} mentions over {threads} threads, concurrency {size['concurrency']}, "
+            f"model latency {size['latency']:g} s",
+        ),
+        Figure("ack p50", ms(median(seconds))),
+        Figure("ack p99", ms(p99), f"< {ms(P99_GOAL_S)}", p99 < P99_GOAL_S),
+        Figure("ack max", ms(worst), f"< {ms(MAX_GOAL_S)}", worst < MAX_GOAL_S),
+        Figure("HTTP 200", f"{ok}/{total}", "all", ok == total),
+        Figure(
+            "answered exactly once (one reply naming it, in its thread)",
+            f"{once}/{total}",
+            "all",
+            once == total,
+        ),
+        Figure("recorded once in the log", f"{recorded}/{total}", "all", recorded == total),
+        Figure(
+            "runs / model calls / replies",
+            f"{runs} / {calls} / {sum(posts.values())} "
+            f"(replies per thread {min(per_thread_posts)}..{max(per_thread_posts)})",
+        ),
+        Figure(
+            "all answered after (÷ model latency)",
+            f"{elapsed:.1f} s ({elapsed / size['latency']:.1f}x)",
+        ),
+    ]
+
+
+def _recorded_once(database_url: str, made: list[conversation.Mention]) -> int:
+    """Mentions whose label is in exactly one user entry of their own thread's log."""
+    store = open_store(database_url)
+    try:
+        counts: Counter[tuple[str, str]] = Counter()
+        for summary in store.threads():
+            for entry in store.entries(summary.key):
+                if entry.role == "user":
+                    for label in texts.tags_in(entry.content.text):
+                        counts[(summary.key.thread_ts, label)] += 1
+    finally:
+        store.close()
+    return sum(1 for m in made if counts[(m.thread_ts, m.label)] == 1)

@@ -1,0 +1,105 @@
+"""Mentions with labels, and what Slack saw of their answers.
+
+Every mention's text starts with a unique label (`bench.texts.tag`); the scripted model
+(`bench.model.AnsweringModel`) names the labels it answers in its reply. So the fake Slack's
+chat.postMessage calls say exactly which mention each reply answered, and in which thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from bench import texts
+from bench.model import AnsweringModel
+from fakes import FakeSlack
+from tests.harness import mention
+
+
+@dataclass(frozen=True)
+class Mention:
+    label: str
+    thread_ts: str
+    event: dict[str, Any]
+
+
+def mentions(
+    slack: FakeSlack, threads: int, per_thread: int, first_thread: int = 0, seed: int = 1
+) -> list[Mention]:
+    """`per_thread` mentions in each of `threads` new threads, in rounds: every thread's
+    first (which starts it), then every thread's second, and so on. Each message is also put
+    in the fake Slack, so that conversations.replies finds it."""
+    rng = random.Random(seed)
+    made: list[Mention] = []
+    parents: list[str] = []
+    for round_ in range(per_thread):
+        for number in range(threads):
+            label = texts.tag(first_thread + number, round_)
+            text = texts.user_text(rng, label)
+            if round_ == 0:
+                event = mention(slack, text)
+                parents.append(event["ts"])
+            else:
+                event = mention(slack, text, thread_ts=parents[number])
+            made.append(Mention(label, parents[number], event))
+    return made
+
+
+def thread_mentions(
+    slack: FakeSlack, thread_ts: str, users: tuple[str, ...], seed: int = 1
+) -> Iterator[Mention]:
+    """Mentions in an existing thread, made one at a time (each goes into the fake Slack as
+    it is made, so a history read never sees messages not sent yet); authors take turns."""
+    rng = random.Random(seed)
+    for number in itertools.count():
+        label = texts.tag(0, number)
+        user = users[number % len(users)]
+        event = mention(slack, texts.user_text(rng, label), thread_ts=thread_ts, user=user)
+        yield Mention(label, thread_ts, event)
+
+
+def replies(slack: FakeSlack) -> dict[str, list[str]]:
+    """For each label, the thread of every chat.postMessage that answered it."""
+    found: dict[str, list[str]] = {}
+    for call in slack.calls_to("chat.postMessage"):
+        for label in texts.tags_in(call.params.get("text", "")):
+            found.setdefault(label, []).append(call.params.get("thread_ts", ""))
+    return found
+
+
+def answered_once(slack: FakeSlack, made: list[Mention]) -> int:
+    """How many mentions were answered by exactly one reply, posted in their own thread."""
+    found = replies(slack)
+    return sum(1 for m in made if found.get(m.label) == [m.thread_ts])
+
+
+def wait_answered(
+    slack: FakeSlack, model: AnsweringModel, made: list[Mention], timeout: float
+) -> None:
+    """Until every mention has been answered in Slack and every run has ended (its :eyes:
+    reaction removed).
+
+    The wait is on the model first (cheap, while the load runs): once it has named every
+    label in a reply, no run is left with anything to answer; then on the fake Slack for the
+    posts and reaction removals those runs still owe.
+    """
+    deadline = time.monotonic() + timeout
+    model.wait_answered({m.label for m in made}, timeout)
+    slack.wait_for_call(
+        "chat.postMessage",
+        count=model.decisions["postMessage"],
+        timeout=max(0.0, deadline - time.monotonic()),
+    )
+    started = len(slack.calls_to("reactions.add"))
+    slack.wait_for_call(
+        "reactions.remove", count=started, timeout=max(0.0, deadline - time.monotonic())
+    )
+
+
+def per_method(slack: FakeSlack) -> Counter[str]:
+    return Counter(call.method for call in slack.calls)

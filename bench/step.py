@@ -1,0 +1,294 @@
+"""Step overhead vs log length: what one agent step costs outside the model and Slack.
+
+The real agent loop (`Agent._steps`) runs on a real SqlStore (SQLite in a temporary
+directory), Recorder and TraceWriter (into memory), with an instant stub model and no-op
+Slack tools, on a thread grown to each size. The time between one model call's return and
+the next call is the step's own cost; its pieces are timed where they happen, through
+subclasses of the real classes: load (Recorder.entries: the entries recorded since the last
+step, from the store), build (ContextLog.add and prompt_text), record (Recorder.record: the
+store append, then the trace block). Medians over many steps.
+
+Timing the pieces inside the loop, not in a tight loop of their own, matters: a prompt of
+megabytes is a fresh allocation each step, and what that costs (page faults) depends on
+what else the process does in between.
+
+The naive baseline is the same loop with the prompt built the obvious way: a list of dicts
+of every entry, then json.dumps, on every step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import itertools
+import json
+import random
+import resource
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from assistant.agent import Agent, RunContext
+from assistant.model import ModelReply, RawToolCall, build_messages
+from assistant.recorder import Recorder
+from assistant.tools import TOOL_SCHEMAS
+from bench import texts
+from bench.report import Figure, median, ms
+from context.entry import Content, Entry, UserContent, format_timestamp
+from context.log import ContextLog
+from context.render import TraceWriter
+from context.storage import ThreadKey
+from context.storage.sql import SqlStore
+from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
+
+# Size -> steps timed there; each step adds an entry, so steps stay below the next size.
+FULL_STEPS = {10: 40, 100: 100, 1_000: 100, 10_000: 60}
+SMOKE_STEPS = {10: 5, 30: 5}
+GOAL_S = 0.002  # per step, at the largest size
+KEY = ThreadKey("T0BENCH", "C0BENCH", "1700000000.000100")
+PIECES = ("load", "build", "record", "append", "render", "faults")
+
+
+def conversation(seed: int = 2) -> Iterator[Content]:
+    """A thread's entries after entry 0: question, reply, finish; every 7th run first reads
+    the thread history."""
+    rng = random.Random(seed)
+    for run in range(1, 10**9):
+        label = texts.tag(0, run % 1000)
+        yield UserContent(userid="<@U0FAKEUSR1>", text=texts.user_text(rng, label))
+        if run % 7 == 0:
+            yield GetThreadHistory(ascending=False, reasoning=texts.reasoning(rng))
+            lines = [
+                f"[2025-04-04T12:{m:02d}:00Z] <@U0FAKEUSR1>: {rng.choice(texts.QUESTIONS)}"
+                for m in range(5)
+            ]
+            yield "Thread history (5 messages, newest first):\n" + "\n".join(lines)
+        yield PostMessage(text=texts.answer_text(rng, [label]), reasoning=texts.reasoning(rng))
+        yield FinishRequest(reasoning=texts.reasoning(rng))
+
+
+def stamp(seconds: int) -> str:
+    return format_timestamp(datetime.fromtimestamp(1_743_770_000 + seconds, UTC))
+
+
+class Clock:
+    """Time spent in each piece since the last model call; one sample per step."""
+
+    def __init__(self) -> None:
+        self.current: dict[str, float] = defaultdict(float)
+        self.steps: list[dict[str, float]] = []
+        self.returned: float | None = None
+
+    def add(self, piece: str, amount: float) -> None:
+        self.current[piece] += amount
+
+    def model_called(self, now: float) -> None:
+        if self.returned is not None:  # the first window is the run's start, not a step
+            self.steps.append({**self.current, "step": now - self.returned})
+        self.current = defaultdict(float)
+
+    def median(self, piece: str) -> float:
+        return median([s.get(piece, 0.0) for s in self.steps])
+
+
+class TimedLog(ContextLog):
+    def __init__(self, entries: list[Entry], clock: Clock) -> None:
+        self.clock = clock
+        super().__init__(entries)
+
+    def add(self, entry: Entry) -> None:
+        started = time.perf_counter()
+        super().add(entry)
+        self.clock.add("build", time.perf_counter() - started)
+
+    def prompt_text(self) -> str:
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        started = time.perf_counter()
+        text = self.build_text()
+        self.clock.add("build", time.perf_counter() - started)
+        self.clock.add("faults", resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults)
+        return text
+
+    def build_text(self) -> str:
+        return super().prompt_text()
+
+
+class NaiveLog(TimedLog):
+    def build_text(self) -> str:
+        dicts = [entry.as_dict() for entry in self.entries]
+        return json.dumps(dicts, ensure_ascii=False, separators=(",", ":"))
+
+
+class TimedTrace(TraceWriter):
+    def __init__(self, clock: Clock) -> None:
+        super().__init__(io.StringIO(), colour=False)
+        self.clock = clock
+
+    def write(self, entry: Entry) -> None:
+        started = time.perf_counter()
+        super().write(entry)
+        self.clock.add("render", time.perf_counter() - started)
+
+
+class TimedStore:
+    """The real store; its append timed in the worker thread it runs in."""
+
+    def __init__(self, store: SqlStore, clock: Clock) -> None:
+        self._store, self._clock = store, clock
+
+    def append(self, *args: Any, **kwargs: Any) -> Entry | None:
+        started = time.perf_counter()
+        entry = self._store.append(*args, **kwargs)
+        self._clock.add("append", time.perf_counter() - started)
+        return entry
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+class TimedRecorder(Recorder):
+    def __init__(self, store: SqlStore, clock: Clock) -> None:
+        super().__init__(TimedStore(store, clock), TimedTrace(clock))  # type: ignore[arg-type]
+        self.clock = clock
+
+    async def record(self, *args: Any, **kwargs: Any) -> Entry | None:
+        started = time.perf_counter()
+        entry = await super().record(*args, **kwargs)
+        self.clock.add("record", time.perf_counter() - started)
+        return entry
+
+    async def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
+        started = time.perf_counter()
+        found = await super().entries(key, start)
+        self.clock.add("load", time.perf_counter() - started)
+        return found
+
+
+class InstantModel:
+    """Stands in for ModelClient: answers postMessage at once, marking each step's end. It
+    also times what the OpenAI client would do first with the prompt: encode the request
+    body (json.dumps with the SDK's options, then UTF-8); that is reported on its own, as a
+    cost of the model call rather than of the step."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.prompt_bytes = 0
+        self.encode: list[float] = []
+
+    async def next_step(self, prompt_text: str) -> ModelReply:
+        self.clock.model_called(time.perf_counter())
+        started = time.perf_counter()
+        body = {"model": "gpt-4o-mini", "messages": build_messages(prompt_text)}
+        json.dumps({**body, "tools": TOOL_SCHEMAS}, ensure_ascii=False, separators=(",", ":"))
+        self.encode.append(time.perf_counter() - started)
+        self.prompt_bytes = self.prompt_bytes or len(prompt_text.encode())  # at the size
+        arguments = json.dumps({"text": "Noted.", "reasoning": "Answering."})
+        self.clock.returned = time.perf_counter()
+        return ModelReply(calls=[RawToolCall("postMessage", arguments)], model="stub")
+
+
+async def _no_slack(call: object, ctx: RunContext) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Loop:
+    """The medians of one timed run of the real loop."""
+
+    size: int
+    prompt_bytes: int
+    pieces: dict[str, float]
+    encode: float
+
+
+def time_loop(store: SqlStore, size: int, steps: int, log_class: type[TimedLog]) -> Loop:
+    clock = Clock()
+    recorder = TimedRecorder(store, clock)
+    model = InstantModel(clock)
+    tools = {"postMessage": _no_slack, "getThreadHistory": _no_slack, "finishRequest": _no_slack}
+    agent = Agent(recorder, model, None, None, steps + 1, tools)  # type: ignore[arg-type]
+
+    async def go() -> None:
+        log = log_class(await recorder.entries(KEY), clock)
+        await agent._steps(RunContext(KEY, None, None, "<@U0FAKEBOT1>", log))
+
+    asyncio.run(go())
+    pieces = {piece: clock.median(piece) for piece in (*PIECES, "step")}
+    return Loop(size, model.prompt_bytes, pieces, median(model.encode))
+
+
+def grow(store: SqlStore, contents: Iterator[Content], size: int) -> None:
+    for n in range(len(store.entries(KEY)), size):
+        store.append(KEY, next(contents), stamp(n))
+
+
+def run(smoke: bool = False) -> list[Figure]:
+    plan = SMOKE_STEPS if smoke else FULL_STEPS
+    pairs: list[tuple[Loop, Loop]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SqlStore(f"sqlite:///{Path(tmp) / 'step.db'}")
+        try:
+            contents = conversation()
+            store.append(KEY, "You're a helpful AI assistant named Aya.", stamp(0))
+            for size, steps in plan.items():
+                grow(store, contents, size)
+                incremental = time_loop(store, size, steps, TimedLog)
+                pairs.append((incremental, time_loop(store, size, steps, NaiveLog)))
+        finally:
+            store.close()
+    return figures(pairs)
+
+
+def figures(pairs: list[tuple[Loop, Loop]]) -> list[Figure]:
+    out = []
+    for ours, naive in pairs:
+        p, n = ours.pieces, naive.pieces
+        other = p["step"] - p["load"] - p["build"] - p["record"]
+        out.append(
+            Figure(
+                f"step at {ours.size:,} entries ({ours.prompt_bytes / 1024:,.0f} KiB prompt)",
+                f"{ms(p['step'])} = load {ms(p['load'])} + build {ms(p['build'])} "
+                f"({p['faults']:.0f} page faults) + record {ms(p['record'])} (append "
+                f"{ms(p['append'])}, render {ms(p['render'])}) + other {ms(max(other, 0))}",
+            )
+        )
+        out.append(
+            Figure(
+                f"naive step at {ours.size:,} entries",
+                f"{ms(n['step'])} (build {ms(n['build'])}); naive ÷ incremental: step "
+                f"{n['step'] / p['step']:.1f}x, build {n['build'] / p['build']:.0f}x",
+            )
+        )
+        out.append(
+            Figure(
+                f"client request encoding at {ours.size:,} (in the model call, not the step)",
+                ms(ours.encode),
+            )
+        )
+    last = pairs[-1][0]
+    out.append(
+        Figure(
+            f"step at {last.size:,} entries",
+            ms(last.pieces["step"]),
+            f"< {ms(GOAL_S)}",
+            last.pieces["step"] < GOAL_S,
+        )
+    )
+    loops = [ours for ours, _ in pairs]
+    for small, big in itertools.pairwise(loops):
+        grew = big.pieces["step"] / small.pieces["step"]
+        bytes_grew = big.prompt_bytes / small.prompt_bytes
+        out.append(
+            Figure(
+                f"growth {small.size:,} → {big.size:,} entries: step vs prompt bytes",
+                f"x{grew:.2f} vs x{bytes_grew:.1f}",
+                "step ≤ bytes",
+                grew <= bytes_grew,
+            )
+        )
+    return out
