@@ -11,7 +11,11 @@ MAX_MESSAGE_CHARS = 10_000
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _BROADCAST_TOKEN = re.compile(r"<!(channel|here|everyone)(\|[^>]*)?>", re.IGNORECASE)
-_BROADCAST_WORD = re.compile(r"(?<![\w@])@(channel|here|everyone)\b", re.IGNORECASE)
+# Slack pings on a broadcast word next to punctuation, `_` included (`_@here_` is italics), so
+# only a letter or digit on either side (an e-mail address, `@heresy`) leaves it a plain word.
+_BROADCAST_WORD = re.compile(
+    r"(?<![^\W_])(?<!@)@(channel|here|everyone)(?![^\W_])", re.IGNORECASE
+)
 _WORD_JOINER = "\u2060"
 
 
@@ -45,7 +49,10 @@ def split_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
         chunks.append(head)
     if rest or not chunks:
         chunks.append(rest)
-    return chunks
+    if len(chunks) == 1:
+        return chunks
+    # A long run of blank space would otherwise become a message of its own.
+    return [c for c in chunks if c.strip()] or [""]
 
 
 def _cut_point(text: str, limit: int) -> int:
@@ -55,7 +62,11 @@ def _cut_point(text: str, limit: int) -> int:
         at = window.rfind(separator)
         if at > limit // 2:
             return at + len(separator)
-    return len(window)
+    cut = len(window)
+    # A hard cut inside a ``` marker would leave neither half a fence.
+    while cut > 1 and text[cut - 1] == "`" and text[cut] == "`":
+        cut -= 1
+    return cut
 
 
 def markdown_blocks(text: str) -> list[dict[str, str]]:
