@@ -51,7 +51,9 @@ class ContextLog:
     def __init__(self, entries: Iterable[Entry] = ()) -> None:
         self._entries: list[Entry] = []
         self._tail = Tail()
-        self._body: list[str] = []
+        # "[", entry, ",", entry, …: the closing "]" is added only while joining, so the text
+        # is built in one copy (the prompt of a long thread is megabytes).
+        self._parts: list[str] = ["["]
         self._text: str | None = None
         for entry in entries:
             self.add(entry)
@@ -86,12 +88,16 @@ class ContextLog:
 
     def _push(self, entry: Entry, tail: Tail) -> None:
         self._entries.append(entry)
-        self._body.append(entry.canonical_json())
+        if len(self._entries) > 1:
+            self._parts.append(",")
+        self._parts.append(entry.canonical_json())
         self._tail = tail
         self._text = None
 
     def prompt_text(self) -> str:
         """The whole log as compact JSON, exactly as the model sees it."""
         if self._text is None:
-            self._text = "[" + ",".join(self._body) + "]"
+            self._parts.append("]")
+            self._text = "".join(self._parts)
+            self._parts.pop()
         return self._text
