@@ -6,8 +6,7 @@ thread grows long, to show what depends on a thread's length: a user entry's dup
 and `has_message` (both look the message up by Slack ts). PostgreSQL runs in a scratch
 database created for the run and dropped after it.
 
-A third SQLite row is an experiment, not the app's setting: the same store with the journal
-in WAL mode and synchronous=NORMAL, to size the suggested fix for SQLite's per-commit fsyncs.
+SQLite runs as the app sets it up: WAL journal, synchronous=NORMAL.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import create_engine, event, text
+from sqlalchemy import create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from bench.report import Figure, median, ms, percentile
@@ -105,19 +104,6 @@ def probe(store: SqlStore, key: ThreadKey, appender: Appender, count: int) -> tu
     return length, median(appends), median(lookups)  # type: ignore[return-value]
 
 
-def wal(store: SqlStore) -> SqlStore:
-    """The experiment: every new connection of the store switches to WAL, synchronous=NORMAL."""
-    engine = store._engine  # bench-only: the app has no setting for this
-    engine.dispose()
-
-    @event.listens_for(engine, "connect")
-    def _pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        dbapi_connection.execute("PRAGMA journal_mode = WAL")
-        dbapi_connection.execute("PRAGMA synchronous = NORMAL")
-
-    return store
-
-
 @contextmanager
 def scratch_postgres() -> Iterator[str]:
     server = database_url(POSTGRES)
@@ -139,15 +125,11 @@ def run(smoke: bool = False) -> list[Figure]:
     size = SMOKE if smoke else FULL
     figures: list[Figure] = []
     with tempfile.TemporaryDirectory() as tmp:
-        for label, make in (
-            ("SQLite", lambda: SqlStore(f"sqlite:///{Path(tmp) / 'app.db'}")),
-            ("SQLite WAL (experiment)", lambda: wal(SqlStore(f"sqlite:///{Path(tmp) / 'w.db'}"))),
-        ):
-            store = make()
-            try:
-                figures += measure(store, label, size)
-            finally:
-                store.close()
+        store = SqlStore(f"sqlite:///{Path(tmp) / 'app.db'}")
+        try:
+            figures += measure(store, "SQLite", size)
+        finally:
+            store.close()
     try:
         with scratch_postgres() as url:
             store = SqlStore(url)

@@ -138,6 +138,11 @@ def _take_over_sqlite_transactions(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         dbapi_connection.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         dbapi_connection.execute("PRAGMA foreign_keys = ON")
+        # WAL: readers never wait for the writer, and a commit is one append to the WAL file.
+        # With synchronous=NORMAL a commit survives a crash of the process (the chaos a bot
+        # meets); only losing power can roll back the last commits.
+        dbapi_connection.execute("PRAGMA journal_mode = WAL")
+        dbapi_connection.execute("PRAGMA synchronous = NORMAL")
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
