@@ -23,6 +23,7 @@ DM_CHANNEL_ID = "D0FAKEDM01"
 BOT_TOKEN = "xoxb-fake-bot-token"
 APP_TOKEN = "xapp-1-fake-app-token"
 SIGNING_SECRET = "fake-signing-secret"
+OPENAI_API_KEY = "sk-test-not-a-real-key"
 
 _BASE_SECONDS = 1_700_000_000
 

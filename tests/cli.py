@@ -18,7 +18,7 @@ def run_cli(
     cwd: Path | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
+    result = subprocess.run(
         [sys.executable, "-m", "assistant.cli", *args],
         input=stdin,
         capture_output=True,
@@ -26,3 +26,11 @@ def run_cli(
         cwd=cwd or ROOT,
         timeout=60,
     )
+    show_output(result.stdout.decode("utf-8", "replace"), result.stderr.decode("utf-8", "replace"))
+    return result
+
+
+def show_output(stdout: str, stderr: str) -> None:
+    """Pass a subprocess's output on to pytest's capture, where the secret check reads it."""
+    sys.stdout.write(stdout)
+    sys.stderr.write(stderr)

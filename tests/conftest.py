@@ -11,10 +11,31 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import OperationalError
 
 from context.storage import Store, database_url, open_store
-from fakes import FakeOpenAI, FakeSlack
+from fakes import FakeOpenAI, FakeSlack, ids
 from tests.harness import RunningApp, app_settings
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
+
+
+SECRETS = (ids.BOT_TOKEN, ids.APP_TOKEN, ids.SIGNING_SECRET, ids.OPENAI_API_KEY)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """Fail any test whose captured output (its own, its logs, its subprocesses') shows a
+    secret: settings and errors must never print one."""
+    outcome = yield
+    report = outcome.get_result()
+    leaks = [
+        name
+        for name, text in report.sections
+        if name.endswith(report.when)  # earlier phases' sections were checked in their phase
+        for secret in SECRETS
+        if secret in text
+    ]
+    if leaks and report.passed:
+        report.outcome = "failed"
+        report.longrepr = f"a secret value appeared in the captured output: {sorted(set(leaks))}"
 
 
 def _in_ci() -> bool:

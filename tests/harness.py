@@ -35,7 +35,7 @@ def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra
         "slack_bot_token": ids.BOT_TOKEN,
         "slack_signing_secret": ids.SIGNING_SECRET,
         "slack_api_url": slack.api_url,
-        "openai_api_key": "sk-test-not-a-real-key",
+        "openai_api_key": ids.OPENAI_API_KEY,
         "openai_base_url": model.base_url,
         "openai_max_retries": 0,
         "database_url": database_url,

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
-from tests.cli import ROOT
+from tests.cli import ROOT, show_output
 
 TIMEOUT = 20.0
 
@@ -105,6 +105,7 @@ class AssistantProcess:
             ) from None
         self.stdout.join()
         self.stderr.join()
+        show_output(self.stdout.text, self.stderr.text)
         return code
 
     def __enter__(self) -> Self:
@@ -125,7 +126,7 @@ def run_assistant(
     *args: str, env: dict[str, str], cwd: Path, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`python -m assistant.cli ARGS` to completion, with exactly `env` (see `clean_env`)."""
-    return subprocess.run(
+    result = subprocess.run(
         [sys.executable, "-m", "assistant.cli", *args],
         input=stdin.decode() if stdin is not None else None,
         capture_output=True,
@@ -135,3 +136,5 @@ def run_assistant(
         cwd=cwd,
         timeout=60,
     )
+    show_output(result.stdout, result.stderr)
+    return result

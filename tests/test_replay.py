@@ -25,7 +25,7 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 def env(slack, model):
     """The model is the fake; Slack is a fake too, with a token, so any call would show."""
     return clean_env(
-        OPENAI_API_KEY="sk-test-not-a-real-key",
+        OPENAI_API_KEY=ids.OPENAI_API_KEY,
         OPENAI_BASE_URL=model.base_url,
         OPENAI_MAX_RETRIES="0",
         SLACK_BOT_TOKEN=ids.BOT_TOKEN,
@@ -153,7 +153,7 @@ def test_replay_when_the_model_fails_records_the_error(env, slack, model, tmp_pa
     assert "Traceback" not in result.stderr
     assert "🧠 System: Error: the model call failed" in result.stdout
     assert "No one was told (replay)." in result.stdout
-    assert "sk-test-not-a-real-key" not in result.stdout + result.stderr
+    assert ids.OPENAI_API_KEY not in result.stdout + result.stderr
     assert slack.calls == []
 
 

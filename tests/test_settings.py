@@ -119,7 +119,7 @@ def test_a_complete_dotenv_is_enough_to_run(slack, model, tmp_path):
                 f"SLACK_BOT_TOKEN={ids.BOT_TOKEN}",
                 f"SLACK_APP_TOKEN={ids.APP_TOKEN}",
                 f"SLACK_API_URL={slack.api_url}",
-                "OPENAI_API_KEY=sk-test-not-a-real-key",
+                f"OPENAI_API_KEY={ids.OPENAI_API_KEY}",
                 f"OPENAI_BASE_URL={model.base_url}",
                 "DATABASE_URL=sqlite:///from-dotenv.db",
             ]
