@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from sqlalchemy import create_engine, text
+
 from context.canonical import load_log
-from context.storage import EntryMeta, ThreadKey, open_store
+from context.storage import EntryMeta, ThreadKey, ThreadMessage, database_url, open_store
 from tests.cli import DATA, run_cli
 
 SEED = load_log((DATA / "aya-lunch.json").read_bytes())
@@ -84,3 +87,75 @@ def test_an_unreachable_database_is_a_clear_error(tmp_path):
     message = result.stderr.decode()
     assert message.startswith("assistant threads: cannot open the store at postgresql")
     assert "hunter2" not in message and "Traceback" not in message
+
+
+def backdate(url: str, key: ThreadKey, updated_at: str) -> None:
+    """Make a thread look untouched since `updated_at` (appends always stamp now)."""
+    engine = create_engine(database_url(url))
+    try:
+        with engine.begin() as connection:
+            connection.execute(
+                text("UPDATE threads SET updated_at = :at WHERE channel = :channel"),
+                {"at": updated_at, "channel": key.channel},
+            )
+    finally:
+        engine.dispose()
+
+
+def test_purge_deletes_only_threads_older_than_days_and_dry_run_deletes_nothing(
+    store_url, tmp_path
+):
+    fill(store_url)
+    store = open_store(store_url)
+    try:
+        store.remember_messages(LUNCH, [ThreadMessage("1743769980.000100", "U1", "lunch?")], True)
+    finally:
+        store.close()
+    backdate(store_url, LUNCH, "2020-01-01T00:00:00.000000Z")
+    env = {"DATABASE_URL": store_url}
+
+    dry = run_cli("purge", "--older-than", "30", "--dry-run", env=env, cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    first, summary = dry.stdout.decode().splitlines()
+    assert first == f"would delete\t{LUNCH}"
+    assert summary.startswith("would delete 1 thread(s) not updated since ")
+    listed = run_cli("threads", env=env, cwd=tmp_path).stdout.decode().splitlines()
+    assert len(listed) == 2
+
+    done = run_cli("purge", "--older-than", "30", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode().splitlines()[0] == f"deleted\t{LUNCH}"
+    listed = run_cli("threads", env=env, cwd=tmp_path).stdout.decode().splitlines()
+    assert [line.split("\t")[0] for line in listed] == [str(OTHER)]
+
+    store = open_store(store_url)
+    try:
+        assert not store.has_thread(LUNCH)
+        assert store.entries(OTHER)[0].content == "persona"
+        # The key is free again: a new log there starts at index 0, with no old copies.
+        assert store.append(LUNCH, "again", "2025-04-05T10:00:00Z").index == 0
+        assert store.thread_messages(LUNCH) == ([], False)
+    finally:
+        store.close()
+
+    again = run_cli("purge", "--older-than", "30", env=env, cwd=tmp_path)
+    assert again.stdout.decode().startswith("deleted 0 thread(s)")
+    assert len(again.stdout.decode().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--older-than", "-1"], "DAYS must be a positive number"),
+        (["--older-than", "0"], "DAYS must be a positive number"),
+        (["--older-than", "soon"], "not a number of days: 'soon'"),
+        ([], "--older-than"),
+    ],
+)
+def test_purge_refuses_bad_days_clearly(args, message, tmp_path):
+    db = tmp_path / "assistant.db"
+    result = run_cli("purge", *args, env={"DATABASE_URL": f"sqlite:///{db}"}, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+    assert not db.exists()

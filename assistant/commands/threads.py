@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -33,6 +34,31 @@ def register(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
     export.set_defaults(handler=run_export)
 
+    purge = commands.add_parser(
+        "purge",
+        help="delete threads not updated for DAYS days",
+        description="Delete every thread whose last entry was recorded more than DAYS days ago: "
+        "its whole log, side metadata and remembered Slack messages. Prints each thread "
+        "deleted. For workspaces that must not keep conversations forever.",
+    )
+    purge.add_argument(
+        "--older-than", metavar="DAYS", type=_days, required=True, help="age in days (> 0)"
+    )
+    purge.add_argument(
+        "--dry-run", action="store_true", help="only list the threads that would be deleted"
+    )
+    purge.set_defaults(handler=run_purge)
+
+
+def _days(text: str) -> float:
+    try:
+        days = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
+    if not days > 0 or days == float("inf"):
+        raise argparse.ArgumentTypeError(f"DAYS must be a positive number, not {text!r}")
+    return days
+
 
 @contextmanager
 def _store() -> Iterator[Store]:
@@ -60,6 +86,17 @@ def run_threads(args: argparse.Namespace) -> int:
                 f"{summary.key}\t{summary.entries} entries\tupdated {summary.updated_at}"
                 f"\t{tokens} tokens"
             )
+    return 0
+
+
+def run_purge(args: argparse.Namespace) -> int:
+    cutoff = datetime.now(UTC) - timedelta(days=args.older_than)
+    with _store() as store:
+        keys = store.purge(cutoff, dry_run=args.dry_run)
+    verb = "would delete" if args.dry_run else "deleted"
+    for key in keys:
+        print(f"{verb}\t{key}")
+    print(f"{verb} {len(keys)} thread(s) not updated since {cutoff:%Y-%m-%dT%H:%M:%SZ}")
     return 0
 
 

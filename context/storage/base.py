@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from context.entry import Content, Entry
@@ -110,6 +111,12 @@ class Store(Protocol):
 
     def threads(self) -> list[ThreadSummary]:
         """Every thread, most recently updated first, with token totals."""
+        ...
+
+    def purge(self, updated_before: datetime, dry_run: bool = False) -> list[ThreadKey]:
+        """Delete every thread last updated before `updated_before` (its entries, metadata
+        and remembered messages) and return their keys, oldest first; with `dry_run`, only
+        return them."""
         ...
 
     def close(self) -> None: ...

@@ -368,6 +368,24 @@ class SqlStore:
                 for row in connection.execute(query)
             ]
 
+    def purge(self, updated_before: datetime, dry_run: bool = False) -> list[ThreadKey]:
+        cutoff = _moment(updated_before)
+        with self._writes.begin() as connection:
+            # Locked, so that no append slips into a thread while it is being deleted.
+            rows = connection.execute(
+                select(threads_table.c.id, threads_table.c.team, threads_table.c.channel,
+                       threads_table.c.thread_ts)
+                .where(threads_table.c.updated_at < cutoff)
+                .order_by(threads_table.c.updated_at)
+                .with_for_update()
+            ).all()
+            ids = [row.id for row in rows]
+            if ids and not dry_run:
+                for table in (entries_table, thread_messages_table):
+                    connection.execute(table.delete().where(table.c.thread_id.in_(ids)))
+                connection.execute(threads_table.delete().where(threads_table.c.id.in_(ids)))
+        return [ThreadKey(row.team, row.channel, row.thread_ts) for row in rows]
+
     def close(self) -> None:
         self._engine.dispose()
 
@@ -375,7 +393,11 @@ class SqlStore:
 def _now() -> str:
     """Finer than the log's whole seconds, so that threads updated within one second still
     list in the order they were updated."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return _moment(datetime.now(UTC))
+
+
+def _moment(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _whole_seconds(moment: str) -> str:
