@@ -192,3 +192,23 @@ def test_a_direct_message_is_answered_in_its_dm_thread(app, slack, model):
     [post] = slack.calls_to("chat.postMessage")
     assert (post.params["channel"], post.params["thread_ts"]) == (ids.DM_CHANNEL_ID, dm["ts"])
     assert post.params["text"] == "Hello there!"
+
+
+def test_the_same_channel_and_ts_in_two_workspaces_are_two_threads(app, slack, model):
+    answer(model, "For the first workspace.")
+    answer(model, "For the second workspace.")
+    mention = say(slack, "hello")
+    assert app.send_event(mention).status == 200
+    app.wait_handled()
+    other = events.event_callback(mention, team_id="T0OTHERTEAM")
+    assert app.send_event(mention, payload=other).status == 200
+    app.wait_handled()
+
+    ours, theirs = thread_of(mention), thread_of(mention, team="T0OTHERTEAM")
+    assert {t.key for t in app.assistant.store.threads()} == {ours, theirs}
+    for key, text in ((ours, "For the first workspace."), (theirs, "For the second workspace.")):
+        log = app.log(key)
+        assert [e["role"] for e in log[:2]] == ["system", "user"]
+        assert [e["index"] for e in log] == list(range(len(log)))
+        calls = [e["content"] for e in log if e["role"] == "assistant"]
+        assert [c["text"] for c in calls if c["toolCall"] == "postMessage"] == [text]
