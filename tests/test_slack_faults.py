@@ -1,0 +1,61 @@
+"""Slack faults during a run (SPEC §7): each leaves a clear system entry, tells the thread
+when it still can, and the process goes on serving other threads."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.agent import SORRY_SLACK
+from fakes import openai as replies
+from tests.test_model_failures import answered, still_answers, system_texts
+
+
+def script_one_answer(model) -> None:
+    post = replies.tool_calls(("postMessage", {"text": "Here you go", "reasoning": "r"}))
+    model.script(post, replies.tool_calls(("finishRequest", {"reasoning": "r"})))
+
+
+@pytest.mark.parametrize(
+    ("error", "times", "told"),
+    [
+        # The answer is refused but the thread is reachable: a short message gets through.
+        ("msg_too_long", 1, True),
+        # The thread is out of reach: neither the answer nor the apology can be posted.
+        ("not_in_channel", 2, False),
+        ("channel_not_found", 2, False),
+        ("is_archived", 2, False),
+        # The token was revoked while the run was under way.
+        ("token_revoked", 2, False),
+    ],
+)
+def test_a_slack_error_is_recorded_and_the_next_thread_is_still_answered(
+    app, slack, model, error, times, told
+):
+    # The failed post ends the run: the model is not asked again.
+    model.script(replies.tool_calls(("postMessage", {"text": "Here you go", "reasoning": "r"})))
+    slack.fail("chat.postMessage", error, times=times)
+    log = answered(app, slack, "the report, please")
+
+    outcome = f'The user was told: "{SORRY_SLACK}"' if told else "The thread could not be told."
+    assert system_texts(log) == [
+        f"Error: Slack failed: {error} (from chat.postMessage). {outcome}"
+    ]
+    assert log[-2]["content"]["toolCall"] == "postMessage"  # the intent stays on record
+    posted = [c.params["text"] for c in slack.calls_to("chat.postMessage") if c.response["ok"]]
+    assert posted == ([SORRY_SLACK] if told else [])
+    still_answers(app, slack, model)
+
+
+@pytest.mark.parametrize("fault", ["rate_limit", "server_error"])
+def test_429_and_5xx_are_retried_and_the_answer_posted_once(app, slack, model, fault):
+    script_one_answer(model)
+    if fault == "rate_limit":
+        slack.rate_limit("chat.postMessage", retry_after=1)
+    else:
+        slack.server_error("chat.postMessage")
+    log = answered(app, slack, "the report, please")
+
+    assert system_texts(log) == []
+    calls = slack.calls_to("chat.postMessage")
+    assert [c.response["ok"] for c in calls] == [False, True]
+    assert calls[-1].params["text"] == "Here you go"
