@@ -6,6 +6,8 @@ lock, taken at BEGIN IMMEDIATE; the primary key (thread_id, idx) backs it up in 
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from pathlib import Path
@@ -141,8 +143,13 @@ def _take_over_sqlite_transactions(engine: Engine) -> None:
         # WAL: readers never wait for the writer, and a commit is one append to the WAL file.
         # With synchronous=NORMAL a commit survives a crash of the process (the chaos a bot
         # meets); only losing power can roll back the last commits.
-        dbapi_connection.execute("PRAGMA journal_mode = WAL")
         dbapi_connection.execute("PRAGMA synchronous = NORMAL")
+        if dbapi_connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+            # The switch needs the database to itself and does not wait for it; a process
+            # that loses the race finds the file switched by the winner, or a later
+            # connection switches it: either way appends stay correct.
+            with contextlib.suppress(sqlite3.OperationalError):
+                dbapi_connection.execute("PRAGMA journal_mode = WAL")
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Connection) -> None:
