@@ -34,7 +34,7 @@ def test_threads_lists_each_thread_with_its_id(store_url, tmp_path):
     lines = result.stdout.decode().splitlines()
     assert [line.split("\t")[0] for line in lines] == [str(OTHER), str(LUNCH)]
     assert lines[1].split("\t")[1:2] == ["4 entries"]
-    assert lines[1].endswith("440 tokens")
+    assert lines[1].endswith("440 tokens (prompt 400, cached 0, completion 40)")
 
 
 def test_export_writes_a_log_that_validates_and_renders(store_url, tmp_path):
@@ -159,3 +159,24 @@ def test_purge_refuses_bad_days_clearly(args, message, tmp_path):
     assert message in result.stderr.decode()
     assert "Traceback" not in result.stderr.decode()
     assert not db.exists()
+
+
+def test_export_with_metadata_adds_each_entrys_metadata_and_the_totals(store_url, tmp_path):
+    fill(store_url)
+    out = tmp_path / "lunch.json"
+    result = run_cli(
+        "export",
+        str(LUNCH),
+        "--with-metadata",
+        "--out",
+        str(out),
+        env={"DATABASE_URL": store_url},
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(out.read_text())
+    assert document["thread"] == str(LUNCH)
+    assert document["totals"] == {"prompt_tokens": 400, "cached_tokens": 0, "completion_tokens": 40}
+    assert document["log"] == [entry.as_dict() for entry in SEED.entries]
+    assert [m["model"] for m in document["metadata"]] == ["gpt-test"] * 4
+    assert [m["prompt_tokens"] for m in document["metadata"]] == [100] * 4

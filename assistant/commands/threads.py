@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -32,6 +34,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     export.add_argument("thread", metavar="THREAD", help="a thread id TEAM/CHANNEL/THREAD_TS")
     export.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    export.add_argument(
+        "--with-metadata",
+        action="store_true",
+        help="write {thread, totals, log, metadata} instead of the bare log: each entry's side "
+        "metadata (Slack ts, event id, model, token usage, latency) and the token totals",
+    )
     export.set_defaults(handler=run_export)
 
     purge = commands.add_parser(
@@ -84,7 +92,8 @@ def run_threads(args: argparse.Namespace) -> int:
             tokens = summary.prompt_tokens + summary.completion_tokens
             print(
                 f"{summary.key}\t{summary.entries} entries\tupdated {summary.updated_at}"
-                f"\t{tokens} tokens"
+                f"\t{tokens} tokens (prompt {summary.prompt_tokens}, cached "
+                f"{summary.cached_tokens}, completion {summary.completion_tokens})"
             )
     return 0
 
@@ -108,5 +117,19 @@ def run_export(args: argparse.Namespace) -> int:
     with _store() as store:
         if not store.has_thread(key):
             raise CliError(f"no thread {key} in the store (see `assistant threads`)")
-        write_output(export_json(store.entries(key)), args.out)
+        entries = store.entries(key)
+        if not args.with_metadata:
+            write_output(export_json(entries), args.out)
+            return 0
+        metadata = [asdict(meta) for meta in store.metadata(key)]
+        document = {
+            "thread": str(key),
+            "totals": {
+                name: sum(meta[name] or 0 for meta in metadata)
+                for name in ("prompt_tokens", "cached_tokens", "completion_tokens")
+            },
+            "log": [entry.as_dict() for entry in entries],
+            "metadata": metadata,
+        }
+        write_output(json.dumps(document, ensure_ascii=False, indent=2) + "\n", args.out)
     return 0
