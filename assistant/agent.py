@@ -14,12 +14,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.history import ThreadHistory
 from assistant.model import ModelClient, ModelError, ModelReply
+from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest
 from assistant.tools import ToolCallError, parse_tool_call
+from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
 from assistant.tools.get_thread_history import get_thread_history
 from assistant.tools.post_message import post_message
+from context.budget import BudgetError
 from context.log import ContextLog
 from context.storage import EntryMeta, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
@@ -32,11 +35,16 @@ SORRY_MODEL = (
     "Please try again in a little while."
 )
 SORRY_SLACK = "Sorry, something went wrong on Slack's side while I was answering. Please try again."
+SORRY_BUDGET = (
+    "Sorry, this thread's instructions and newest messages no longer fit in what I can read "
+    "at once. Please start a new thread."
+)
 
 ToolFunction = Callable[[Any, "RunContext"], Awaitable[str | None]]
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,
     "getThreadHistory": get_thread_history,
+    "expandEntry": expand_entry,
     "finishRequest": finish_request,
 }
 
@@ -59,6 +67,7 @@ class Agent:
     client: AsyncWebClient | None
     history: ThreadHistory | None
     max_steps: int
+    budget: PromptBudget
     tools: dict[str, ToolFunction] = field(default_factory=lambda: dict(SLACK_TOOLS))
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> int:
@@ -80,13 +89,21 @@ class Agent:
 
     async def _steps(self, ctx: RunContext) -> int:
         seen_through = len(ctx.log) - 1
+        prompts = self.budget.prompts(ctx.log)
         for _ in range(self.max_steps):
             # Pick up what was recorded since the last step: our own entries, new messages.
             for entry in await self.recorder.entries(ctx.key, start=len(ctx.log)):
                 ctx.log.add(entry)
             seen_through = len(ctx.log) - 1
             try:
-                reply = await self.model.next_step(ctx.log.prompt_text())
+                prompt = prompts.next()
+            except BudgetError as exc:
+                await self._fail(
+                    ctx, f"the prompt does not fit the context budget: {exc}", SORRY_BUDGET
+                )
+                return seen_through
+            try:
+                reply = await self.model.next_step(prompt.text)
             except ModelError as exc:
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL)
                 return seen_through

@@ -14,6 +14,7 @@ from assistant.agent import Agent
 from assistant.events import EventRecorder
 from assistant.history import ThreadHistory
 from assistant.model import ModelClient
+from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
@@ -45,7 +46,8 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     client = create_slack_client(settings)
     model = ModelClient(settings)
     history = ThreadHistory(store, client)
-    agent = Agent(recorder, model, client, history, settings.assistant_max_steps)
+    budget = PromptBudget.for_settings(settings)
+    agent = Agent(recorder, model, client, history, settings.assistant_max_steps, budget)
     scheduler = RunScheduler(agent.run)
     events = EventRecorder(settings, recorder, history, scheduler)
     app = AsyncApp(

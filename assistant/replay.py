@@ -13,9 +13,11 @@ from typing import TextIO
 
 from assistant.agent import Agent, RunContext, ToolFunction
 from assistant.model import ModelClient
+from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest
 from assistant.settings import Settings
+from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
 from assistant.tools.get_thread_history import HistoryLine, format_history
 from context.entry import AssistantEntry, Entry, UserEntry
@@ -44,6 +46,7 @@ async def _history_from_log(call: GetThreadHistory, ctx: RunContext) -> str | No
 REPLAY_TOOLS: dict[str, ToolFunction] = {
     "postMessage": _not_sent,
     "getThreadHistory": _history_from_log,
+    "expandEntry": expand_entry,
     "finishRequest": finish_request,
 }
 
@@ -62,6 +65,7 @@ async def replay(settings: Settings, log: ContextLog, trace: TextIO = sys.stdout
                 client=None,
                 history=None,
                 max_steps=settings.assistant_max_steps,
+                budget=PromptBudget.for_settings(settings),
                 tools=REPLAY_TOOLS,
             )
             last = log.entries[-1].index if log.entries else 0

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from assistant.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.storage import DEFAULT_URL, database_url
 
 Mode = Literal["socket", "http", "replay"]
@@ -65,6 +66,7 @@ class Settings(StoreSettings):
     assistant_prompt_file: Path | None = None
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
     assistant_context_tokens: int = Field(default=128_000, ge=1_000)
+    assistant_answer_tokens: int = Field(default=4_000, ge=100)
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
 
@@ -125,6 +127,18 @@ def load_settings(mode: Mode, **overrides: object) -> Settings:
             problems.append(f"{field.upper()}: missing")
     if settings.assistant_prompt_file is not None and not settings.assistant_prompt_file.is_file():
         problems.append(f"ASSISTANT_PROMPT_FILE: no such file {settings.assistant_prompt_file}")
+    problems += _budget_problems(settings)
     if problems:
         raise SettingsError("\n".join(problems))
     return settings
+
+
+def _budget_problems(settings: Settings) -> list[str]:
+    room = PromptBudget.for_settings(settings).tokens
+    if room >= MIN_LOG_TOKENS:
+        return []
+    return [
+        f"ASSISTANT_CONTEXT_TOKENS: {settings.assistant_context_tokens} leaves {room} tokens for "
+        f"the thread's log after ASSISTANT_ANSWER_TOKENS ({settings.assistant_answer_tokens}), "
+        f"the instructions and the tool schemas; at least {MIN_LOG_TOKENS} are needed"
+    ]

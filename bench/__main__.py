@@ -20,6 +20,7 @@ BENCHMARKS = {
     "slack_calls": "bench.slack_calls",
     "throughput": "bench.throughput",
     "store": "bench.store",
+    "prompt_prefix": "bench.prompt_prefix",
 }
 
 

@@ -1,33 +1,33 @@
 """How much of each prompt a provider's prompt cache can serve when the log outgrows the budget.
 
-`python -m bench.prompt_prefix [--steps N] [--budget TOKENS] [--no-record]`, from the
-repository root. It simulates a thread of N model steps (default 300) against a small budget
-(default 4,000 tokens): people's messages, history reads and their results, replies, now and
-then a long paste and a pinned instructions entry, built each step by
-`context.budget.build_prompt` with one cache for the thread. For each step
-after the first it measures the common prefix of the prompt and the previous prompt:
+`python -m bench prompt_prefix` (or `python -m bench.prompt_prefix [--steps N] [--budget
+TOKENS] [--no-record]`), from the repository root. It simulates a thread of N model steps
+(default 300) against a small budget (default 8,000 tokens, a sixteenth of the default
+window): people's messages, history reads and their results, replies, now and then a long
+paste and a pinned instructions entry, each step's prompt built by the app's
+`context.budget.PromptBuilder`. For each step after the first it compares the prompt with the
+previous one:
 
-- prefix share: common prefix / length of the prompt (the issue's figure): goals >= 90%
-  overall and >= 98% before any pruning. Before pruning the builder loses only the previous
-  prompt's closing `]`, so there the figure is bounded by how much each step adds
-  (1 - added / length), not by the builder: small early prompts pull the average down. The
-  same bound holds on every step where the cut does not move (reported apart); each move
-  loses everything after entry 0.
+- prefix share: common prefix / length of the new prompt: goals >= 90% overall and >= 98%
+  before any pruning. Before pruning the builder loses only the previous prompt's closing
+  `]`, so there the figure is 1 - (bytes the step added) / (prompt length), whatever the
+  builder: small early prompts pull the average down. The same holds on every step where the
+  cut does not move (reported apart); each move loses everything after entry 0.
+- reuse: common prefix / (length of the previous prompt - 1), the same goals: how much of
+  what the cache holds from the last call the builder keeps; 100% means nothing of the
+  previous prompt but its `]` was lost. This is the builder's own figure.
 - byte-weighted: the sum of common prefixes over the sum of prompt lengths (the share of all
   the bytes sent that a cache could serve);
-- reuse: common prefix / (length of the previous prompt - 1): 100% means nothing of the
-  previous prompt but its `]` was lost;
-- the same prefix share as the provider sees the call (tool schemas and the fixed system
-  message before the log), when the assistant package is importable.
+- the prefix share as the provider sees the call (tool schemas and the fixed system message
+  before the log).
 
-It prints the figures and appends a dated table to bench/RESULTS.md (unless --no-record).
+`python -m bench prompt_prefix` appends the figures to bench/RESULTS.md like every benchmark.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
@@ -36,16 +36,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
-from pathlib import Path
 
-from context.budget import BuiltPrompt, PromptCache, build_prompt
-from context.entry import Content, Entry, UserContent
+from bench.report import Figure, append_results, machine, ms, print_figures
+from context.budget import INSTRUCTIONS_PREFIX, BuiltPrompt, PromptBuilder, carries_instructions
+from context.entry import Content, UserContent
 from context.log import ContextLog
 from context.tokens import counter_for
 from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 MODEL = "gpt-4o-mini"
+BUDGET, STEPS = 8_000, 300
 GOAL_OVERALL, GOAL_BEFORE = 0.90, 0.98
 PERSONA = (
     "You're Aya, the on-call helper of the Platform team. Answer in the language you are asked "
@@ -87,25 +87,22 @@ def paste(rng: random.Random) -> str:
     return "here is the whole log:\n" + line * rng.randint(50, 200)
 
 
-def pinned(entry: Entry) -> bool:
-    return entry.role == "system" and str(entry.content).startswith("Instructions:")
-
-
 @dataclass
 class Thread:
     """The simulated thread: its log, clock and cache, and each step's prompt."""
 
     budget: int
-    chunk_tokens: int | None = None
     rng: random.Random = field(default_factory=lambda: random.Random(4))
     log: ContextLog = field(default_factory=ContextLog)
-    cache: PromptCache = field(default_factory=PromptCache)
     clock: datetime = datetime(2025, 6, 2, 9, 0, tzinfo=UTC)
     prompts: list[BuiltPrompt] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.counter = counter_for(MODEL)
+        # One builder for the whole thread, as the app keeps one per run (and every run of
+        # a long thread starts the same way: the cut is a function of the old entries).
+        self.builder = PromptBuilder(self.budget, self.counter, pinned=carries_instructions)
         self.record(PERSONA)
 
     def record(self, content: Content) -> None:
@@ -115,14 +112,7 @@ class Thread:
     def step(self) -> None:
         """One model call: build its prompt from the log as it is now."""
         started = time.perf_counter()
-        built = build_prompt(
-            self.log.entries,
-            self.budget,
-            self.counter,
-            pinned=pinned,
-            chunk_tokens=self.chunk_tokens,
-            cache=self.cache,
-        )
+        built = self.builder.build(self.log.entries)
         self.seconds.append(time.perf_counter() - started)
         self.prompts.append(built)
 
@@ -133,7 +123,9 @@ class Thread:
             for _ in range(rng.choice((0, 0, 1, 2))):  # people talking between runs
                 self.record(UserContent(userid=rng.choice(USERS), text=paragraph(rng, 1, 3)))
             if run % 40 == 15:
-                self.record("Instructions: from now on, answer in Portuguese and cite runbooks.")
+                self.record(
+                    f"{INSTRUCTIONS_PREFIX} from now on, answer in Portuguese and cite runbooks."
+                )
             text = paste(rng) if rng.random() < 0.03 else paragraph(rng, 1, 3)
             self.record(UserContent(userid=rng.choice(USERS), text=text))
             if rng.random() < 0.25:
@@ -169,9 +161,6 @@ def provider_prefix() -> str | None:
     return json.dumps(TOOL_SCHEMAS) + SYSTEM_MESSAGE
 
 
-Row = tuple[str, str, str, bool | None]  # figure, value, goal, met (None: no goal)
-
-
 def _mean(values: Sequence[float]) -> str:
     return f"{100 * statistics.fmean(values):.1f}%" if values else "n/a"
 
@@ -180,7 +169,7 @@ def _goal(values: Sequence[float], goal: float) -> bool:
     return bool(values) and statistics.fmean(values) >= goal
 
 
-def measure(thread: Thread) -> list[Row]:
+def measure(thread: Thread) -> list[Figure]:
     prompts = thread.prompts
     first = next((n for n, p in enumerate(prompts) if p.omitted or p.shortened), len(prompts))
     fixed = provider_prefix()
@@ -197,64 +186,54 @@ def measure(thread: Thread) -> list[Row]:
     steady = [s for s, m in zip(shares, moved, strict=True) if not m]
     moves, tokens = sum(moved), [p.tokens for p in prompts]
     sent_bytes = sum(len(p.text) for p in prompts[1:])
-    rows: list[Row] = [
-        ("steps (model calls)", f"{len(prompts)}, budget {thread.budget} tokens", "", None),
-        ("token counter", getattr(thread.counter, "name", "?"), "", None),
-        ("steps before the first pruning", str(first), "", None),
-        ("prefix share, overall", _mean(shares), f">= {GOAL_OVERALL:.0%}",
-         _goal(shares, GOAL_OVERALL)),
-        ("prefix share, before any pruning", _mean(shares[:split]), f">= {GOAL_BEFORE:.0%}",
-         _goal(shares[:split], GOAL_BEFORE)),
-        ("prefix share, after the first pruning", _mean(shares[split:]), "", None),
-        ("prefix share, steps where the cut did not move", _mean(steady), "", None),
-        ("prefix share, byte-weighted", f"{100 * common_total / sent_bytes:.1f}%", "", None),
-        ("reuse of the previous prompt, overall", _mean(reuse), "", None),
-        ("reuse of the previous prompt, before pruning", _mean(reuse[:split]), "", None),
-        ("cut moves", f"{moves} (one per {len(moved) / max(1, moves):.0f} steps)", "", None),
-        ("prompt tokens: mean / min / max",
-         f"{statistics.fmean(tokens):.0f} / {min(tokens)} / {max(tokens)}", "", None),
-        ("build_prompt time: mean / max", f"{1000 * statistics.fmean(thread.seconds):.2f} ms / "
-         f"{1000 * max(thread.seconds):.2f} ms", "", None),
+    overall, before = f">= {GOAL_OVERALL:.0%}", f">= {GOAL_BEFORE:.0%}"
+    figures = [
+        Figure("steps (model calls)", f"{len(prompts)}, budget {thread.budget} tokens"),
+        Figure("token counter", getattr(thread.counter, "name", "?")),
+        Figure("steps before the first pruning", str(first)),
+        Figure("prefix share of each prompt, overall", _mean(shares), overall,
+               _goal(shares, GOAL_OVERALL)),
+        Figure("prefix share of each prompt, before any pruning", _mean(shares[:split]), before,
+               _goal(shares[:split], GOAL_BEFORE)),
+        Figure("reuse of the previous prompt, overall", _mean(reuse), overall,
+               _goal(reuse, GOAL_OVERALL)),
+        Figure("reuse of the previous prompt, before any pruning", _mean(reuse[:split]), before,
+               _goal(reuse[:split], GOAL_BEFORE)),
+        Figure("prefix share, after the first pruning", _mean(shares[split:])),
+        Figure("prefix share, steps where the cut did not move", _mean(steady)),
+        Figure("prefix share, byte-weighted", f"{100 * common_total / sent_bytes:.1f}%"),
+        Figure("cut moves", f"{moves} (one per {len(moved) / max(1, moves):.0f} steps)"),
+        Figure("prompt tokens: mean / min / max",
+               f"{statistics.fmean(tokens):.0f} / {min(tokens)} / {max(tokens)}"),
+        Figure("build time per step: mean / max", f"{ms(statistics.fmean(thread.seconds))} / "
+               f"{ms(max(thread.seconds))}"),
     ]  # fmt: skip
     if sent:
-        rows[8:8] = [
-            ("prefix share as sent (tools, system message, log)", _mean(sent), "", None),
-            ("prefix share as sent, before any pruning", _mean(sent[:split]), "", None),
+        figures[9:9] = [
+            Figure("prefix share as sent (tools, system message, log)", _mean(sent)),
+            Figure("prefix share as sent, before any pruning", _mean(sent[:split])),
         ]
-    return rows
+    return figures
 
 
-def append_results(rows: list[Row], command: str) -> None:
-    """One dated table (the layout of bench/report.py), written in one call."""
-    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    columns = ("date", "benchmark", "figure", "value", "goal", "verdict", "cores", "command")
-    lines = ["", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for name, value, goal, met in rows:
-        verdict = "" if met is None else ("met" if met else "MISSED")
-        cells = (date, "prompt_prefix", name, value, goal, verdict, str(os.cpu_count()), command)
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    with RESULTS.open("a", encoding="utf-8") as out:
-        out.write("\n".join(lines) + "\n")
+def run(smoke: bool = False, budget: int = BUDGET, steps: int = STEPS) -> list[Figure]:
+    thread = Thread(budget)
+    thread.run(20 if smoke else steps)
+    return measure(thread)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.prompt_prefix", description=__doc__)
-    parser.add_argument("--steps", type=int, default=300)
-    parser.add_argument("--budget", type=int, default=4000)
-    parser.add_argument("--chunk", type=int, default=None, help="chunk_tokens (default: auto)")
+    parser.add_argument("--steps", type=int, default=STEPS)
+    parser.add_argument("--budget", type=int, default=BUDGET)
     parser.add_argument("--no-record", action="store_true", help="print only")
     args = parser.parse_args(argv)
-    thread = Thread(args.budget, args.chunk)
-    thread.run(args.steps)
-    rows = measure(thread)
+    figures = run(budget=args.budget, steps=args.steps)
     command = " ".join(["python -m bench.prompt_prefix", *(argv or sys.argv[1:])])
-    print(f"{command}  (cores: {os.cpu_count()})")
-    width = max(len(r[0]) for r in rows)
-    for name, value, goal, met in rows:
-        verdict = "" if met is None else ("met" if met else "MISSED")
-        print(f"  {name.ljust(width)}  {value}  {goal}  {verdict}".rstrip())
+    print(f"{command}  (cores: {machine()})")
+    print_figures("prompt_prefix", figures)
     if not args.no_record:
-        append_results(rows, f"`{command}`")
+        append_results("prompt_prefix", figures, command)
     return 0
 
 

@@ -5,8 +5,10 @@ directory), Recorder and TraceWriter (into memory), with an instant stub model a
 Slack tools, on a thread grown to each size. The time between one model call's return and
 the next call is the step's own cost; its pieces are timed where they happen, through
 subclasses of the real classes: load (Recorder.entries: the entries recorded since the last
-step, from the store), build (ContextLog.add and prompt_text), record (Recorder.record: the
-store append, then the trace block). Medians over many steps.
+step, from the store), build (ContextLog.add and the run's prompt builder, within the default
+context budget: 128,000 tokens less the answer's reserve, so from some thousands of entries on
+the prompt is the pruned log), record (Recorder.record: the store append, then the trace
+block). Medians over many steps.
 
 Timing the pieces inside the loop, not in a tight loop of their own, matters: a prompt of
 megabytes is a fresh allocation each step, and what that costs (page faults) depends on
@@ -35,10 +37,13 @@ from typing import Any
 
 from assistant.agent import Agent, RunContext
 from assistant.model import ModelReply, RawToolCall, build_messages
+from assistant.prompt import PromptBudget, RunPrompts
 from assistant.recorder import Recorder
+from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
 from bench import texts
 from bench.report import Figure, median, ms
+from context.budget import BuiltPrompt
 from context.entry import Content, Entry, UserContent, format_timestamp
 from context.log import ContextLog
 from context.render import TraceWriter
@@ -106,22 +111,40 @@ class TimedLog(ContextLog):
         super().add(entry)
         self.clock.add("build", time.perf_counter() - started)
 
-    def prompt_text(self) -> str:
+
+class TimedPrompts(RunPrompts):
+    """The real prompt builder of a run (within the default context budget), timed."""
+
+    def __init__(self, budget: PromptBudget, log: ContextLog, clock: Clock) -> None:
+        super().__init__(budget, log)
+        self.clock = clock
+
+    def next(self) -> BuiltPrompt:
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         started = time.perf_counter()
-        text = self.build_text()
+        built = self.build()
         self.clock.add("build", time.perf_counter() - started)
         self.clock.add("faults", resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults)
-        return text
+        return built
 
-    def build_text(self) -> str:
-        return super().prompt_text()
+    def build(self) -> BuiltPrompt:
+        return super().next()
 
 
-class NaiveLog(TimedLog):
-    def build_text(self) -> str:
-        dicts = [entry.as_dict() for entry in self.entries]
-        return json.dumps(dicts, ensure_ascii=False, separators=(",", ":"))
+class NaivePrompts(TimedPrompts):
+    def build(self) -> BuiltPrompt:
+        dicts = [entry.as_dict() for entry in self.log.entries]
+        return BuiltPrompt(json.dumps(dicts, ensure_ascii=False, separators=(",", ":")), 0)
+
+
+@dataclass(frozen=True)
+class TimedBudget(PromptBudget):
+    clock: Clock | None = None
+    naive: bool = False
+
+    def prompts(self, log: ContextLog) -> RunPrompts:
+        assert self.clock is not None
+        return (NaivePrompts if self.naive else TimedPrompts)(self, log, self.clock)
 
 
 class TimedTrace(TraceWriter):
@@ -206,15 +229,17 @@ class Loop:
     encode: float
 
 
-def time_loop(store: SqlStore, size: int, steps: int, log_class: type[TimedLog]) -> Loop:
+def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
     clock = Clock()
     recorder = TimedRecorder(store, clock)
     model = InstantModel(clock)
     tools = {"postMessage": _no_slack, "getThreadHistory": _no_slack, "finishRequest": _no_slack}
-    agent = Agent(recorder, model, None, None, steps + 1, tools)  # type: ignore[arg-type]
+    default = PromptBudget.for_settings(Settings(_env_file=None))
+    budget = TimedBudget(default.tokens, default.counter, clock, naive)
+    agent = Agent(recorder, model, None, None, steps + 1, budget, tools)  # type: ignore[arg-type]
 
     async def go() -> None:
-        log = log_class(await recorder.entries(KEY), clock)
+        log = TimedLog(await recorder.entries(KEY), clock)
         await agent._steps(RunContext(KEY, None, None, "<@U0FAKEBOT1>", log))
 
     asyncio.run(go())
@@ -237,8 +262,8 @@ def run(smoke: bool = False) -> list[Figure]:
             store.append(KEY, "You're a helpful AI assistant named Aya.", stamp(0))
             for size, steps in plan.items():
                 grow(store, contents, size)
-                incremental = time_loop(store, size, steps, TimedLog)
-                pairs.append((incremental, time_loop(store, size, steps, NaiveLog)))
+                incremental = time_loop(store, size, steps, naive=False)
+                pairs.append((incremental, time_loop(store, size, steps, naive=True)))
         finally:
             store.close()
     return figures(pairs)

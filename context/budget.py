@@ -11,7 +11,8 @@ together; the newest unit stays. The cut is the first candidate after which the 
 candidates are where the droppable entries' cumulative tokens cross a multiple of the chunk,
 a function of old entries, which never change. So the cut (and the prompt's prefix, and the
 provider's cache) stays put as the log grows until the rest outgrows the budget, then moves
-forward by about a chunk. If nothing fits, pinned entries are cut too; then `BudgetError`.
+forward by about a chunk. If nothing fits, pinned and exempt entries are cut too; then
+`BudgetError`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import accumulate
+from typing import Any
 
 from context.entry import Entry
 from context.tokens import TokenCounter
@@ -40,9 +42,17 @@ class BuiltPrompt:
     """The prompt text, its token count, and what was left out or shortened in it."""
 
     text: str
-    tokens: int
+    tokens: int  # exact, or an upper bound when PromptBuilder extended the last prompt
     omitted: tuple[tuple[int, int], ...] = ()  # inclusive index ranges left out
     shortened: tuple[int, ...] = ()  # indexes of entries shown with their text cut
+
+
+INSTRUCTIONS_PREFIX = "Instructions:"
+
+
+def carries_instructions(entry: Entry) -> bool:
+    """A system entry that instructs the model (besides entry 0): kept in place like entry 0."""
+    return entry.role == "system" and str(entry.content).startswith(INSTRUCTIONS_PREFIX)
 
 
 class BudgetError(ValueError):
@@ -63,9 +73,7 @@ def shortened_json(entry: Entry, head_chars: int) -> str | None:
     cut to a head and a marker; None when there is no such text or it is not long enough for a
     cut to be worth it (under half a head would save little more than the marker costs)."""
     data = entry.as_dict()
-    holder, key = data, "content"
-    if entry.role == "user" or (entry.role == "assistant" and data["content"].get("text")):
-        holder, key = data["content"], "text"
+    holder, key = _text_field(data)
     text = holder[key]
     if not isinstance(text, str) or len(text) <= head_chars + head_chars // 2:
         return None
@@ -75,6 +83,23 @@ def shortened_json(entry: Entry, head_chars: int) -> str | None:
         head = head[:gap]
     holder[key] = head + MARKER.format(len(text) - len(head), entry.index)
     return _dumps(data)
+
+
+def _text_field(data: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Where an entry's (as_dict) text lives: user text, postMessage text or system content."""
+    content = data["content"]
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        return content, "text"
+    return data, "content"
+
+
+def full_text(entry: Entry) -> str:
+    """The text `shortened_json` may cut, whole (what expandEntry gives back); for an entry
+    without one, its content as JSON."""
+    data = entry.as_dict()
+    holder, key = _text_field(data)
+    text = holder[key]
+    return text if isinstance(text, str) else _dumps(text)
 
 
 class PromptCache:
@@ -125,7 +150,8 @@ def build_prompt(
     """The prompt text for `entries` (a whole log) within `budget` tokens of `counter`.
 
     `pinned`: entries kept whatever their age (entry 0 always is), as a predicate or indexes.
-    `exempt`: entries never shortened (e.g. the result of expandEntry in the current run).
+    `exempt`: entries not shortened unless nothing else fits (e.g. the result of expandEntry
+    in the current run), but left out like any other when old.
     """
     if not entries or entries[0].index != 0 or entries[-1].index != len(entries) - 1:
         raise ValueError("build_prompt needs a whole log: entries indexed 0, 1, 2, ...")
@@ -148,6 +174,81 @@ def build_prompt(
         f"the prompt cannot fit {budget} tokens: entry 0, the pinned entries and the newest "
         f"entries need {plan.least} even with their texts cut to {head_chars} characters"
     )
+
+
+class PromptBuilder:
+    """`build_prompt` step after step on one growing log, at the cost of the new entries.
+
+    While the last prompt plus the new entries stays within the budget, the next prompt is
+    the last one extended (so the cut, and the provider's cache, stay put); only when it does
+    not is the whole log planned again by `build_prompt`. The extended prompt's token count is
+    an upper bound: the last count plus each new piece's count and one for its comma (joining
+    pieces never costs more than counting them apart: BPE and the estimate split at the same
+    punctuation; tests/test_budget.py checks it on random logs for every counter).
+    """
+
+    def __init__(
+        self,
+        budget: int,
+        counter: TokenCounter,
+        *,
+        pinned: EntryTest = None,
+        head_chars: int = 2000,
+        chunk_tokens: int | None = None,
+    ) -> None:
+        self.budget, self.counter, self.head_chars = budget, counter, head_chars
+        self.chunk_tokens = chunk_tokens
+        self.pinned, self._is_pinned = pinned, _test(pinned)
+        self.cache = PromptCache()
+        self._last: BuiltPrompt | None = None
+        self._parts: list[str] = []  # the last prompt's text without its closing "]"
+        self._through = -1  # the last index it holds
+
+    def build(self, entries: Sequence[Entry], exempt: EntryTest = None) -> BuiltPrompt:
+        """The prompt for `entries`, the log as it is now (it must extend the last one's)."""
+        extended = self._extend(entries, _test(exempt))
+        if extended is not None:
+            return extended
+        built = build_prompt(
+            entries,
+            self.budget,
+            self.counter,
+            pinned=self.pinned,
+            exempt=exempt,
+            head_chars=self.head_chars,
+            chunk_tokens=self.chunk_tokens,
+            cache=self.cache,
+        )
+        self._last, self._parts, self._through = built, [built.text[:-1]], len(entries) - 1
+        return built
+
+    def _extend(
+        self, entries: Sequence[Entry], is_exempt: Callable[[Entry], bool]
+    ) -> BuiltPrompt | None:
+        last = self._last
+        if last is None or len(entries) <= self._through:
+            return None
+        pruned = bool(last.omitted or last.shortened)
+        pieces, shortened = [], list(last.shortened)
+        for entry in entries[self._through + 1 :]:
+            whole, short = self.cache.forms(entry, self.head_chars)
+            # As build_prompt shows it: whole while nothing is pruned, else cut when long.
+            if pruned and short is not None and not (self._is_pinned(entry) or is_exempt(entry)):
+                pieces.append(short)
+                shortened.append(entry.index)
+            else:
+                pieces.append(whole)
+        tokens = last.tokens + sum(self.cache.tokens(self.counter, p) + 1 for p in pieces)
+        if tokens > self.budget:
+            return None
+        for piece in pieces:
+            self._parts += (",", piece)
+        self._parts.append("]")
+        text = "".join(self._parts)
+        self._parts.pop()
+        self._last = BuiltPrompt(text, tokens, last.omitted, tuple(shortened))
+        self._through = len(entries) - 1
+        return self._last
 
 
 @dataclass
@@ -182,9 +283,9 @@ class _Plan:
         shown = []
         for entry in (self.entries[i] for i in self.units[unit]):
             whole, short = self.forms[entry.index]
-            # Pinned entries are cut only as a last resort (level 2); exempt ones never.
-            pinned = level < 2 and (entry.index == 0 or self.is_pinned(entry))
-            shown.append(whole if pinned or self.is_exempt(entry) else short or whole)
+            # Pinned and exempt entries are cut only as a last resort (level 2).
+            kept = entry.index == 0 or self.is_pinned(entry) or self.is_exempt(entry)
+            shown.append(whole if kept and level < 2 else short or whole)
         return shown
 
     def fit(self, level: int, chunk_tokens: int | None) -> BuiltPrompt | None:

@@ -85,9 +85,20 @@ class FinishRequest(ToolCall):
     reasoning: Reasoning = None
 
 
-TOOL_CALLS: tuple[type[ToolCall], ...] = (PostMessage, GetThreadHistory, FinishRequest)
+class ExpandEntry(ToolCall):
+    name: ClassVar[str] = "expandEntry"
+    description: ClassVar[str] = (
+        "Read one log entry in full when the prompt shows it cut short (its text ends with a "
+        "marker naming expandEntry). The full text is added to the log as a system entry."
+    )
+    toolCall: Literal["expandEntry"] = "expandEntry"
+    index: Annotated[int, Field(strict=True, ge=0, description="The entry's index.")]
+    reasoning: Reasoning = None
+
+
+TOOL_CALLS: tuple[type[ToolCall], ...] = (PostMessage, GetThreadHistory, ExpandEntry, FinishRequest)
 TOOL_CALLS_BY_NAME: dict[str, type[ToolCall]] = {tool.name: tool for tool in TOOL_CALLS}
 
 AssistantContent = Annotated[
-    PostMessage | GetThreadHistory | FinishRequest, Field(discriminator="toolCall")
+    PostMessage | GetThreadHistory | ExpandEntry | FinishRequest, Field(discriminator="toolCall")
 ]

@@ -73,6 +73,7 @@ def test_every_prompt_is_the_whole_log_and_extends_the_previous(app, slack, mode
         assert [t["function"]["name"] for t in request["tools"]] == [
             "postMessage",
             "getThreadHistory",
+            "expandEntry",
             "finishRequest",
         ]
         assert request["messages"][0]["role"] == "system"

@@ -14,8 +14,11 @@ from context.budget import (
     MARKER,
     BudgetError,
     BuiltPrompt,
+    PromptBuilder,
     PromptCache,
     build_prompt,
+    carries_instructions,
+    full_text,
     omission_note,
     shortened_json,
 )
@@ -64,9 +67,13 @@ def check(
     budget: int,
     counter: TokenCounter,
     pinned: set[int] | frozenset[int] = frozenset(),
+    *,
+    exact: bool = True,
 ) -> list[dict[str, Any]]:
-    """The invariants every built prompt keeps."""
-    assert built.tokens == counter.count(built.text) <= budget
+    """The invariants every built prompt keeps (`exact`: its token count is the count, not a
+    bound on it)."""
+    count = counter.count(built.text)
+    assert (built.tokens == count if exact else count <= built.tokens) and built.tokens <= budget
     items = parts(built)
     shown = [item["index"] for item in items if "index" in item]
     assert shown[0] == 0 and items[0] == entries[0].as_dict()
@@ -295,3 +302,62 @@ def test_the_cut_only_moves_forward(groups, budget) -> None:
         last = built.omitted[-1][1] if built.omitted else 0
         assert last >= reach
         reach = last
+
+
+# --- step after step: PromptBuilder --------------------------------------------------------
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(steps, st.integers(400, 4_000), st.sampled_from(COUNTERS))
+def test_built_step_after_step_every_prompt_keeps_the_invariants(groups, budget, counter) -> None:
+    """The incremental builder gives prompts as good as a fresh build: within the budget as
+    the counter counts them, entry 0 and the pinned entries whole, no tool call apart from its
+    result, the notes naming exactly what is left out; and each one extends the last unless
+    the cut moved."""
+    log = build_log(groups)
+    builder = PromptBuilder(budget, counter, pinned=carries_instructions, head_chars=300)
+    previous: BuiltPrompt | None = None
+    for size in range(1, len(log) + 1):
+        entries = list(log.entries[:size])
+        try:
+            built = builder.build(entries)
+        except BudgetError:
+            continue
+        pinned = {e.index for e in entries if carries_instructions(e)}
+        check(built, entries, budget, counter, pinned, exact=False)
+        if previous is not None and built.omitted == previous.omitted and (
+            bool(previous.omitted or previous.shortened) == bool(built.omitted or built.shortened)
+        ):
+            assert built.text.startswith(previous.text[:-1])
+        previous = built
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(short_text | long_text, min_size=2, max_size=6), st.sampled_from(COUNTERS))
+def test_joining_pieces_costs_no_more_than_counting_them_apart(texts, counter) -> None:
+    """What PromptBuilder's bound rests on: a prompt's count is at most the sum of its
+    entries' counts plus one per bracket and comma."""
+    log = ContextLog()
+    for n, text in enumerate(texts):
+        log.append(UserContent(userid="<@U1>", text=text) if n % 2 else text or "-", STAMP)
+    pieces = [entry.canonical_json() for entry in log.entries]
+    assert counter.count(log.prompt_text()) <= 1 + sum(counter.count(p) + 1 for p in pieces)
+
+
+def test_the_builder_keeps_the_cut_while_the_rest_fits() -> None:
+    log = thread(120)
+    builder = PromptBuilder(3_000, EXACT or ESTIMATE, pinned=carries_instructions)
+    texts = [builder.build(log.entries[:size]).text for size in range(2, len(log) + 1)]
+    extended = sum(b.startswith(a[:-1]) for a, b in pairwise(texts))
+    assert extended >= 0.9 * (len(texts) - 1)
+
+
+def test_full_text_is_what_the_marker_stands_for() -> None:
+    log = thread(3, paste_at=1)
+    paste = next(e for e in log.entries if e.role == "user" and len(e.content.text) > 5_000)
+    assert full_text(paste) == paste.content.text
+    reply = next(e for e in log.entries if isinstance(e.content, PostMessage))
+    assert full_text(reply) == reply.content.text
+    assert full_text(log.entries[0]) == log.entries[0].content
+    finish = next(e for e in log.entries if isinstance(e.content, FinishRequest))
+    assert json.loads(full_text(finish)) == finish.as_dict()["content"]

@@ -93,7 +93,7 @@ def test_an_unknown_tool(app, slack, model):
     log = answered(app, slack, "hello")
     assert log[2]["content"] == (
         "Error: unknown tool 'searchWeb'; the tools are postMessage, getThreadHistory, "
-        "finishRequest"
+        "expandEntry, finishRequest"
     )
     assert log[3]["content"]["toolCall"] == "finishRequest"
     still_answers(app, slack, model)

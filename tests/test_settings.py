@@ -96,6 +96,21 @@ def test_a_prompt_file_that_does_not_exist_is_reported(tmp_path):
     assert problems(result.stderr, "replay") == {"ASSISTANT_PROMPT_FILE": "no such file nope.txt"}
 
 
+def test_a_context_budget_with_no_room_for_the_log_is_reported(tmp_path):
+    result = start(
+        "replay",
+        tmp_path,
+        OPENAI_API_KEY="sk-x",
+        ASSISTANT_CONTEXT_TOKENS="3000",
+        ASSISTANT_ANSWER_TOKENS="1500",
+    )
+    assert result.returncode == 2
+    found = problems(result.stderr, "replay")
+    assert set(found) == {"ASSISTANT_CONTEXT_TOKENS"}
+    assert "ASSISTANT_ANSWER_TOKENS (1500)" in found["ASSISTANT_CONTEXT_TOKENS"]
+    assert "at least 1000 are needed" in found["ASSISTANT_CONTEXT_TOKENS"]
+
+
 def test_dotenv_in_the_working_directory_is_read(tmp_path):
     (tmp_path / ".env").write_text(
         f"SLACK_BOT_TOKEN={SECRET_VALUES['SLACK_BOT_TOKEN']}\n"

@@ -1,0 +1,72 @@
+"""Each step's prompt within the context budget (SPEC §3): the log's share of the model's
+window, and the prompts of one run built through one cache."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from assistant.instructions import SYSTEM_MESSAGE
+from assistant.tools import TOOL_SCHEMAS
+from context.budget import BuiltPrompt, PromptBuilder, carries_instructions
+from context.log import ContextLog
+from context.tokens import TokenCounter, counter_for
+from context.toolcalls import ExpandEntry
+
+if TYPE_CHECKING:
+    from assistant.settings import Settings
+
+# The two messages' framing (role markers, separators): a few tokens per message, rounded up.
+MESSAGE_FRAMING_TOKENS = 16
+# Below this the log could not hold a question and its answer's tool calls.
+MIN_LOG_TOKENS = 1_000
+HEAD_CHARS = 2_000  # what the prompt keeps of a long text before the expandEntry marker
+
+
+def fixed_tokens(counter: TokenCounter) -> int:
+    """What every call spends before the log: the system message and the tool schemas."""
+    tools = json.dumps(TOOL_SCHEMAS, ensure_ascii=False, separators=(",", ":"))
+    return counter.count(SYSTEM_MESSAGE) + counter.count(tools) + MESSAGE_FRAMING_TOKENS
+
+
+@dataclass(frozen=True)
+class PromptBudget:
+    """How many tokens of `counter` the log text may take in one call."""
+
+    tokens: int
+    counter: TokenCounter
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> PromptBudget:
+        """ASSISTANT_CONTEXT_TOKENS minus the answer's reserve and the fixed part; settings
+        validation (`assistant.settings`) makes sure at least MIN_LOG_TOKENS remain."""
+        counter = counter_for(settings.assistant_model)
+        window = settings.assistant_context_tokens - settings.assistant_answer_tokens
+        return cls(window - fixed_tokens(counter), counter)
+
+    def prompts(self, log: ContextLog) -> RunPrompts:
+        """The prompts of one run on `log` (which the run keeps up to date)."""
+        return RunPrompts(self, log)
+
+
+class RunPrompts:
+    """The prompts of one run, built step after step by one `PromptBuilder` (the old entries
+    are counted once, the cut stays put while it can); what expandEntry brought back in this
+    run is shown whole (unless nothing else fits)."""
+
+    def __init__(self, budget: PromptBudget, log: ContextLog) -> None:
+        self.log = log
+        self.first_new = len(log)  # entries from here on are recorded during the run
+        self.builder = PromptBuilder(
+            budget.tokens, budget.counter, pinned=carries_instructions, head_chars=HEAD_CHARS
+        )
+
+    def next(self) -> BuiltPrompt:
+        entries = self.log.entries
+        expanded = [
+            i
+            for i in range(max(self.first_new, 1), len(entries))
+            if entries[i].role == "system" and isinstance(entries[i - 1].content, ExpandEntry)
+        ]
+        return self.builder.build(entries, exempt=expanded)
