@@ -16,6 +16,7 @@ from context.entry import UserContent
 from context.log import ContextLog
 from context.storage import (
     EntryMeta,
+    Pending,
     Store,
     ThreadKey,
     ThreadMessage,
@@ -354,5 +355,64 @@ def test_an_old_database_is_upgraded_with_its_data(store_url: str):
         assert [e.content for e in store.entries(KEY)] == ["persona"]
         assert store.thread_messages(KEY) == ([], False)
         assert store.append(KEY, user("hi"), TS).index == 1
+        assert store.pending(KEY) == []  # old threads are not resumed
     finally:
         store.close()
+
+
+# --- runs: what is owed an answer, and one holder per thread ---------------------------------
+
+WANTS = EntryMeta(wants_answer=True)
+
+
+def test_pending_requests_until_a_run_ending_entry_answers_them(store: Store):
+    store.append(KEY, "rules", TS)
+    store.append(KEY, user("hi"), TS, EntryMeta(slack_ts="1.1", wants_answer=True))
+    store.append(KEY, user("aside"), TS, EntryMeta(slack_ts="1.2"))  # wants no answer
+    store.append(KEY, user("and?"), TS, EntryMeta(slack_ts="1.3", wants_answer=True))
+    assert store.pending(KEY) == [Pending(1, "1.1"), Pending(3, "1.3")]
+    assert store.waiting_threads() == [KEY]
+    # The run's last prompt held entries 0..1; its finishRequest and that fact are one write.
+    store.append(KEY, FinishRequest(), TS, answered_through=1)
+    assert store.pending(KEY) == [Pending(3, "1.3")]
+    store.append(KEY, "Error: x", TS, answered_through=0)  # never moves back
+    assert store.pending(KEY) == [Pending(3, "1.3")]
+    store.release(KEY, "nobody", answered_through=4)
+    assert store.pending(KEY) == [] and store.waiting_threads() == []
+    assert store.metadata(KEY)[1].wants_answer and not store.metadata(KEY)[2].wants_answer
+
+
+def test_one_holder_at_a_time_until_its_lease_expires_or_is_released(store: Store):
+    other = ThreadKey("T1", "C1", "other")
+    store.append(KEY, "rules", TS)
+    store.append(KEY, user("hi"), TS, WANTS)
+    store.append(other, "rules", TS)
+    store.append(other, user("hi"), TS, WANTS)
+    assert store.claim(KEY, "A", 60)
+    assert not store.claim(KEY, "B", 60)
+    assert store.claim(KEY, "A", 60)  # renewed by its holder
+    assert store.claim(other, "B", 60)  # another thread is another lease
+    assert store.waiting_threads() == []  # both held
+    store.release(KEY, "B")  # not B's to release
+    assert not store.claim(KEY, "B", 60)
+    store.release(KEY, "A")
+    assert store.waiting_threads() == [KEY]
+    assert store.claim(KEY, "B", 60)
+    assert not store.claim(ThreadKey("T9", "C9", "1.0"), "A", 60)  # no such thread
+
+
+def test_an_expired_lease_is_anyone_s(store: Store):
+    store.append(KEY, "rules", TS)
+    store.append(KEY, user("hi"), TS, WANTS)
+    assert store.claim(KEY, "crashed", -1)  # already expired: its holder died long ago
+    assert store.waiting_threads() == [KEY]
+    assert store.claim(KEY, "B", 60)
+    assert not store.claim(KEY, "crashed", 60)
+
+
+def test_mark_posted_keeps_the_ts_of_a_post(store: Store):
+    store.append(KEY, "rules", TS)
+    store.append(KEY, PostMessage(text="hello"), TS)
+    store.mark_posted(KEY, 1, "1712233999.000100")
+    assert store.metadata(KEY)[1].slack_ts == "1712233999.000100"
+    assert not store.has_message(KEY, "1712233999.000100")  # a post is not a user message

@@ -5,11 +5,19 @@ from __future__ import annotations
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
-from context.storage.base import EntryMeta, Store, ThreadKey, ThreadMessage, ThreadSummary
+from context.storage.base import (
+    EntryMeta,
+    Pending,
+    Store,
+    ThreadKey,
+    ThreadMessage,
+    ThreadSummary,
+)
 
 __all__ = [
     "DEFAULT_URL",
     "EntryMeta",
+    "Pending",
     "Store",
     "ThreadKey",
     "ThreadMessage",

@@ -39,6 +39,9 @@ class EntryMeta:
     cached_tokens: int | None = None
     completion_tokens: int | None = None
     latency_ms: float | None = None
+    # A user entry someone expects an answer to (a mention, a DM, a follow-up): a run is owed
+    # until the thread's answered_through reaches it, across restarts.
+    wants_answer: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,14 @@ class ThreadMessage:
     ts: str
     user: str
     text: str
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A user entry that wants an answer and has not had one, and its Slack message."""
+
+    index: int
+    slack_ts: str | None
 
 
 @dataclass(frozen=True)
@@ -72,8 +83,11 @@ class Store(Protocol):
         timestamp: str,
         meta: EntryMeta | None = None,
         expect_index: int | None = None,
+        answered_through: int | None = None,
     ) -> Entry | None:
-        """Atomically place (index and turn by `context.log.Tail`) and record one entry.
+        """Atomically place (index and turn by `context.log.Tail`) and record one entry;
+        with `answered_through`, in the same transaction, raise the thread's answered_through
+        to it (the entry that ends a run, and what the run answered, are one fact).
 
         Returns None, recording nothing, when `meta.event_id` is already recorded in this
         thread, when `content` is a user message whose `meta.slack_ts` is already recorded
@@ -84,6 +98,30 @@ class Store(Protocol):
 
     def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
         """The thread's entries with index >= start, in order; [] for an unknown thread."""
+        ...
+
+    # --- runs: one process at a time per thread, and what is still owed an answer ---------
+
+    def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
+        """Take or renew the thread's run lease for `seconds`: True when `holder` now holds
+        it (it was free, expired, or already its own)."""
+        ...
+
+    def release(self, key: ThreadKey, holder: str, answered_through: int | None = None) -> None:
+        """Give the lease back (if `holder` has it), first raising the thread's
+        answered_through to `answered_through`."""
+        ...
+
+    def pending(self, key: ThreadKey) -> list[Pending]:
+        """User entries that want an answer, after the thread's answered_through."""
+        ...
+
+    def waiting_threads(self) -> list[ThreadKey]:
+        """Threads owed an answer whose lease is free or expired (a crashed run's)."""
+        ...
+
+    def mark_posted(self, key: ThreadKey, index: int, slack_ts: str) -> None:
+        """Note in the side metadata that entry `index` (a postMessage) reached Slack."""
         ...
 
     def metadata(self, key: ThreadKey) -> list[EntryMeta]:

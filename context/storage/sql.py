@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from dataclasses import asdict, fields
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from alembic import command
@@ -45,7 +45,7 @@ from sqlalchemy.sql import ColumnElement
 
 from context.entry import Content, Entry, Role, entry_from_json, make_entry, role_of
 from context.log import Tail
-from context.storage.base import EntryMeta, ThreadKey, ThreadMessage, ThreadSummary
+from context.storage.base import EntryMeta, Pending, ThreadKey, ThreadMessage, ThreadSummary
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -71,6 +71,11 @@ threads_table = Table(
     Column("last_speaker", String),
     # Whether thread_messages holds the whole Slack thread (fetched from Slack once).
     Column("history_complete", Boolean, nullable=False, server_default=false()),
+    # Runs (migration 0003): entries up to this index are answered; the lease of the process
+    # running the thread now, if any, and until when (a `_now` string).
+    Column("answered_through", Integer, nullable=False, server_default="-1"),
+    Column("run_holder", String),
+    Column("run_expires", String),
     UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
 )
 
@@ -108,7 +113,22 @@ entries_table = Table(
     Column("completion_tokens", Integer),
     Column("latency_ms", Float),
     Column("recorded_at", String, nullable=False),
+    Column("wants_answer", Boolean, nullable=False, server_default=false()),
     PrimaryKeyConstraint("thread_id", "idx", name="pk_entries"),
+)
+Index(
+    "ix_entries_wants_answer",
+    entries_table.c.thread_id,
+    entries_table.c.idx,
+    postgresql_where=entries_table.c.wants_answer,
+    sqlite_where=entries_table.c.wants_answer,
+)
+Index(
+    "ix_entries_thread_slack_ts",
+    entries_table.c.thread_id,
+    entries_table.c.slack_ts,
+    postgresql_where=entries_table.c.slack_ts.isnot(None),
+    sqlite_where=entries_table.c.slack_ts.isnot(None),
 )
 Index(
     "ux_entries_thread_event",
@@ -205,6 +225,7 @@ class SqlStore:
         timestamp: str,
         meta: EntryMeta | None = None,
         expect_index: int | None = None,
+        answered_through: int | None = None,
     ) -> Entry | None:
         meta = meta or EntryMeta()
         role = role_of(content)
@@ -238,6 +259,7 @@ class SqlStore:
                     turn=tail.turn,
                     last_speaker=tail.last_speaker,
                     updated_at=now,
+                    answered_through=max(thread.answered_through, answered_through or -1),
                 )
             )
         return entry
@@ -267,6 +289,79 @@ class SqlStore:
         )
         with self._engine.connect() as connection:
             return [entry_from_json(text) for text in connection.scalars(query)]
+
+    def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
+        now = datetime.now(UTC)
+        with self._writes.begin() as connection:
+            done = connection.execute(
+                threads_table.update()
+                .where(
+                    _is_thread(key),
+                    or_(
+                        threads_table.c.run_holder.is_(None),
+                        threads_table.c.run_holder == holder,
+                        threads_table.c.run_expires < _moment(now),
+                    ),
+                )
+                .values(run_holder=holder, run_expires=_moment(now + timedelta(seconds=seconds)))
+            )
+            return done.rowcount == 1
+
+    def release(self, key: ThreadKey, holder: str, answered_through: int | None = None) -> None:
+        with self._writes.begin() as connection:
+            if answered_through is not None:
+                connection.execute(
+                    threads_table.update()
+                    .where(_is_thread(key), threads_table.c.answered_through < answered_through)
+                    .values(answered_through=answered_through)
+                )
+            connection.execute(
+                threads_table.update()
+                .where(_is_thread(key), threads_table.c.run_holder == holder)
+                .values(run_holder=None, run_expires=None)
+            )
+
+    def pending(self, key: ThreadKey) -> list[Pending]:
+        query = (
+            select(entries_table.c.idx, entries_table.c.slack_ts)
+            .join(threads_table)
+            .where(
+                _is_thread(key),
+                entries_table.c.wants_answer,
+                entries_table.c.idx > threads_table.c.answered_through,
+            )
+            .order_by(entries_table.c.idx)
+        )
+        with self._engine.connect() as connection:
+            return [Pending(row.idx, row.slack_ts) for row in connection.execute(query)]
+
+    def waiting_threads(self) -> list[ThreadKey]:
+        owed = (
+            select(literal(1))
+            .where(
+                entries_table.c.thread_id == threads_table.c.id,
+                entries_table.c.wants_answer,
+                entries_table.c.idx > threads_table.c.answered_through,
+            )
+            .exists()
+        )
+        free = or_(threads_table.c.run_holder.is_(None), threads_table.c.run_expires < _now())
+        query = (
+            select(threads_table.c.team, threads_table.c.channel, threads_table.c.thread_ts)
+            .where(owed, free)
+            .order_by(threads_table.c.updated_at)
+        )
+        with self._engine.connect() as connection:
+            return [ThreadKey(*row) for row in connection.execute(query)]
+
+    def mark_posted(self, key: ThreadKey, index: int, slack_ts: str) -> None:
+        thread_id = select(threads_table.c.id).where(_is_thread(key)).scalar_subquery()
+        with self._writes.begin() as connection:
+            connection.execute(
+                entries_table.update()
+                .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
+                .values(slack_ts=slack_ts)
+            )
 
     def metadata(self, key: ThreadKey) -> list[EntryMeta]:
         query = (
