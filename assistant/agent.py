@@ -21,10 +21,10 @@ from assistant.tools import ToolCallError, parse_tool_call
 from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
 from assistant.tools.get_thread_history import get_thread_history
-from assistant.tools.post_message import post_message
+from assistant.tools.post_message import finish_interrupted_posts, post_message
 from context.budget import BudgetError
 from context.log import ContextLog
-from context.storage import EntryMeta, ThreadKey
+from context.storage import EntryMeta, Store, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,8 @@ SORRY_BUDGET = (
     "at once. Please start a new thread."
 )
 
-ToolFunction = Callable[[Any, "RunContext"], Awaitable[str | None]]
+# A tool gets its call, the run, and the index of the call's entry in the log.
+ToolFunction = Callable[[Any, "RunContext", int], Awaitable[str | None]]
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,
     "getThreadHistory": get_thread_history,
@@ -58,6 +59,7 @@ class RunContext:
     history: ThreadHistory | None
     bot_mention: str
     log: ContextLog
+    store: Store
 
 
 @dataclass(frozen=True)
@@ -79,16 +81,22 @@ class Agent:
             self.history,
             f"<@{bot_user_id or 'assistant'}>",
             ContextLog(await self.recorder.entries(key)),
+            self.recorder.store,
         )
         message_ts = requests[-1].message_ts
         await self._show_progress(key, message_ts, working=True)
         try:
+            if self.client is not None:
+                await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
             return await self._steps(ctx)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            seen_through = len(ctx.log) - 1
+            await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK, seen_through)
+            return seen_through
         finally:
             await self._show_progress(key, message_ts, working=False)
 
     async def _steps(self, ctx: RunContext) -> int:
-        seen_through = len(ctx.log) - 1
         prompts = self.budget.prompts(ctx.log)
         for _ in range(self.max_steps):
             # Pick up what was recorded since the last step: our own entries, new messages.
@@ -98,28 +106,26 @@ class Agent:
             try:
                 prompt = prompts.next()
             except BudgetError as exc:
-                await self._fail(
-                    ctx, f"the prompt does not fit the context budget: {exc}", SORRY_BUDGET
-                )
+                reason = f"the prompt does not fit the context budget: {exc}"
+                await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
                 return seen_through
             try:
                 reply = await self.model.next_step(prompt.text)
             except ModelError as exc:
-                await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL)
+                await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
                 return seen_through
-            try:
-                if await self._carry_out(ctx, reply):
-                    return seen_through
-            except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-                await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK)
+            if await self._carry_out(ctx, reply, seen_through):
                 return seen_through
         await self.recorder.record(
-            ctx.key, f"Stopped after {self.max_steps} steps without finishRequest."
+            ctx.key,
+            f"Stopped after {self.max_steps} steps without finishRequest.",
+            answered_through=seen_through,
         )
         return seen_through
 
-    async def _carry_out(self, ctx: RunContext, reply: ModelReply) -> bool:
-        """Record and carry out one reply's tool calls; True once the request is finished."""
+    async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
+        """Record and carry out one reply's tool calls; True once the request is finished
+        (its finishRequest also records that the entries through `seen_through` are answered)."""
         meta = EntryMeta(
             model=reply.model,
             prompt_tokens=reply.prompt_tokens,
@@ -136,7 +142,7 @@ class Agent:
             )
             text = (reply.text or "").strip() or "…"
             await self._call(ctx, PostMessage(text=text), None)
-            await self._call(ctx, FinishRequest(), None)
+            await self._call(ctx, FinishRequest(), None, seen_through)
             return True
         for raw in reply.calls:
             try:
@@ -144,20 +150,30 @@ class Agent:
             except ToolCallError as exc:
                 await self.recorder.record(ctx.key, f"Error: {exc}", meta=meta)
             else:
-                await self._call(ctx, call, meta)
-                if isinstance(call, FinishRequest):
+                finished = isinstance(call, FinishRequest)
+                await self._call(ctx, call, meta, seen_through if finished else None)
+                if finished:
                     return True
             meta = None  # usage belongs to the first entry a reply produced
         return False
 
-    async def _call(self, ctx: RunContext, call: ToolCall, meta: EntryMeta | None) -> None:
+    async def _call(
+        self,
+        ctx: RunContext,
+        call: ToolCall,
+        meta: EntryMeta | None,
+        answered_through: int | None = None,
+    ) -> None:
         # Recorded before it is carried out: a crash in between leaves the intent on record.
-        await self.recorder.record(ctx.key, call, meta=meta)
-        result = await self.tools[call.name](call, ctx)
+        entry = await self.recorder.record(
+            ctx.key, call, meta=meta, answered_through=answered_through
+        )
+        assert entry is not None  # only user entries and event ids are ever deduplicated
+        result = await self.tools[call.name](call, ctx, entry.index)
         if result is not None:
             await self.recorder.record(ctx.key, result)
 
-    async def _fail(self, ctx: RunContext, reason: str, sorry: str) -> None:
+    async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
         """One short message for the people in the thread, the reason for the log."""
         outcome = "No one was told (replay)."
         if self.client is not None:
@@ -169,7 +185,9 @@ class Agent:
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
                 outcome = "The thread could not be told."
                 log.warning("could not tell %s about a failure: %s", ctx.key, _slack_reason(exc))
-        await self.recorder.record(ctx.key, f"Error: {reason}. {outcome}")
+        await self.recorder.record(
+            ctx.key, f"Error: {reason}. {outcome}", answered_through=seen_through
+        )
 
     async def _show_progress(self, key: ThreadKey, message_ts: str, working: bool) -> None:
         """The :eyes: reaction on the message being answered, while the run works."""

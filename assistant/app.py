@@ -34,7 +34,7 @@ class Assistant:
     app: AsyncApp
 
     async def close(self) -> None:
-        await self.scheduler.wait_idle()
+        await self.scheduler.stop()
         await self.model.close()
         self.store.close()
 
@@ -48,7 +48,8 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     history = ThreadHistory(store, client)
     budget = PromptBudget.for_settings(settings)
     agent = Agent(recorder, model, client, history, settings.assistant_max_steps, budget)
-    scheduler = RunScheduler(agent.run)
+    scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
+    scheduler.start()
     events = EventRecorder(settings, recorder, history, scheduler)
     app = AsyncApp(
         client=client,
@@ -57,6 +58,9 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
             if settings.slack_signing_secret
             else ""  # Socket Mode: Slack signs nothing, the websocket is authenticated
         ),
+        # Acknowledge an event only once it is recorded (the run itself starts after): a
+        # process killed before that leaves Slack to retry it, so no message is lost.
+        process_before_response=True,
     )
     listeners.register(app, events)
     return Assistant(settings, store, client, model, scheduler, events, app)

@@ -46,16 +46,19 @@ class EventRecorder:
         await self.recorder.start_thread(key, self.settings.instructions())
         userid = f"<@{event['user']}>"
         text = clean_user_text(event.get("text", ""), bot_user_id)
+        # Owed an answer from the moment it is recorded: a crash after this write loses
+        # nothing (assistant.runs resumes it).
+        wants_answer = mention or direct or self.settings.assistant_answer_followups
         entry = await self.recorder.record(
             key,
             UserContent(userid=userid, text=text),
             timestamp=slack_time(event["ts"]),
-            meta=EntryMeta(slack_ts=event["ts"], event_id=event_id),
+            meta=EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
         )
         if entry is None:
             return  # a retry, or the other event of a channel mention
         await self.history.remember(key, [ThreadMessage(event["ts"], userid, text)])
-        if mention or direct or self.settings.assistant_answer_followups:
+        if wants_answer:
             self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
 
     async def edited(

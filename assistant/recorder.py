@@ -26,10 +26,18 @@ class Recorder:
         timestamp: str | None = None,
         meta: EntryMeta | None = None,
         expect_index: int | None = None,
+        answered_through: int | None = None,
     ) -> Entry | None:
-        """Append and print one entry; None when the store dropped it as a duplicate."""
+        """Append and print one entry; None when the store dropped it as a duplicate.
+        `answered_through`: this entry ends a run that answered the entries up to there."""
         entry = await asyncio.to_thread(
-            self.store.append, key, content, timestamp or now_timestamp(), meta, expect_index
+            self.store.append,
+            key,
+            content,
+            timestamp or now_timestamp(),
+            meta,
+            expect_index,
+            answered_through,
         )
         if entry is not None:
             self._trace.write(entry)

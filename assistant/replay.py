@@ -29,11 +29,13 @@ from context.toolcalls import GetThreadHistory, PostMessage
 REPLAY_THREAD = ThreadKey("replay", "replay", "0")
 
 
-async def _not_sent(call: PostMessage, ctx: RunContext) -> str | None:
+async def _not_sent(call: PostMessage, ctx: RunContext, index: int) -> str | None:
     return None
 
 
-async def _history_from_log(call: GetThreadHistory, ctx: RunContext) -> str | None:
+async def _history_from_log(
+    call: GetThreadHistory, ctx: RunContext, index: int
+) -> str | None:
     lines = []
     for entry in ctx.log.entries:
         if isinstance(entry, UserEntry):

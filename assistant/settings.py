@@ -67,6 +67,7 @@ class Settings(StoreSettings):
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
     assistant_context_tokens: int = Field(default=128_000, ge=1_000)
     assistant_answer_tokens: int = Field(default=4_000, ge=100)
+    assistant_run_lease_seconds: float = Field(default=30.0, ge=1.0, le=3600.0)
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
 

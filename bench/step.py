@@ -215,7 +215,7 @@ class InstantModel:
         return ModelReply(calls=[RawToolCall("postMessage", arguments)], model="stub")
 
 
-async def _no_slack(call: object, ctx: RunContext) -> None:
+async def _no_slack(call: object, ctx: RunContext, index: int) -> None:
     return None
 
 
@@ -240,7 +240,7 @@ def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
 
     async def go() -> None:
         log = TimedLog(await recorder.entries(KEY), clock)
-        await agent._steps(RunContext(KEY, None, None, "<@U0FAKEBOT1>", log))
+        await agent._steps(RunContext(KEY, None, None, "<@U0FAKEBOT1>", log, store))
 
     asyncio.run(go())
     pieces = {piece: clock.median(piece) for piece in (*PIECES, "step")}

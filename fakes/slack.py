@@ -365,15 +365,20 @@ class FakeSlack(SocketModeServer):
             limit = min(max(int(params.get("limit") or 1000), 1), 1000)
         except ValueError as exc:
             raise SlackError("invalid_limit") from exc
-        return self.store.replies_page(
+        page = self.store.replies_page(
             channel,
             ts,
             limit=limit,
             cursor=params.get("cursor") or None,
             oldest=params.get("oldest") or None,
             latest=params.get("latest") or None,
-            inclusive=str(params.get("inclusive", "")).lower() in ("1", "true"),
+            inclusive=_flag(params.get("inclusive")),
         )
+        if not _flag(params.get("include_all_metadata")):
+            # Like Slack: messages carry their metadata only when it is asked for.
+            for message in page["messages"]:
+                message.pop("metadata", None)
+        return page
 
     def _reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
         channel, ts, name = _reaction_args(params)
@@ -423,6 +428,10 @@ def _json_field(value: Any) -> Any:
     if isinstance(value, str) and value.strip().startswith(("[", "{")):
         return json.loads(value)
     return value
+
+
+def _flag(value: Any) -> bool:
+    return str(value or "").lower() in ("1", "true")
 
 
 def _reaction_args(params: dict[str, Any]) -> tuple[str, str, str]:

@@ -71,6 +71,9 @@ class RunningApp:
 
     def start(self) -> RunningApp:
         self._thread.start()
+        # Answered once the lifespan has built the assistant (until then it waits in the
+        # socket's backlog).
+        assert self.request("GET", "/healthz").status == 200
         return self
 
     def stop(self) -> None:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from assistant.agent import RunContext
 
 
-async def expand_entry(call: ExpandEntry, ctx: RunContext) -> str:
+async def expand_entry(call: ExpandEntry, ctx: RunContext, index: int) -> str:
     entries = ctx.log.entries  # as the model was last shown them
     if call.index >= len(entries):
         last = len(entries) - 1

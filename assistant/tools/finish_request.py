@@ -10,5 +10,5 @@ if TYPE_CHECKING:
     from assistant.agent import RunContext
 
 
-async def finish_request(call: FinishRequest, ctx: RunContext) -> str | None:
+async def finish_request(call: FinishRequest, ctx: RunContext, index: int) -> str | None:
     return None

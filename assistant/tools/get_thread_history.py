@@ -20,7 +20,7 @@ class HistoryLine(NamedTuple):
     text: str
 
 
-async def get_thread_history(call: GetThreadHistory, ctx: RunContext) -> str | None:
+async def get_thread_history(call: GetThreadHistory, ctx: RunContext, index: int) -> str | None:
     assert ctx.history is not None, "getThreadHistory needs Slack"
     try:
         messages = await ctx.history.messages(ctx.key)

@@ -107,9 +107,12 @@ class Store(Protocol):
         it (it was free, expired, or already its own)."""
         ...
 
-    def release(self, key: ThreadKey, holder: str, answered_through: int | None = None) -> None:
-        """Give the lease back (if `holder` has it), first raising the thread's
-        answered_through to `answered_through`."""
+    def release(self, key: ThreadKey, holder: str) -> None:
+        """Give the lease back, if `holder` has it."""
+        ...
+
+    def mark_answered(self, key: ThreadKey, through: int) -> None:
+        """Raise the thread's answered_through to `through` (it never goes down)."""
         ...
 
     def pending(self, key: ThreadKey) -> list[Pending]:
@@ -124,8 +127,8 @@ class Store(Protocol):
         """Note in the side metadata that entry `index` (a postMessage) reached Slack."""
         ...
 
-    def metadata(self, key: ThreadKey) -> list[EntryMeta]:
-        """Side metadata of every entry of the thread, in index order."""
+    def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
+        """Side metadata of the thread's entries with index >= start, in index order."""
         ...
 
     def has_thread(self, key: ThreadKey) -> bool: ...

@@ -307,18 +307,20 @@ class SqlStore:
             )
             return done.rowcount == 1
 
-    def release(self, key: ThreadKey, holder: str, answered_through: int | None = None) -> None:
+    def release(self, key: ThreadKey, holder: str) -> None:
         with self._writes.begin() as connection:
-            if answered_through is not None:
-                connection.execute(
-                    threads_table.update()
-                    .where(_is_thread(key), threads_table.c.answered_through < answered_through)
-                    .values(answered_through=answered_through)
-                )
             connection.execute(
                 threads_table.update()
                 .where(_is_thread(key), threads_table.c.run_holder == holder)
                 .values(run_holder=None, run_expires=None)
+            )
+
+    def mark_answered(self, key: ThreadKey, through: int) -> None:
+        with self._writes.begin() as connection:
+            connection.execute(
+                threads_table.update()
+                .where(_is_thread(key), threads_table.c.answered_through < through)
+                .values(answered_through=through)
             )
 
     def pending(self, key: ThreadKey) -> list[Pending]:
@@ -363,11 +365,11 @@ class SqlStore:
                 .values(slack_ts=slack_ts)
             )
 
-    def metadata(self, key: ThreadKey) -> list[EntryMeta]:
+    def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
         query = (
             select(*_META_COLUMNS)
             .join(threads_table)
-            .where(_is_thread(key))
+            .where(_is_thread(key), entries_table.c.idx >= start)
             .order_by(entries_table.c.idx)
         )
         with self._engine.connect() as connection:
