@@ -21,6 +21,7 @@ BENCHMARKS = {
     "throughput": "bench.throughput",
     "store": "bench.store",
     "prompt_prefix": "bench.prompt_prefix",
+    "chaos": "bench.chaos",
 }
 
 

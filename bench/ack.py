@@ -16,12 +16,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench import conversation, texts
+from bench import conversation
 from bench.load import send_events
 from bench.model import AnsweringModel
 from bench.report import Figure, median, ms, percentile
 from bench.server import AppServer
-from context.storage import open_store
 from fakes import FakeOpenAI, FakeSlack
 
 FULL = {"threads": 100, "per_thread": 5, "concurrency": 50, "latency": 2.0}
@@ -45,7 +44,7 @@ def run(smoke: bool = False) -> list[Figure]:
             deliveries = send_events(app.url, [m.event for m in made], int(size["concurrency"]))
             conversation.wait_answered(slack, model, made, timeout=120 + 10 * size["latency"])
             elapsed = time.perf_counter() - started
-        recorded = _recorded_once(app.database_url, made)
+        recorded = conversation.recorded_once(app.database_url, made)
         once = conversation.answered_once(slack, made)
         posts = Counter(c.params.get("thread_ts") for c in slack.calls_to("chat.postMessage"))
         runs = len(slack.calls_to("reactions.add"))
@@ -83,18 +82,3 @@ def run(smoke: bool = False) -> list[Figure]:
             f"{elapsed:.1f} s ({elapsed / size['latency']:.1f}x)",
         ),
     ]
-
-
-def _recorded_once(database_url: str, made: list[conversation.Mention]) -> int:
-    """Mentions whose label is in exactly one user entry of their own thread's log."""
-    store = open_store(database_url)
-    try:
-        counts: Counter[tuple[str, str]] = Counter()
-        for summary in store.threads():
-            for entry in store.entries(summary.key):
-                if entry.role == "user":
-                    for label in texts.tags_in(entry.content.text):
-                        counts[(summary.key.thread_ts, label)] += 1
-    finally:
-        store.close()
-    return sum(1 for m in made if counts[(m.thread_ts, m.label)] == 1)

@@ -17,6 +17,8 @@ from typing import Any
 
 from bench import texts
 from bench.model import AnsweringModel
+from context.storage import open_store
+from context.validate import validate_log
 from fakes import FakeSlack
 from tests.harness import mention
 
@@ -103,3 +105,33 @@ def wait_answered(
 
 def per_method(slack: FakeSlack) -> Counter[str]:
     return Counter(call.method for call in slack.calls)
+
+
+def recorded_once(database_url: str, made: list[Mention]) -> int:
+    """Mentions whose label is in exactly one user entry of their own thread's log."""
+    store = open_store(database_url)
+    try:
+        counts: Counter[tuple[str, str]] = Counter()
+        for summary in store.threads():
+            for entry in store.entries(summary.key):
+                if entry.role == "user":
+                    for label in texts.tags_in(entry.content.text):
+                        counts[(summary.key.thread_ts, label)] += 1
+    finally:
+        store.close()
+    return sum(1 for m in made if counts[(m.thread_ts, m.label)] == 1)
+
+
+def valid_logs(database_url: str) -> tuple[int, int]:
+    """How many thread logs pass the validator as they export, of how many."""
+    store = open_store(database_url)
+    try:
+        logs = [store.entries(summary.key) for summary in store.threads()]
+    finally:
+        store.close()
+    valid = sum(
+        1
+        for log in logs
+        if not validate_log("[" + ",".join(e.canonical_json() for e in log) + "]").problems
+    )
+    return valid, len(logs)

@@ -21,11 +21,14 @@ from fakes.openai import Hold, Response
 
 
 class AnsweringModel:
-    """`latency`: seconds before each reply (FakeOpenAI delay). `history_every`: every
-    that many runs (the first included; 0 never) the run starts with getThreadHistory.
+    """`latency`: seconds before each reply (FakeOpenAI delay), or a (low, high) range.
+    `history_every`: every that many runs (the first included; 0 never) the run starts with
+    getThreadHistory.
     `hold_replies()`: every reply waits until `release_all()`."""
 
-    def __init__(self, latency: float = 0.0, history_every: int = 0, seed: int = 5) -> None:
+    def __init__(
+        self, latency: float | tuple[float, float] = 0.0, history_every: int = 0, seed: int = 5
+    ) -> None:
         self.latency = latency
         self.history_every = history_every
         self.holding = False
@@ -44,8 +47,13 @@ class AnsweringModel:
             if name == "postMessage":
                 self.answered += texts.tags_in(arguments["text"])
                 self._lock.notify_all()
-            if self.latency > 0:
-                reply = replies.delay(self.latency, reply)
+            latency = (
+                self._rng.uniform(*self.latency)
+                if isinstance(self.latency, tuple)
+                else self.latency
+            )
+            if latency > 0:
+                reply = replies.delay(latency, reply)
             if self.holding:
                 reply = replies.hold(reply)
                 self._holds.append(reply)

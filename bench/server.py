@@ -26,7 +26,7 @@ class AppServer:
 
     def __init__(self, slack: FakeSlack, model: FakeOpenAI, workdir: Path, **env: str) -> None:
         self.port = free_port()
-        self.database_url = f"sqlite:///{workdir / 'app.db'}"
+        self.database_url = env.pop("DATABASE_URL", f"sqlite:///{workdir / 'app.db'}")
         settings = {
             "SLACK_BOT_TOKEN": ids.BOT_TOKEN,
             "SLACK_SIGNING_SECRET": ids.SIGNING_SECRET,

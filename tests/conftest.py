@@ -80,11 +80,16 @@ def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
     """A URL of an empty database: a new SQLite file, or a new PostgreSQL schema."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
-    database: Engine = request.getfixturevalue("postgres_database")
+    return request.getfixturevalue("postgres_url")
+
+
+@pytest.fixture
+def postgres_url(postgres_database: Engine) -> str:
+    """A URL of a new, empty PostgreSQL schema (for tests that need several processes)."""
     schema = f"test_{uuid.uuid4().hex[:12]}"
-    with database.connect() as connection:
+    with postgres_database.connect() as connection:
         connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = database.url.set(query={"options": f"-csearch_path={schema}"})
+    url = postgres_database.url.set(query={"options": f"-csearch_path={schema}"})
     return url.render_as_string(hide_password=False)
 
 
