@@ -13,6 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.history import ThreadHistory
+from assistant.media import ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
@@ -71,6 +72,7 @@ class Agent:
     max_steps: int
     budget: PromptBudget
     tools: dict[str, ToolFunction] = field(default_factory=lambda: dict(SLACK_TOOLS))
+    images: ImageParts | None = None  # None: the prompt carries image markers only (replay)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> int:
         """Answer the requests; return the highest log index the last prompt held."""
@@ -109,8 +111,9 @@ class Agent:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
                 return seen_through
+            images = await self.images.parts(ctx.key) if self.images is not None else []
             try:
-                reply = await self.model.next_step(prompt.text)
+                reply = await self.model.next_step(prompt.text, images)
             except ModelError as exc:
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
                 return seen_through

@@ -13,6 +13,7 @@ from assistant import listeners
 from assistant.agent import Agent
 from assistant.events import EventRecorder
 from assistant.history import ThreadHistory
+from assistant.media import ImageParts, SlackFiles
 from assistant.model import ModelClient
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
@@ -36,6 +37,7 @@ class Assistant:
     async def close(self) -> None:
         await self.scheduler.stop()
         await self.model.close()
+        await self.events.files.close()
         self.store.close()
 
 
@@ -47,10 +49,21 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     model = ModelClient(settings)
     history = ThreadHistory(store, client)
     budget = PromptBudget.for_settings(settings)
-    agent = Agent(recorder, model, client, history, settings.assistant_max_steps, budget)
+    assert settings.slack_bot_token is not None
+    files = SlackFiles(settings.slack_bot_token.get_secret_value())
+    images = ImageParts(
+        files,
+        store,
+        settings.assistant_max_images,
+        settings.assistant_max_image_bytes,
+        settings.assistant_max_prompt_image_bytes,
+    )
+    agent = Agent(
+        recorder, model, client, history, settings.assistant_max_steps, budget, images=images
+    )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
     scheduler.start()
-    events = EventRecorder(settings, recorder, history, scheduler)
+    events = EventRecorder(settings, recorder, history, scheduler, client, files, model.transcribe)
     app = AsyncApp(
         client=client,
         signing_secret=(

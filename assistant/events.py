@@ -7,7 +7,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant import references
 from assistant.history import ThreadHistory, slack_time
+from assistant.media import Attachments, SlackFiles, Transcribe, check_image, describe_files
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, RunScheduler
 from assistant.settings import Settings
@@ -26,6 +30,9 @@ class EventRecorder:
     recorder: Recorder
     history: ThreadHistory
     scheduler: RunScheduler
+    client: AsyncWebClient
+    files: SlackFiles
+    transcribe: Transcribe
 
     async def message(
         self,
@@ -43,9 +50,13 @@ class EventRecorder:
                 return  # the app_mention event records it, and asks for the answer
             if not direct and not await self._in_thread(key):
                 return
+        raw = event.get("text", "")
+        media = event.get("files") or references.links_in(raw)
+        if media and await self._recorded(key, event["ts"]):
+            return  # a retry: its files were read and its links resolved the first time
         await self.recorder.start_thread(key, self.settings.instructions())
         userid = f"<@{event['user']}>"
-        text = clean_user_text(event.get("text", ""), bot_user_id)
+        text, attachments = await self._text_and_attachments(event, bot_user_id)
         # Owed an answer from the moment it is recorded: a crash after this write loses
         # nothing (assistant.runs resumes it).
         wants_answer = mention or direct or self.settings.assistant_answer_followups
@@ -54,12 +65,35 @@ class EventRecorder:
             UserContent(userid=userid, text=text),
             timestamp=slack_time(event["ts"]),
             meta=EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
+            images=attachments.images,
         )
         if entry is None:
             return  # a retry, or the other event of a channel mention
+        if attachments.problems:
+            await self.recorder.record(key, "\n".join(attachments.problems))
         await self.history.remember(key, [ThreadMessage(event["ts"], userid, text)])
         if wants_answer:
             self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
+
+    async def _text_and_attachments(
+        self, event: dict[str, Any], bot_user_id: str | None
+    ) -> tuple[str, Attachments]:
+        """The entry's text: the person's words, a marker per file, then what each linked
+        message said; and the images to keep with it (its own, then the linked ones')."""
+        raw = event.get("text", "")
+        found = await describe_files(
+            event.get("files") or [],
+            self.files,
+            self.transcribe,
+            self.settings.assistant_max_image_bytes,
+        )
+        said, linked_files = await references.references(
+            self.client, raw, event["user"], bot_user_id
+        )
+        for file in linked_files:
+            await check_image(file, self.files, self.settings.assistant_max_image_bytes, found)
+        parts = [clean_user_text(raw, bot_user_id), *found.markers, *said]
+        return "\n".join(part for part in parts if part), found
 
     async def edited(
         self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import openai
 from openai import AsyncOpenAI
 
 from assistant.instructions import SYSTEM_MESSAGE
+from assistant.media import ImagePart, TranscriptionError
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
 
@@ -35,11 +37,17 @@ class ModelReply:
     latency_ms: float = 0.0
 
 
-def build_messages(prompt_text: str) -> list[dict[str, object]]:
-    """The two messages of every call: the fixed instructions, then the whole log."""
+def build_messages(
+    prompt_text: str, images: Sequence[ImagePart] = ()
+) -> list[dict[str, object]]:
+    """The two messages of every call: the fixed instructions, then the log (followed by the
+    recent images as parts, when there are any: the text part stays the cached prefix)."""
+    content: object = prompt_text
+    if images:
+        content = [{"type": "text", "text": prompt_text}, *images]
     return [
         {"role": "system", "content": SYSTEM_MESSAGE},
-        {"role": "user", "content": prompt_text},
+        {"role": "user", "content": content},
     ]
 
 
@@ -47,6 +55,7 @@ class ModelClient:
     def __init__(self, settings: Settings) -> None:
         assert settings.openai_api_key is not None
         self._model = settings.assistant_model
+        self._transcription_model = settings.assistant_transcription_model
         self._client = AsyncOpenAI(
             api_key=settings.openai_api_key.get_secret_value(),
             base_url=settings.openai_base_url,
@@ -54,13 +63,13 @@ class ModelClient:
             max_retries=settings.openai_max_retries,
         )
 
-    async def next_step(self, prompt_text: str) -> ModelReply:
+    async def next_step(self, prompt_text: str, images: Sequence[ImagePart] = ()) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now."""
         started = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(
                 model=self._model,
-                messages=build_messages(prompt_text),  # type: ignore[arg-type]
+                messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
                 tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
                 tool_choice="required",
             )
@@ -89,6 +98,20 @@ class ModelClient:
             completion_tokens=usage.completion_tokens if usage else None,
             latency_ms=latency_ms,
         )
+
+    async def transcribe(self, name: str, data: bytes, mimetype: str) -> str:
+        """The text of an audio file, through the transcription endpoint."""
+        try:
+            result = await self._client.audio.transcriptions.create(
+                model=self._transcription_model, file=(name, data, mimetype)
+            )
+        except openai.APITimeoutError:
+            raise TranscriptionError("the service did not answer in time") from None
+        except openai.APIStatusError as exc:
+            raise TranscriptionError(f"the service answered HTTP {exc.status_code}") from None
+        except openai.APIConnectionError:
+            raise TranscriptionError("the service could not be reached") from None
+        return result.text
 
     async def close(self) -> None:
         await self._client.close()

@@ -8,10 +8,11 @@ event loop keeps serving other threads meanwhile.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 from context.entry import Content, Entry, now_timestamp
 from context.render import TraceWriter
-from context.storage import EntryMeta, Store, ThreadKey
+from context.storage import EntryMeta, ImageRef, Store, ThreadKey
 
 
 class Recorder:
@@ -27,6 +28,7 @@ class Recorder:
         meta: EntryMeta | None = None,
         expect_index: int | None = None,
         answered_through: int | None = None,
+        images: Sequence[ImageRef] = (),
     ) -> Entry | None:
         """Append and print one entry; None when the store dropped it as a duplicate.
         `answered_through`: this entry ends a run that answered the entries up to there."""
@@ -38,6 +40,7 @@ class Recorder:
             meta,
             expect_index,
             answered_through,
+            images,
         )
         if entry is not None:
             self._trace.write(entry)

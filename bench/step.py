@@ -203,7 +203,7 @@ class InstantModel:
         self.prompt_bytes = 0
         self.encode: list[float] = []
 
-    async def next_step(self, prompt_text: str) -> ModelReply:
+    async def next_step(self, prompt_text: str, images: object = ()) -> ModelReply:
         self.clock.model_called(time.perf_counter())
         started = time.perf_counter()
         body = {"model": "gpt-4o-mini", "messages": build_messages(prompt_text)}

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from pydantic import TypeAdapter, ValidationError
 
 from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
 
@@ -194,6 +196,7 @@ class FakeOpenAI(BackgroundServer):
         self._headers: list[dict[str, str]] = []
         self._holds: list[Hold] = []
         self.transcriptions: list[dict[str, Any]] = []
+        self.invalid_requests: list[str] = []  # why requests were refused as malformed
 
     @property
     def base_url(self) -> str:
@@ -273,6 +276,11 @@ class FakeOpenAI(BackgroundServer):
             return _error_response(
                 Error(400, "'model' and 'messages' are required.", "invalid_request_error")
             )
+        problem = request_problem(body)
+        if problem is not None:
+            # A real service would refuse it too; tests see the 400 as a model failure.
+            self.invalid_requests.append(problem)
+            return _error_response(Error(400, problem, "invalid_request_error"))
         with self._cond:
             self._requests.append(body)
             self._headers.append(dict(request.headers))
@@ -322,6 +330,25 @@ class FakeOpenAI(BackgroundServer):
         if form.get("response_format") == "text":
             return web.Response(text=self.transcription_text)
         return web.json_response({"text": self.transcription_text})
+
+
+_REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
+
+
+def request_problem(body: dict[str, Any]) -> str | None:
+    """What is wrong with a chat completion request by the openai package's own request
+    types (messages, content parts, tools), or None. The types use lazily validated
+    iterables: each is consumed to check its items."""
+    try:
+        params = _REQUEST.validate_python(body)
+        for message in params["messages"]:
+            content = message.get("content")
+            if content is not None and not isinstance(content, str):
+                list(content)
+        list(params.get("tools") or [])
+    except ValidationError as exc:
+        return f"invalid request: {exc.error_count()} problems, first: {exc.errors()[0]['loc']}"
+    return None
 
 
 def _completion(

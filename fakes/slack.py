@@ -40,6 +40,16 @@ class Call:
         return self.status == 200 and bool(self.response.get("ok"))
 
 
+SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
+
+
+@dataclass(frozen=True)
+class _File:
+    content: bytes
+    mimetype: str
+    access: bool
+
+
 @dataclass
 class _Fault:
     status: int
@@ -77,6 +87,8 @@ class FakeSlack(SocketModeServer):
         self.store.add_user(bot_user_id, ids.BOT_USER_NAME, is_bot=True)
         self.store.add_user(ids.USER_ID, "alice")
         self._calls: list[Call] = []
+        self._files: dict[str, _File] = {}
+        self.downloads: list[str] = []  # file ids served, in order
         self._faults: dict[str, deque[_Fault]] = {}
         self._init_socket_mode()
         self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -86,6 +98,7 @@ class FakeSlack(SocketModeServer):
             "chat.delete": self._chat_delete,
             "chat.getPermalink": self._chat_get_permalink,
             "conversations.replies": self._conversations_replies,
+            "conversations.history": self._conversations_history,
             "reactions.add": self._reactions_add,
             "reactions.remove": self._reactions_remove,
             "assistant.threads.setStatus": lambda params: {"ok": True},
@@ -101,6 +114,7 @@ class FakeSlack(SocketModeServer):
     def _build_app(self) -> web.Application:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle_api)
+        app.router.add_get("/files-pri/{file_id}/{name}", self._handle_file)
         app.router.add_get("/socket-mode", self._handle_socket)
         return app
 
@@ -133,6 +147,46 @@ class FakeSlack(SocketModeServer):
         message.update(extra)
         with self._cond:
             return self.store.add(channel, message)
+
+    def add_file(
+        self,
+        name: str,
+        mimetype: str,
+        content: bytes,
+        *,
+        access: bool = True,
+        filetype: str | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """A file as a message's `files` list carries it. Its `url_private` serves `content`
+        to the bot token; without `access`, like Slack for a file the app may not read, it
+        answers 200 with an HTML sign-in page."""
+        file_id = f"F{len(self._files) + 1:08d}"
+        with self._cond:
+            self._files[file_id] = _File(content, mimetype, access)
+        url = f"{self.url}/files-pri/{file_id}/{name}"
+        return {
+            "id": file_id,
+            "name": name,
+            "title": name,
+            "mimetype": mimetype,
+            "filetype": filetype or name.rsplit(".", 1)[-1].lower(),
+            "size": len(content),
+            "url_private": url,
+            "url_private_download": url + "?download=1",
+            **fields,
+        }
+
+    async def _handle_file(self, request: web.Request) -> web.StreamResponse:
+        file_id = request.match_info["file_id"]
+        with self._cond:
+            found = self._files.get(file_id)
+            token = _bearer(request.headers.get("Authorization"))
+            allowed = token is not None and (self.bot_token is None or token == self.bot_token)
+            if found is not None and found.access and allowed:
+                self.downloads.append(file_id)
+                return web.Response(body=found.content, content_type=found.mimetype)
+        return web.Response(text=SIGN_IN_PAGE, content_type="text/html")
 
     def add_user(self, user_id: str, name: str, **fields: Any) -> dict[str, Any]:
         """Seed a user for `users.info` (see `SlackStore.add_user` for the fields)."""
@@ -379,6 +433,20 @@ class FakeSlack(SocketModeServer):
             for message in page["messages"]:
                 message.pop("metadata", None)
         return page
+
+    def _conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = _required(params, "channel", "channel_not_found")
+        try:
+            limit = min(max(int(params.get("limit") or 100), 1), 999)
+        except ValueError as exc:
+            raise SlackError("invalid_limit") from exc
+        return self.store.history_page(
+            channel,
+            limit=limit,
+            oldest=params.get("oldest") or None,
+            latest=params.get("latest") or None,
+            inclusive=_flag(params.get("inclusive")),
+        )
 
     def _reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
         channel, ts, name = _reaction_args(params)

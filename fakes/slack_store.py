@@ -118,6 +118,32 @@ class SlackStore:
             response["response_metadata"] = {"next_cursor": encode_cursor(rest[0]["ts"])}
         return response
 
+    def history_page(
+        self,
+        channel: str,
+        *,
+        limit: int,
+        oldest: str | None,
+        latest: str | None,
+        inclusive: bool,
+    ) -> dict[str, Any]:
+        """`conversations.history`: the channel's top-level messages, newest first (one page;
+        the app asks for single messages)."""
+        if channel not in self.messages:
+            raise SlackError("channel_not_found")
+        top = [
+            m
+            for m in self.messages[channel].values()
+            if m.get("thread_ts", m["ts"]) == m["ts"]
+            and _in_range(m["ts"], oldest, latest, inclusive)
+        ]
+        top.sort(key=lambda m: ts_key(m["ts"]), reverse=True)
+        return {
+            "ok": True,
+            "messages": [self.render(channel, m) for m in top[:limit]],
+            "has_more": len(top) > limit,
+        }
+
     def render(self, channel: str, message: dict[str, Any]) -> dict[str, Any]:
         """A copy with the fields Slack derives: thread summary, parent author, reactions."""
         out = copy.deepcopy(message)

@@ -143,9 +143,19 @@ def test_bot_events_are_exactly_those_the_listeners_handle():
     assert len(MANIFEST["settings"]["event_subscriptions"]["bot_events"]) == len(expected)
 
 
+def downloads_files() -> bool:
+    """Whether the code fetches files' private URLs (which needs files:read, not a method)."""
+    return any(re.search(r"\burl_private\b", text) for text in sources().values())
+
+
+def test_the_scan_finds_the_file_downloads():
+    assert downloads_files()
+
+
 def test_bot_scopes_are_exactly_what_the_code_needs():
     # (a method missing from METHOD_SCOPES fails the test above)
     needed = set().union(*(METHOD_SCOPES.get(m, set()) for m in called_methods()))
+    needed |= {"files:read"} if downloads_files() else set()
     needed |= set().union(*(EVENT_SCOPES[e] for e in subscribed_events()))
     scopes = MANIFEST["oauth_config"]["scopes"]["bot"]
     assert len(scopes) == len(set(scopes)), "a scope is listed twice"

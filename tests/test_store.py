@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+from datetime import UTC, datetime, timedelta
 from multiprocessing.connection import wait
 
 import pytest
@@ -16,6 +17,7 @@ from context.entry import UserContent
 from context.log import ContextLog
 from context.storage import (
     EntryMeta,
+    ImageRef,
     Pending,
     Store,
     ThreadKey,
@@ -417,3 +419,18 @@ def test_mark_posted_keeps_the_ts_of_a_post(store: Store):
     store.mark_posted(KEY, 1, "1712233999.000100")
     assert store.metadata(KEY)[1].slack_ts == "1712233999.000100"
     assert not store.has_message(KEY, "1712233999.000100")  # a post is not a user message
+
+
+def test_images_are_kept_beside_their_entries_and_the_newest_come_back(store: Store):
+    def image(n: int) -> ImageRef:
+        return ImageRef(f"F{n}", f"shot{n}.png", "image/png", 1000 + n, f"https://files/F{n}")
+
+    store.append(KEY, "rules", TS)
+    store.append(KEY, user("look [Image: shot1.png]"), TS, images=[image(1)])
+    store.append(KEY, user("and these"), TS, images=[image(2), image(3)])
+    store.append(KEY, PostMessage(text="nice"), TS)
+    assert store.recent_images(KEY, 10) == [(1, image(1)), (2, image(2)), (2, image(3))]
+    assert store.recent_images(KEY, 2) == [(2, image(2)), (2, image(3))]
+    assert store.recent_images(ThreadKey("T1", "C1", "unknown"), 5) == []
+    assert store.purge(datetime.now(UTC) + timedelta(days=1)) == [KEY]
+    assert store.recent_images(KEY, 10) == []

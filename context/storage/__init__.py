@@ -7,6 +7,7 @@ from sqlalchemy.exc import ArgumentError
 
 from context.storage.base import (
     EntryMeta,
+    ImageRef,
     Pending,
     Store,
     ThreadKey,
@@ -17,6 +18,7 @@ from context.storage.base import (
 __all__ = [
     "DEFAULT_URL",
     "EntryMeta",
+    "ImageRef",
     "Pending",
     "Store",
     "ThreadKey",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -55,6 +56,17 @@ class ThreadMessage:
 
 
 @dataclass(frozen=True)
+class ImageRef:
+    """An image a user entry refers to: a Slack file, fetched again when a prompt shows it."""
+
+    file_id: str
+    name: str
+    mimetype: str
+    size: int
+    url: str
+
+
+@dataclass(frozen=True)
 class Pending:
     """A user entry that wants an answer and has not had one, and its Slack message."""
 
@@ -84,8 +96,10 @@ class Store(Protocol):
         meta: EntryMeta | None = None,
         expect_index: int | None = None,
         answered_through: int | None = None,
+        images: Sequence[ImageRef] = (),
     ) -> Entry | None:
-        """Atomically place (index and turn by `context.log.Tail`) and record one entry;
+        """Atomically place (index and turn by `context.log.Tail`) and record one entry, with
+        the images it refers to;
         with `answered_through`, in the same transaction, raise the thread's answered_through
         to it (the entry that ends a run, and what the run answered, are one fact).
 
@@ -125,6 +139,10 @@ class Store(Protocol):
 
     def mark_posted(self, key: ThreadKey, index: int, slack_ts: str) -> None:
         """Note in the side metadata that entry `index` (a postMessage) reached Slack."""
+        ...
+
+    def recent_images(self, key: ThreadKey, limit: int) -> list[tuple[int, ImageRef]]:
+        """The thread's `limit` newest images with their entries' indexes, oldest first."""
         ...
 
     def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:

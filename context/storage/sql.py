@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import asdict, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,7 +46,14 @@ from sqlalchemy.sql import ColumnElement
 
 from context.entry import Content, Entry, Role, entry_from_json, make_entry, role_of
 from context.log import Tail
-from context.storage.base import EntryMeta, Pending, ThreadKey, ThreadMessage, ThreadSummary
+from context.storage.base import (
+    EntryMeta,
+    ImageRef,
+    Pending,
+    ThreadKey,
+    ThreadMessage,
+    ThreadSummary,
+)
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -139,6 +147,25 @@ Index(
     sqlite_where=entries_table.c.event_id.isnot(None),
 )
 
+entry_images_table = Table(
+    "entry_images",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_entry_images_thread"),
+        nullable=False,
+    ),
+    Column("idx", Integer, nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("file_id", String, nullable=False),
+    Column("name", String, nullable=False),
+    Column("mimetype", String, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    PrimaryKeyConstraint("thread_id", "idx", "position", name="pk_entry_images"),
+)
+
 _META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
 _TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 
@@ -226,6 +253,7 @@ class SqlStore:
         meta: EntryMeta | None = None,
         expect_index: int | None = None,
         answered_through: int | None = None,
+        images: Sequence[ImageRef] = (),
     ) -> Entry | None:
         meta = meta or EntryMeta()
         role = role_of(content)
@@ -251,6 +279,14 @@ class SqlStore:
                     **asdict(meta),
                 )
             )
+            if images:
+                connection.execute(
+                    entry_images_table.insert(),
+                    [
+                        {"thread_id": thread.id, "idx": index, "position": n, **asdict(image)}
+                        for n, image in enumerate(images)
+                    ],
+                )
             connection.execute(
                 threads_table.update()
                 .where(threads_table.c.id == thread.id)
@@ -364,6 +400,19 @@ class SqlStore:
                 .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
                 .values(slack_ts=slack_ts)
             )
+
+    def recent_images(self, key: ThreadKey, limit: int) -> list[tuple[int, ImageRef]]:
+        columns = [entry_images_table.c[f.name] for f in fields(ImageRef)]
+        query = (
+            select(entry_images_table.c.idx, *columns)
+            .join(threads_table)
+            .where(_is_thread(key))
+            .order_by(entry_images_table.c.idx.desc(), entry_images_table.c.position.desc())
+            .limit(limit)
+        )
+        with self._engine.connect() as connection:
+            rows = connection.execute(query).all()
+        return [(row.idx, ImageRef(*row[1:])) for row in reversed(rows)]
 
     def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
         query = (
@@ -485,7 +534,7 @@ class SqlStore:
             ).all()
             ids = [row.id for row in rows]
             if ids and not dry_run:
-                for table in (entries_table, thread_messages_table):
+                for table in (entries_table, thread_messages_table, entry_images_table):
                     connection.execute(table.delete().where(table.c.thread_id.in_(ids)))
                 connection.execute(threads_table.delete().where(threads_table.c.id.in_(ids)))
         return [ThreadKey(row.team, row.channel, row.thread_ts) for row in rows]

@@ -1,0 +1,107 @@
+"""Links to other Slack messages in a person's text (SPEC: message references).
+
+The linked message is read from Slack and written into the entry's text after the person's
+own words, in the forms of seed 000: `<@U1> said:\\n"…"`, `I said:\\n"…"` (the person's own
+message), `You said earlier: "…"` (the bot's), and for a message with an image or audio
+`This is a message referencing a message with an image from <@U1>. <@U1> said:\\n"…"`.
+Its images are kept like the person's own (`assistant.media`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.media import kind_of
+from assistant.slack_text import clean_user_text
+
+# <https://acme.slack.com/archives/C0123/p1712233980000100?thread_ts=1712233900.000100&cid=C0123|label>
+LINK = re.compile(
+    r"<https://[A-Za-z0-9-]+(?:\.enterprise)?\.slack\.com/archives/([A-Z0-9]+)/p(\d{10})(\d{6})"
+    r"(?:\?([^|>]*))?(?:\|[^>]*)?>"
+)
+MAX_REFERENCES = 3  # per message: each one is a Slack API call before the event is acknowledged
+
+
+@dataclass(frozen=True)
+class Link:
+    channel: str
+    ts: str
+    thread_ts: str | None
+
+
+def links_in(text: str) -> list[Link]:
+    found: list[Link] = []
+    for match in LINK.finditer(text):
+        query = parse_qs(match.group(4) or "")
+        thread_ts = (query.get("thread_ts") or [None])[0]
+        link = Link(match.group(1), f"{match.group(2)}.{match.group(3)}", thread_ts)
+        if link not in found:
+            found.append(link)
+    return found[:MAX_REFERENCES]
+
+
+async def fetch(client: AsyncWebClient, link: Link) -> dict[str, Any] | None:
+    """The linked message, or None when Slack has no such message for the app."""
+    if link.thread_ts and link.thread_ts != link.ts:
+        page = await client.conversations_replies(
+            channel=link.channel,
+            ts=link.thread_ts,
+            oldest=link.ts,
+            latest=link.ts,
+            inclusive=True,
+            limit=2,
+        )
+    else:
+        page = await client.conversations_history(
+            channel=link.channel, oldest=link.ts, latest=link.ts, inclusive=True, limit=1
+        )
+    return next((m for m in page.get("messages", []) if m.get("ts") == link.ts), None)
+
+
+def reference_text(message: dict[str, Any], reader: str, bot_user_id: str | None) -> str:
+    """The seed's form for `message`, as read by the user `reader` (a bare id)."""
+    author = message.get("user") or message.get("bot_id") or "unknown"
+    kinds = {kind_of(f) for f in message.get("files", [])}
+    media = "audio" if "audio" in kinds else "an image" if "image" in kinds else None
+    content = clean_user_text(message.get("text", ""), None).strip()
+    if not content:
+        content = "[Audio Message]" if media == "audio" else "[Image]" if media else ""
+    if bot_user_id is not None and author == bot_user_id:
+        return f'You said earlier: "{content}"'
+    mine = author == reader
+    said = "I said:" if mine else f"<@{author}> said:"
+    if media is not None:
+        source = "me" if mine else f"<@{author}>"
+        intro = f"This is a message referencing a message with {media} from {source}."
+        return f'{intro} {said}\n"{content}"'
+    return f'{said}\n"{content}"'
+
+
+async def references(
+    client: AsyncWebClient, text: str, reader: str, bot_user_id: str | None
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """The reference texts for the links in `text`, and the files of the linked messages."""
+    texts: list[str] = []
+    files: list[dict[str, Any]] = []
+    for link in links_in(text):
+        try:
+            message = await fetch(client, link)
+        except SlackApiError as exc:
+            texts.append(f"(The linked message could not be read: {exc.response.get('error')}.)")
+            continue
+        except (aiohttp.ClientError, TimeoutError):
+            texts.append("(The linked message could not be read: Slack could not be reached.)")
+            continue
+        if message is None:
+            texts.append("(The linked message could not be read: Slack has no such message.)")
+            continue
+        texts.append(reference_text(message, reader, bot_user_id))
+        files += [f for f in message.get("files", []) if kind_of(f) == "image"]
+    return texts, files
