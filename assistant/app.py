@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -23,6 +24,8 @@ from assistant.slack_client import create_slack_client
 from context.render import TraceWriter
 from context.storage import Store, open_store
 
+EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
+
 
 @dataclass(frozen=True)
 class Assistant:
@@ -38,6 +41,7 @@ class Assistant:
         await self.scheduler.stop()
         await self.model.close()
         await self.events.files.close()
+        self.events.recorder.close()
         self.store.close()
 
 
@@ -63,7 +67,12 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
     scheduler.start()
-    events = EventRecorder(settings, recorder, history, scheduler, client, files, model.transcribe)
+    # Events are recorded before Slack gets its acknowledgement: their store calls get
+    # threads of their own, so that they never wait behind the runs' (a few ms each, but
+    # hundreds of them under load).
+    event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
+    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
+    events = EventRecorder(settings, event_recorder, scheduler, client, files, model.transcribe)
     app = AsyncApp(
         client=client,
         signing_secret=(

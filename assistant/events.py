@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import references
-from assistant.history import ThreadHistory, slack_time
+from assistant.history import slack_time
 from assistant.media import Attachments, SlackFiles, Transcribe, check_image, describe_files
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, RunScheduler
@@ -27,8 +26,7 @@ def thread_key(team: str, channel: str, message: dict[str, Any]) -> ThreadKey:
 @dataclass(frozen=True)
 class EventRecorder:
     settings: Settings
-    recorder: Recorder
-    history: ThreadHistory
+    recorder: Recorder  # with threads of its own: acknowledgements never queue behind runs
     scheduler: RunScheduler
     client: AsyncWebClient
     files: SlackFiles
@@ -54,24 +52,23 @@ class EventRecorder:
         media = event.get("files") or references.links_in(raw)
         if media and await self._recorded(key, event["ts"]):
             return  # a retry: its files were read and its links resolved the first time
-        await self.recorder.start_thread(key, self.settings.instructions())
         userid = f"<@{event['user']}>"
         text, attachments = await self._text_and_attachments(event, bot_user_id)
         # Owed an answer from the moment it is recorded: a crash after this write loses
-        # nothing (assistant.runs resumes it).
+        # nothing (assistant.runs resumes it), and Slack is acknowledged only after it.
         wants_answer = mention or direct or self.settings.assistant_answer_followups
-        entry = await self.recorder.record(
+        entry = await self.recorder.record_message(
             key,
             UserContent(userid=userid, text=text),
-            timestamp=slack_time(event["ts"]),
-            meta=EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
-            images=attachments.images,
+            slack_time(event["ts"]),
+            EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
+            self.settings.instructions(),
+            attachments.images,
         )
         if entry is None:
             return  # a retry, or the other event of a channel mention
         if attachments.problems:
             await self.recorder.record(key, "\n".join(attachments.problems))
-        await self.history.remember(key, [ThreadMessage(event["ts"], userid, text)])
         if wants_answer:
             self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
 
@@ -111,7 +108,7 @@ class EventRecorder:
             f"{userid} edited their message from {slack_time(new['ts'])}. New text:\n{text}",
             meta=EntryMeta(event_id=event_id),
         )
-        await self.history.remember(key, [ThreadMessage(new["ts"], userid, text)])
+        await self._remember(key, ThreadMessage(new["ts"], userid, text))
 
     async def deleted(self, team: str, event: dict[str, Any], event_id: str | None) -> None:
         old = event.get("previous_message", {})
@@ -125,10 +122,14 @@ class EventRecorder:
             f"{userid} deleted their message from {slack_time(ts)}.",
             meta=EntryMeta(event_id=event_id),
         )
-        await self.history.forget(key, ts)
+        await self.recorder.call(self.recorder.store.forget_message, key, ts)
 
     async def _in_thread(self, key: ThreadKey) -> bool:
-        return await asyncio.to_thread(self.recorder.store.has_thread, key)
+        return await self.recorder.call(self.recorder.store.has_thread, key)
 
     async def _recorded(self, key: ThreadKey, ts: str) -> bool:
-        return await asyncio.to_thread(self.recorder.store.has_message, key, ts)
+        return await self.recorder.call(self.recorder.store.has_message, key, ts)
+
+    async def _remember(self, key: ThreadKey, message: ThreadMessage) -> None:
+        """The thread's copy of the message, for getThreadHistory (see assistant.history)."""
+        await self.recorder.call(self.recorder.store.remember_messages, key, [message])

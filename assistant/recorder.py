@@ -8,17 +8,30 @@ event loop keeps serving other threads meanwhile.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from functools import partial
+from typing import Any, TypeVar
 
-from context.entry import Content, Entry, now_timestamp
+from context.entry import Content, Entry, UserContent, now_timestamp
 from context.render import TraceWriter
-from context.storage import EntryMeta, ImageRef, Store, ThreadKey
+from context.storage import EntryMeta, ImageRef, Store, ThreadKey, ThreadMessage
+
+T = TypeVar("T")
 
 
 class Recorder:
-    def __init__(self, store: Store, trace: TraceWriter) -> None:
+    """`executor`: the threads its store calls run in (None: the event loop's default)."""
+
+    def __init__(self, store: Store, trace: TraceWriter, executor: Executor | None = None) -> None:
         self.store = store
-        self._trace = trace
+        self.trace = trace
+        self._executor = executor
+
+    async def call(self, function: Callable[..., T], *args: Any) -> T:
+        """A store call, off the event loop, in this recorder's threads."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, partial(function, *args))
 
     async def record(
         self,
@@ -32,7 +45,7 @@ class Recorder:
     ) -> Entry | None:
         """Append and print one entry; None when the store dropped it as a duplicate.
         `answered_through`: this entry ends a run that answered the entries up to there."""
-        entry = await asyncio.to_thread(
+        entry = await self.call(
             self.store.append,
             key,
             content,
@@ -43,13 +56,39 @@ class Recorder:
             images,
         )
         if entry is not None:
-            self._trace.write(entry)
+            self.trace.write(entry)
         return entry
 
-    async def start_thread(self, key: ThreadKey, instructions: str) -> None:
-        """Give a thread its entry 0, the persona, unless it has one (from any process)."""
-        if not await asyncio.to_thread(self.store.has_thread, key):
-            await self.record(key, instructions, expect_index=0)
+    async def record_message(
+        self,
+        key: ThreadKey,
+        content: UserContent,
+        timestamp: str,
+        meta: EntryMeta,
+        instructions: str,
+        images: Sequence[ImageRef] = (),
+    ) -> Entry | None:
+        """Record and print a person's message in one write (see `Store.record_message`):
+        entry 0 first if the thread is new; None when it was recorded already."""
+        copy = ThreadMessage(meta.slack_ts or "", content.userid, content.text)
+        entries = await self.call(
+            self.store.record_message,
+            key,
+            content,
+            timestamp,
+            meta,
+            (instructions, now_timestamp()),
+            copy,
+            images,
+        )
+        for entry in entries:
+            self.trace.write(entry)
+        return entries[-1] if entries else None
+
+    def close(self) -> None:
+        """Let its threads go (they finish what they were given)."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
 
     async def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
-        return await asyncio.to_thread(self.store.entries, key, start)
+        return await self.call(self.store.entries, key, start)

@@ -20,6 +20,7 @@ from typing import Any
 
 from bench import conversation
 from bench.model import AnsweringModel
+from bench.prompt_prefix import common_prefix
 from bench.report import Figure
 from fakes import FakeOpenAI, FakeSlack, ids
 from tests.harness import RunningApp, app_settings
@@ -83,17 +84,6 @@ def provider_text(request: dict[str, Any]) -> str:
     """The prompt in the order a provider reads (and caches) it: tools, then messages."""
     tools = json.dumps(request.get("tools"), ensure_ascii=False, separators=(",", ":"))
     return tools + "".join(str(m["content"]) for m in request["messages"])
-
-
-def common_prefix(a: str, b: str) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:  # binary search on slice equality: C-speed on long prompts
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 def prefix_figures(requests: list[dict[str, Any]]) -> list[Figure]:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from context.entry import Content, Entry
+from context.entry import Content, Entry, UserContent
 
 
 @dataclass(frozen=True, order=True)
@@ -110,6 +110,23 @@ class Store(Protocol):
         """
         ...
 
+    def record_message(
+        self,
+        key: ThreadKey,
+        content: UserContent,
+        timestamp: str,
+        meta: EntryMeta,
+        instructions: tuple[str, str],
+        copy: ThreadMessage,
+        images: Sequence[ImageRef] = (),
+    ) -> list[Entry]:
+        """A person's message and what goes with it, in one transaction (an event is
+        acknowledged after this one write): entry 0 from `instructions` (text, timestamp) if
+        the thread has no entry yet, the user entry with its images, and the thread's copy
+        of the message. The entries recorded; [] when the message already was (as `append`
+        drops duplicates)."""
+        ...
+
     def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
         """The thread's entries with index >= start, in order; [] for an unknown thread."""
         ...
@@ -176,6 +193,11 @@ class Store(Protocol):
         """Delete every thread last updated before `updated_before` (its entries, metadata
         and remembered messages) and return their keys, oldest first; with `dry_run`, only
         return them."""
+        ...
+
+    def urgent(self) -> Store:
+        """The same store, its writes served before others' when they queue (for work that
+        someone is waiting on)."""
         ...
 
     def close(self) -> None: ...

@@ -7,8 +7,10 @@ lock, taken at BEGIN IMMEDIATE; the primary key (thread_id, idx) backs it up in 
 from __future__ import annotations
 
 import contextlib
+import copy
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, fields
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -44,7 +46,15 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.sql import ColumnElement
 
-from context.entry import Content, Entry, Role, entry_from_json, make_entry, role_of
+from context.entry import (
+    Content,
+    Entry,
+    Role,
+    UserContent,
+    entry_from_json,
+    make_entry,
+    role_of,
+)
 from context.log import Tail
 from context.storage.base import (
     EntryMeta,
@@ -170,6 +180,38 @@ _META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
 _TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 
 
+class WriteQueue:
+    """One writer at a time, urgent ones first.
+
+    SQLite has one writer at a time: this process's threads queue here, where a release
+    wakes the next at once, rather than in SQLite's busy handler, which polls with sleeps of
+    up to 100 ms. Under load the queue is long (runs write several times a step), and an
+    event's acknowledgement must not wait behind it. Other processes still meet at the busy
+    timeout."""
+
+    def __init__(self) -> None:
+        self._free = threading.Condition()
+        self._busy = False
+        self._urgent_waiting = 0
+
+    @contextlib.contextmanager
+    def turn(self, urgent: bool) -> Iterator[None]:
+        with self._free:
+            if urgent:
+                self._urgent_waiting += 1
+                self._free.wait_for(lambda: not self._busy)
+                self._urgent_waiting -= 1
+            else:
+                self._free.wait_for(lambda: not self._busy and not self._urgent_waiting)
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._free:
+                self._busy = False
+                self._free.notify_all()
+
+
 def create_store_engine(url: str | URL) -> Engine:
     engine = create_engine(url)
     if engine.dialect.name == "sqlite":
@@ -230,6 +272,9 @@ class SqlStore:
     def __init__(self, url: str | URL) -> None:
         self._engine = create_store_engine(url)
         self._writes = _writer(self._engine)
+        one_writer = self._engine.dialect.name == "sqlite"
+        self._write_lock: WriteQueue | None = WriteQueue() if one_writer else None
+        self._urgent = False
         try:
             migrate(self._engine)
         except BaseException:
@@ -245,6 +290,20 @@ class SqlStore:
             set_={"user": upsert.excluded.user, "text": upsert.excluded.text},
         )
 
+    def urgent(self) -> SqlStore:
+        """This store, its writes served first: for whoever has someone waiting (Slack,
+        for the acknowledgement of an event). Same database, same connections."""
+        view = copy.copy(self)
+        view._urgent = True
+        return view
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[Connection]:
+        queue = self._write_lock
+        turn = queue.turn(self._urgent) if queue else contextlib.nullcontext()
+        with turn, self._writes.begin() as connection:
+            yield connection
+
     def append(
         self,
         key: ThreadKey,
@@ -257,48 +316,43 @@ class SqlStore:
     ) -> Entry | None:
         meta = meta or EntryMeta()
         role = role_of(content)
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             thread = self._lock_thread(connection, key)
             if expect_index is not None and thread.next_index != expect_index:
                 return None
             if _already_recorded(connection, thread.id, role, meta):
                 return None
             tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
-            index, turn, tail = tail.place(role)
-            entry = make_entry(index, turn, timestamp, content)
-            now = _now()
-            connection.execute(
-                entries_table.insert().values(
-                    thread_id=thread.id,
-                    idx=index,
-                    role=role,
-                    turn=turn,
-                    timestamp=timestamp,
-                    content_json=entry.canonical_json(),
-                    recorded_at=now,
-                    **asdict(meta),
-                )
-            )
-            if images:
-                connection.execute(
-                    entry_images_table.insert(),
-                    [
-                        {"thread_id": thread.id, "idx": index, "position": n, **asdict(image)}
-                        for n, image in enumerate(images)
-                    ],
-                )
-            connection.execute(
-                threads_table.update()
-                .where(threads_table.c.id == thread.id)
-                .values(
-                    next_index=tail.next_index,
-                    turn=tail.turn,
-                    last_speaker=tail.last_speaker,
-                    updated_at=now,
-                    answered_through=max(thread.answered_through, answered_through or -1),
-                )
-            )
+            entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images)
+            done = max(thread.answered_through, answered_through or -1)
+            _save_tail(connection, thread.id, tail, answered_through=done)
         return entry
+
+    def record_message(
+        self,
+        key: ThreadKey,
+        content: UserContent,
+        timestamp: str,
+        meta: EntryMeta,
+        instructions: tuple[str, str],
+        copy: ThreadMessage,
+        images: Sequence[ImageRef] = (),
+    ) -> list[Entry]:
+        with self._transaction() as connection:
+            thread = self._lock_thread(connection, key)
+            if _already_recorded(connection, thread.id, "user", meta):
+                return []
+            tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
+            recorded = []
+            if thread.next_index == 0:
+                text, opened_at = instructions
+                first, tail = _insert(connection, thread.id, tail, text, opened_at, EntryMeta())
+                recorded.append(first)
+            entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images)
+            recorded.append(entry)
+            connection.execute(self._upsert_message, {"thread_id": thread.id, **asdict(copy)})
+            _save_tail(connection, thread.id, tail, answered_through=thread.answered_through)
+        return recorded
 
     def _lock_thread(self, connection: Connection, key: ThreadKey) -> Row:
         now = _now()
@@ -328,7 +382,7 @@ class SqlStore:
 
     def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
         now = datetime.now(UTC)
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             done = connection.execute(
                 threads_table.update()
                 .where(
@@ -344,7 +398,7 @@ class SqlStore:
             return done.rowcount == 1
 
     def release(self, key: ThreadKey, holder: str) -> None:
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             connection.execute(
                 threads_table.update()
                 .where(_is_thread(key), threads_table.c.run_holder == holder)
@@ -352,7 +406,7 @@ class SqlStore:
             )
 
     def mark_answered(self, key: ThreadKey, through: int) -> None:
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             connection.execute(
                 threads_table.update()
                 .where(_is_thread(key), threads_table.c.answered_through < through)
@@ -394,7 +448,7 @@ class SqlStore:
 
     def mark_posted(self, key: ThreadKey, index: int, slack_ts: str) -> None:
         thread_id = select(threads_table.c.id).where(_is_thread(key)).scalar_subquery()
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             connection.execute(
                 entries_table.update()
                 .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
@@ -445,7 +499,7 @@ class SqlStore:
     def remember_messages(
         self, key: ThreadKey, messages: list[ThreadMessage], complete: bool = False
     ) -> None:
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             thread_id = connection.scalar(select(threads_table.c.id).where(_is_thread(key)))
             if thread_id is None:
                 return
@@ -463,7 +517,7 @@ class SqlStore:
 
     def forget_message(self, key: ThreadKey, ts: str) -> None:
         thread_id = select(threads_table.c.id).where(_is_thread(key)).scalar_subquery()
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             connection.execute(
                 delete(thread_messages_table).where(
                     thread_messages_table.c.thread_id == thread_id,
@@ -523,7 +577,7 @@ class SqlStore:
 
     def purge(self, updated_before: datetime, dry_run: bool = False) -> list[ThreadKey]:
         cutoff = _moment(updated_before)
-        with self._writes.begin() as connection:
+        with self._transaction() as connection:
             # Locked, so that no append slips into a thread while it is being deleted.
             rows = connection.execute(
                 select(threads_table.c.id, threads_table.c.team, threads_table.c.channel,
@@ -556,6 +610,55 @@ def _moment(at: datetime) -> str:
 def _whole_seconds(moment: str) -> str:
     """The log's timestamp form (2025-04-04T12:33:00Z) of a `_now` value."""
     return moment[:19] + "Z"
+
+
+def _insert(
+    connection: Connection,
+    thread_id: int,
+    tail: Tail,
+    content: Content,
+    timestamp: str,
+    meta: EntryMeta,
+    images: Sequence[ImageRef] = (),
+) -> tuple[Entry, Tail]:
+    """Place one entry after `tail` and write it with its side data; the entry and new tail."""
+    index, turn, after = tail.place(role_of(content))
+    entry = make_entry(index, turn, timestamp, content)
+    connection.execute(
+        entries_table.insert().values(
+            thread_id=thread_id,
+            idx=index,
+            role=entry.role,
+            turn=turn,
+            timestamp=timestamp,
+            content_json=entry.canonical_json(),
+            recorded_at=_now(),
+            **asdict(meta),
+        )
+    )
+    if images:
+        connection.execute(
+            entry_images_table.insert(),
+            [
+                {"thread_id": thread_id, "idx": index, "position": n, **asdict(image)}
+                for n, image in enumerate(images)
+            ],
+        )
+    return entry, after
+
+
+def _save_tail(connection: Connection, thread_id: int, tail: Tail, answered_through: int) -> None:
+    connection.execute(
+        threads_table.update()
+        .where(threads_table.c.id == thread_id)
+        .values(
+            next_index=tail.next_index,
+            turn=tail.turn,
+            last_speaker=tail.last_speaker,
+            updated_at=_now(),
+            answered_through=answered_through,
+        )
+    )
 
 
 def _is_thread(key: ThreadKey) -> ColumnElement[bool]:
