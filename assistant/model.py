@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import openai
 from openai import AsyncOpenAI
@@ -13,6 +16,8 @@ from assistant.instructions import SYSTEM_MESSAGE
 from assistant.media import ImagePart, TranscriptionError
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
+
+T = TypeVar("T")
 
 
 class ModelError(Exception):
@@ -52,8 +57,17 @@ def build_messages(
 
 
 class ModelClient:
+    """The openai client, on an event loop of its own in its own thread: building a request
+    and parsing its answer costs milliseconds of CPU a call (most of the serving process's
+    time under load), which must not hold up the loop that acknowledges Slack's events."""
+
     def __init__(self, settings: Settings) -> None:
         assert settings.openai_api_key is not None
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="model-client", daemon=True
+        )
+        self._thread.start()
         self._model = settings.assistant_model
         self._transcription_model = settings.assistant_transcription_model
         self._client = AsyncOpenAI(
@@ -63,8 +77,24 @@ class ModelClient:
             max_retries=settings.openai_max_retries,
         )
 
+    async def _on_own_loop(self, work: Coroutine[Any, Any, T]) -> T:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+
     async def next_step(self, prompt_text: str, images: Sequence[ImagePart] = ()) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now."""
+        return await self._on_own_loop(self._next_step(prompt_text, images))
+
+    async def transcribe(self, name: str, data: bytes, mimetype: str) -> str:
+        """The text of an audio file, through the transcription endpoint."""
+        return await self._on_own_loop(self._transcribe(name, data, mimetype))
+
+    async def close(self) -> None:
+        await self._on_own_loop(self._client.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        await asyncio.to_thread(self._thread.join)
+        self._loop.close()
+
+    async def _next_step(self, prompt_text: str, images: Sequence[ImagePart]) -> ModelReply:
         started = time.perf_counter()
         try:
             response = await self._client.chat.completions.create(
@@ -99,8 +129,7 @@ class ModelClient:
             latency_ms=latency_ms,
         )
 
-    async def transcribe(self, name: str, data: bytes, mimetype: str) -> str:
-        """The text of an audio file, through the transcription endpoint."""
+    async def _transcribe(self, name: str, data: bytes, mimetype: str) -> str:
         try:
             result = await self._client.audio.transcriptions.create(
                 model=self._transcription_model, file=(name, data, mimetype)
@@ -112,6 +141,3 @@ class ModelClient:
         except openai.APIConnectionError:
             raise TranscriptionError("the service could not be reached") from None
         return result.text
-
-    async def close(self) -> None:
-        await self._client.close()

@@ -33,6 +33,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -355,30 +356,22 @@ class SqlStore:
         return recorded
 
     def _lock_thread(self, connection: Connection, key: ThreadKey) -> Row:
-        now = _now()
-        connection.execute(
-            self._insert_thread.values(
-                team=key.team,
-                channel=key.channel,
-                thread_ts=key.thread_ts,
-                created_at=now,
-                updated_at=now,
-            )
-        )
+        names = {"team": key.team, "channel": key.channel, "thread_ts": key.thread_ts}
         # FOR UPDATE on PostgreSQL; SQLite renders none, BEGIN IMMEDIATE already locked it all.
-        return connection.execute(
-            select(threads_table).where(_is_thread(key)).with_for_update()
-        ).one()
+        thread = connection.execute(_LOCK_THREAD, names).first()
+        if thread is None:
+            now = _now()
+            connection.execute(
+                self._insert_thread, {**names, "created_at": now, "updated_at": now}
+            )
+            thread = connection.execute(_LOCK_THREAD, names).one()
+        return thread
 
     def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
-        query = (
-            select(entries_table.c.content_json)
-            .join(threads_table)
-            .where(_is_thread(key), entries_table.c.idx >= start)
-            .order_by(entries_table.c.idx)
-        )
+        names = {"team": key.team, "channel": key.channel, "thread_ts": key.thread_ts}
         with self._engine.connect() as connection:
-            return [entry_from_json(text) for text in connection.scalars(query)]
+            rows = connection.scalars(_ENTRIES_FROM, {**names, "start": start})
+            return [entry_from_json(text) for text in rows]
 
     def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
         now = datetime.now(UTC)
@@ -612,6 +605,55 @@ def _whole_seconds(moment: str) -> str:
     return moment[:19] + "Z"
 
 
+# The statements of every append, built once: building and compiling Core statements costs
+# several times what SQLite itself takes to run them.
+_LOCK_THREAD = (
+    select(threads_table)
+    .where(
+        threads_table.c.team == bindparam("team"),
+        threads_table.c.channel == bindparam("channel"),
+        threads_table.c.thread_ts == bindparam("thread_ts"),
+    )
+    .with_for_update()
+)
+_ENTRIES_FROM = (
+    select(entries_table.c.content_json)
+    .join(threads_table)
+    .where(
+        threads_table.c.team == bindparam("team"),
+        threads_table.c.channel == bindparam("channel"),
+        threads_table.c.thread_ts == bindparam("thread_ts"),
+        entries_table.c.idx >= bindparam("start"),
+    )
+    .order_by(entries_table.c.idx)
+)
+_INSERT_ENTRY = entries_table.insert()
+_INSERT_IMAGES = entry_images_table.insert()
+_SAVE_TAIL = (
+    threads_table.update()
+    .where(threads_table.c.id == bindparam("thread_id"))
+    .values(
+        next_index=bindparam("next_index"),
+        turn=bindparam("turn"),
+        last_speaker=bindparam("last_speaker"),
+        updated_at=bindparam("updated_at"),
+        answered_through=bindparam("answered_through"),
+    )
+)
+_SAME_EVENT = (
+    select(literal(1))
+    .where(entries_table.c.thread_id == bindparam("thread_id"))
+    .where(entries_table.c.event_id == bindparam("event_id"))
+    .limit(1)
+)
+_SAME_MESSAGE = (
+    select(literal(1))
+    .where(entries_table.c.thread_id == bindparam("thread_id"))
+    .where(entries_table.c.slack_ts == bindparam("slack_ts"), entries_table.c.role == "user")
+    .limit(1)
+)
+
+
 def _insert(
     connection: Connection,
     thread_id: int,
@@ -625,20 +667,21 @@ def _insert(
     index, turn, after = tail.place(role_of(content))
     entry = make_entry(index, turn, timestamp, content)
     connection.execute(
-        entries_table.insert().values(
-            thread_id=thread_id,
-            idx=index,
-            role=entry.role,
-            turn=turn,
-            timestamp=timestamp,
-            content_json=entry.canonical_json(),
-            recorded_at=_now(),
+        _INSERT_ENTRY,
+        {
+            "thread_id": thread_id,
+            "idx": index,
+            "role": entry.role,
+            "turn": turn,
+            "timestamp": timestamp,
+            "content_json": entry.canonical_json(),
+            "recorded_at": _now(),
             **asdict(meta),
-        )
+        },
     )
     if images:
         connection.execute(
-            entry_images_table.insert(),
+            _INSERT_IMAGES,
             [
                 {"thread_id": thread_id, "idx": index, "position": n, **asdict(image)}
                 for n, image in enumerate(images)
@@ -649,15 +692,15 @@ def _insert(
 
 def _save_tail(connection: Connection, thread_id: int, tail: Tail, answered_through: int) -> None:
     connection.execute(
-        threads_table.update()
-        .where(threads_table.c.id == thread_id)
-        .values(
-            next_index=tail.next_index,
-            turn=tail.turn,
-            last_speaker=tail.last_speaker,
-            updated_at=_now(),
-            answered_through=answered_through,
-        )
+        _SAVE_TAIL,
+        {
+            "thread_id": thread_id,
+            "next_index": tail.next_index,
+            "turn": tail.turn,
+            "last_speaker": tail.last_speaker,
+            "updated_at": _now(),
+            "answered_through": answered_through,
+        },
     )
 
 
@@ -672,16 +715,13 @@ def _is_thread(key: ThreadKey) -> ColumnElement[bool]:
 def _already_recorded(connection: Connection, thread_id: int, role: Role, meta: EntryMeta) -> bool:
     """Slack retries an event with the same event id, and sends a channel mention twice
     (`app_mention` and `message`) with different event ids and the same message ts."""
-    same_event = []
     if meta.event_id is not None:
-        same_event.append(entries_table.c.event_id == meta.event_id)
+        found = connection.execute(_SAME_EVENT, {"thread_id": thread_id, "event_id": meta.event_id})
+        if found.first() is not None:
+            return True
     if role == "user" and meta.slack_ts is not None:
-        same_event.append(
-            (entries_table.c.role == "user") & (entries_table.c.slack_ts == meta.slack_ts)
+        found = connection.execute(
+            _SAME_MESSAGE, {"thread_id": thread_id, "slack_ts": meta.slack_ts}
         )
-    if not same_event:
-        return False
-    query = (
-        select(literal(1)).where(entries_table.c.thread_id == thread_id, or_(*same_event)).limit(1)
-    )
-    return connection.execute(query).first() is not None
+        return found.first() is not None
+    return False
