@@ -54,7 +54,7 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     history = ThreadHistory(store, client)
     budget = PromptBudget.for_settings(settings)
     assert settings.slack_bot_token is not None
-    files = SlackFiles(settings.slack_bot_token.get_secret_value())
+    files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
     images = ImageParts(
         files,
         store,

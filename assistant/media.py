@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -102,15 +103,30 @@ def image_ref(file: dict[str, Any]) -> ImageRef:
 
 
 class SlackFiles:
-    """Fetches files from Slack with the bot token, bounded in size."""
+    """Fetches files from Slack with the bot token, bounded in size. The token goes only to
+    Slack's own hosts (https, slack.com and its subdomains) or to the configured API's host
+    (a proxy, or the tests' fake): a file's URL comes from an event, and a token sent
+    anywhere else would be leaked."""
 
-    def __init__(self, token: str) -> None:
+    def __init__(self, token: str, api_url: str) -> None:
         self._token = token
+        api = urlsplit(api_url)
+        self._api_origin = (api.scheme, api.netloc)
         self._session: aiohttp.ClientSession | None = None
+
+    def _is_slack(self, url: str) -> bool:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        on_slack = host == "slack.com" or host.endswith(".slack.com")
+        return (parts.scheme == "https" and on_slack) or (
+            (parts.scheme, parts.netloc) == self._api_origin
+        )
 
     async def download(self, url: str, limit: int) -> bytes:
         if not url:
             raise DownloadError("Slack gave no URL for it")
+        if not self._is_slack(url):
+            raise DownloadError("its URL is not on Slack, so the bot token is not sent there")
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 timeout=aiohttp.ClientTimeout(total=DOWNLOAD_TIMEOUT_S)

@@ -113,6 +113,8 @@ def slack():
 def model():
     with FakeOpenAI() as fake:
         yield fake
+    # Every request the app made must fit the openai package's own request types.
+    assert fake.invalid_requests == [], fake.invalid_requests
 
 
 @pytest.fixture

@@ -93,6 +93,21 @@ def test_a_file_that_is_not_an_image_is_not_sent_as_one(app, slack, model):
     assert image_urls(model.requests[0]) == []
 
 
+def test_the_bot_token_is_sent_only_to_slack(app, slack, model):
+    answers(model)
+    elsewhere = {
+        **slack.add_file("shot.png", "image/png", PNG),
+        "url_private": "https://files.example.com/shot.png",
+        "url_private_download": "https://files.example.com/shot.png?download=1",
+    }
+    log = run(app, slack, say(slack, "look", files=[elsewhere]))
+    assert log[2]["content"] == (
+        "The image shot.png could not be read: its URL is not on Slack, so the bot token is "
+        "not sent there. It is not shown to the model."
+    )
+    assert slack.downloads == []
+
+
 def test_a_voice_clip_is_transcribed_into_the_entry(app, slack, model):
     answers(model)
     model.transcription_text = "Can we move the standup to ten?"
