@@ -77,6 +77,8 @@ class Agent:
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> int:
         """Answer the requests; return the highest log index the last prompt held."""
         bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
+        if bot_user_id is None and self.client is not None:
+            bot_user_id = await self._bot_user_id()  # a run resumed after a restart
         ctx = RunContext(
             key,
             self.client,
@@ -191,6 +193,14 @@ class Agent:
         await self.recorder.record(
             ctx.key, f"Error: {reason}. {outcome}", answered_through=seen_through
         )
+
+    async def _bot_user_id(self) -> str | None:
+        assert self.client is not None
+        try:
+            return (await self.client.auth_test()).get("user_id")
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            log.info("auth.test failed: %s", _slack_reason(exc))
+            return None
 
     async def _show_progress(self, key: ThreadKey, message_ts: str, working: bool) -> None:
         """The :eyes: reaction on the message being answered, while the run works."""

@@ -70,6 +70,9 @@ def test_a_mention_recorded_before_a_crash_is_answered_when_the_app_starts(
     log = app.log(key)
     assert [e["content"].get("toolCall") for e in log[2:]] == ["postMessage", "finishRequest"]
     assert app.assistant.store.pending(key) == []
+    # The resumed run learned who it is from Slack: its post is remembered as the bot's.
+    copies, _ = app.assistant.store.thread_messages(key)
+    assert (f"<@{ids.BOT_USER_ID}>", "The café downstairs.") in [(m.user, m.text) for m in copies]
 
 
 def test_a_post_that_reached_slack_before_the_crash_is_not_posted_again(

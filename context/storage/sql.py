@@ -234,6 +234,10 @@ def _take_over_sqlite_transactions(engine: Engine) -> None:
         # With synchronous=NORMAL a commit survives a crash of the process (the chaos a bot
         # meets); only losing power can roll back the last commits.
         dbapi_connection.execute("PRAGMA synchronous = NORMAL")
+        # Each pooled connection keeps its own page cache (2 MB by default), and a busy
+        # process holds several: bounded small, so memory does not grow with the database
+        # (the OS caches the file anyway).
+        dbapi_connection.execute("PRAGMA cache_size = -512")
         if dbapi_connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
             # The switch needs the database to itself and does not wait for it; a process
             # that loses the race finds the file switched by the winner, or a later
