@@ -20,7 +20,7 @@ from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
-from assistant.slack_client import create_slack_client
+from assistant.slack_client import close_slack_client, create_slack_client
 from context.render import TraceWriter
 from context.storage import Store, open_store
 
@@ -41,6 +41,7 @@ class Assistant:
         await self.scheduler.stop()
         await self.model.close()
         await self.events.files.close()
+        await close_slack_client(self.client)
         self.events.recorder.close()
         self.store.close()
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import openai
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.media import ImagePart, TranscriptionError
@@ -75,6 +75,9 @@ class ModelClient:
             base_url=settings.openai_base_url,
             timeout=settings.openai_timeout,
             max_retries=settings.openai_max_retries,
+            # aiohttp, as openai documents for many concurrent requests: httpx's pool scans
+            # every open connection on each request, and hundreds of runs keep hundreds open.
+            http_client=DefaultAioHttpClient(),
         )
 
     async def _on_own_loop(self, work: Coroutine[Any, Any, T]) -> T:

@@ -3,6 +3,7 @@ all within a bound (SPEC §7)."""
 
 from __future__ import annotations
 
+import aiohttp
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
@@ -17,14 +18,23 @@ TIMEOUT_SECONDS = 30
 
 
 def create_slack_client(settings: Settings) -> AsyncWebClient:
+    """Call inside the event loop that will use it; `close_slack_client` at the end."""
     assert settings.slack_bot_token is not None
     return AsyncWebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=settings.slack_api_base,
         timeout=TIMEOUT_SECONDS,
+        # One session for every call, so connections are kept and reused: without it
+        # slack-sdk opens a session (and a TCP and TLS connection) per API call.
+        session=aiohttp.ClientSession(),
         retry_handlers=[
             AsyncRateLimitErrorRetryHandler(max_retry_count=MAX_RETRIES),
             AsyncServerErrorRetryHandler(max_retry_count=MAX_RETRIES),
             AsyncConnectionErrorRetryHandler(max_retry_count=MAX_RETRIES),
         ],
     )
+
+
+async def close_slack_client(client: AsyncWebClient) -> None:
+    if client.session is not None:
+        await client.session.close()
