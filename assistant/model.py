@@ -9,6 +9,7 @@ from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
@@ -106,7 +107,9 @@ class ModelClient:
                 tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
                 tool_choice="required",
             )
-        except openai.APITimeoutError:
+        except openai.APITimeoutError as exc:
+            if _connection_failed(exc):
+                raise ModelError("the model service could not be reached") from None
             raise ModelError("the model did not answer in time") from None
         except openai.APIStatusError as exc:
             raise ModelError(f"the model service answered HTTP {exc.status_code}") from None
@@ -137,10 +140,26 @@ class ModelClient:
             result = await self._client.audio.transcriptions.create(
                 model=self._transcription_model, file=(name, data, mimetype)
             )
-        except openai.APITimeoutError:
+        except openai.APITimeoutError as exc:
+            if _connection_failed(exc):
+                raise TranscriptionError("the service could not be reached") from None
             raise TranscriptionError("the service did not answer in time") from None
         except openai.APIStatusError as exc:
             raise TranscriptionError(f"the service answered HTTP {exc.status_code}") from None
         except openai.APIConnectionError:
             raise TranscriptionError("the service could not be reached") from None
         return result.text
+
+
+def _connection_failed(error: BaseException) -> bool:
+    """Whether a "timeout" from the openai client was a refused or dropped connection: its
+    aiohttp transport reports every connection error as a timeout (and it is retried as one),
+    but the log should say what happened."""
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(
+            cause, asyncio.TimeoutError
+        ):
+            return True
+        cause = cause.__cause__
+    return False

@@ -160,3 +160,11 @@ async def in_thread(func: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a blocking wait in a worker thread, so an async test's loop (which may be running
     the app under test) keeps going while the test waits."""
     return await asyncio.to_thread(func, *args, **kwargs)
+
+
+def drop_connection(request: web.Request) -> web.Response:
+    """Close the request's connection unanswered, as a crashed server or a broken network
+    does; the response returned is never written."""
+    if request.transport is not None:
+        request.transport.close()
+    return web.Response()

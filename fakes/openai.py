@@ -21,7 +21,7 @@ from aiohttp import web
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from pydantic import TypeAdapter, ValidationError
 
-from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
+from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, drop_connection, in_thread
 
 ToolCallSpec = tuple[str, "dict[str, Any] | str"]
 
@@ -53,6 +53,11 @@ class Error:
     type: str
     code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Disconnect:
+    """No answer: the connection is closed on the request."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,7 @@ class Hold:
         await event.wait()
 
 
-Response = Completion | Error | Delay | Hold
+Response = Completion | Error | Disconnect | Delay | Hold
 # A default may decide per request, from the request's parsed JSON body (e.g. from the log
 # the prompt carries), so concurrent threads each get the reply their state calls for.
 DefaultResponse = Response | Callable[[dict[str, Any]], Response | None]
@@ -157,6 +162,11 @@ def rate_limited(retry_after: int = 1, times: int = 1) -> list[Error]:
         {"retry-after": str(retry_after), "x-ratelimit-remaining-requests": "0"},
     )
     return [err] * times
+
+
+def disconnect(times: int = 1) -> list[Disconnect]:
+    """`times` requests whose connection is closed before any answer."""
+    return [Disconnect()] * times
 
 
 def hold(response: Response | None = None) -> Hold:
@@ -216,7 +226,7 @@ class FakeOpenAI(BackgroundServer):
 
     # -- script and inspection -----------------------------------------------------------------
 
-    def script(self, *responses: Response | list[Error]) -> None:
+    def script(self, *responses: Response | list[Error] | list[Disconnect]) -> None:
         """Queue responses, answered in order, one per request."""
         with self._cond:
             for item in responses:
@@ -289,6 +299,8 @@ class FakeOpenAI(BackgroundServer):
             if isinstance(response, Hold):
                 self._holds.append(response)
             self._cond.notify_all()
+        if isinstance(response, Disconnect):
+            return drop_connection(request)
         return await self._respond(response, body, previous)
 
     async def _respond(

@@ -17,7 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from fakes import ids
-from fakes._server import DEFAULT_TIMEOUT, in_thread
+from fakes._server import DEFAULT_TIMEOUT, drop_connection, in_thread
 from fakes.slack_socket import SocketModeServer
 from fakes.slack_store import SlackError, SlackStore
 
@@ -48,6 +48,9 @@ class _File:
     content: bytes
     mimetype: str
     access: bool
+
+
+DROPPED = 0  # a fault's status for "the connection was closed, nothing was answered"
 
 
 @dataclass
@@ -262,6 +265,11 @@ class FakeSlack(SocketModeServer):
         """The next `times` calls get an HTTP 5xx."""
         self._add_fault(method, times, _Fault(status, {"ok": False, "error": "fatal_error"}))
 
+    def disconnect(self, method: str, *, times: int = 1) -> None:
+        """The next `times` calls get no answer: the connection is closed on them (recorded
+        as calls with status 0)."""
+        self._add_fault(method, times, _Fault(DROPPED, {}))
+
     def _add_fault(self, method: str, times: int, fault: _Fault) -> None:
         with self._cond:
             self._faults.setdefault(method, deque()).extend([fault] * times)
@@ -288,6 +296,9 @@ class FakeSlack(SocketModeServer):
         params.pop("token", None)
         with self._cond:
             fault = self._take_fault(method)
+            if fault is not None and fault.status == DROPPED:
+                self._answer(method, params, request, token, DROPPED, {})
+                return drop_connection(request)
             if fault is not None:
                 return self._answer(
                     method, params, request, token, fault.status, fault.body, fault.headers

@@ -47,6 +47,49 @@ def test_http_500_on_every_retry(make_app, slack, model):
     still_answers(app, slack, model)
 
 
+def script_one_answer(model) -> None:
+    model.script(
+        replies.tool_calls(("postMessage", {"text": "Here you go", "reasoning": "r"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "r"})),
+    )
+
+
+def test_a_rate_limited_call_is_retried_after_retry_after(make_app, slack, model):
+    app = make_app(openai_max_retries=2)  # the default
+    model.script(replies.rate_limited(retry_after=1))
+    script_one_answer(model)
+    log = answered(app, slack, "hello")
+    assert system_texts(log) == []
+    assert [e["content"].get("toolCall") for e in log[2:]] == ["postMessage", "finishRequest"]
+    assert len(model.requests) == 3  # the refused call, then one per step
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Here you go"]
+    still_answers(app, slack, model)
+
+
+def test_a_dropped_connection_is_retried(make_app, slack, model):
+    app = make_app(openai_max_retries=2)
+    model.script(replies.disconnect())
+    script_one_answer(model)
+    log = answered(app, slack, "hello")
+    assert system_texts(log) == []
+    assert len(model.requests) == 3
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Here you go"]
+    still_answers(app, slack, model)
+
+
+def test_a_model_that_drops_every_connection(make_app, slack, model):
+    app = make_app(openai_max_retries=1)
+    model.script(replies.disconnect(times=2))
+    log = answered(app, slack, "hello")
+    assert system_texts(log) == [
+        "Error: the model call failed: the model service could not be reached. "
+        f'The user was told: "{SORRY_MODEL}"'
+    ]
+    assert len(model.requests) == 2
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
+    still_answers(app, slack, model)
+
+
 def test_a_model_that_does_not_answer_in_time(make_app, slack, model):
     app = make_app(openai_timeout=0.5)
     hold = replies.hold()

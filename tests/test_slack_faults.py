@@ -46,16 +46,25 @@ def test_a_slack_error_is_recorded_and_the_next_thread_is_still_answered(
     still_answers(app, slack, model)
 
 
-@pytest.mark.parametrize("fault", ["rate_limit", "server_error"])
-def test_429_and_5xx_are_retried_and_the_answer_posted_once(app, slack, model, fault):
+@pytest.mark.parametrize("fault", ["rate_limit", "server_error", "dropped_connection"])
+def test_429_5xx_and_a_dropped_connection_are_retried_and_the_answer_posted_once(
+    app, slack, model, fault
+):
     script_one_answer(model)
     if fault == "rate_limit":
         slack.rate_limit("chat.postMessage", retry_after=1)
-    else:
+    elif fault == "server_error":
         slack.server_error("chat.postMessage")
+    else:
+        slack.disconnect("chat.postMessage")
     log = answered(app, slack, "the report, please")
 
     assert system_texts(log) == []
     calls = slack.calls_to("chat.postMessage")
-    assert [c.response["ok"] for c in calls] == [False, True]
+    assert [c.ok for c in calls] == [False, True]
     assert calls[-1].params["text"] == "Here you go"
+    post = calls[-1].params
+    assert [m["text"] for m in slack.thread(post["channel"], post["thread_ts"])[1:]] == [
+        "Here you go"
+    ]
+    still_answers(app, slack, model)
