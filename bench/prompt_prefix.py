@@ -2,20 +2,23 @@
 
 `python -m bench prompt_prefix` (or `python -m bench.prompt_prefix [--steps N] [--budget
 TOKENS] [--no-record]`), from the repository root. It simulates a thread of N model steps
-(default 300) against a small budget (default 8,000 tokens, a sixteenth of the default
-window): people's messages, history reads and their results, replies, now and then a long
-paste and a pinned instructions entry, each step's prompt built by the app's
-`context.budget.PromptBuilder`. For each step after the first it compares the prompt with the
-previous one:
+(default 300): people's messages, history reads and their results, replies, now and then a
+long paste and a pinned instructions entry, each step's prompt built by the app's
+`context.budget.PromptBuilder`. The same thread (its text comes from a fixed seed) is built
+twice: within a small budget (default 8,000 tokens, a sixteenth of the default window), and
+with a budget it never reaches, so that nothing is pruned. For each step after the first it
+compares the prompt with the previous one:
 
-- prefix share: common prefix / length of the new prompt: goals >= 90% overall and >= 98%
-  before any pruning. Before pruning the builder loses only the previous prompt's closing
-  `]`, so there the figure is 1 - (bytes the step added) / (prompt length), whatever the
-  builder: small early prompts pull the average down. The same holds on every step where the
-  cut does not move (reported apart); each move loses everything after entry 0.
-- reuse: common prefix / (length of the previous prompt - 1), the same goals: how much of
-  what the cache holds from the last call the builder keeps; 100% means nothing of the
-  previous prompt but its `]` was lost. This is the builder's own figure.
+- prefix share: common prefix / length of the new prompt, averaged over the steps. Goals:
+  >= 90% with pruning, >= 98% for the same thread while no pruning happens (unpruned). Without
+  pruning the builder loses only the previous prompt's closing `]`, so there the figure is
+  1 - (bytes the step added) / (prompt length): a property of the thread, which the unpruned
+  build measures over the whole thread. The first steps of the pruned build, before its first
+  pruning, are reported too, but their prompts are short (an added reply is a large share of
+  them), so they are no measure of the builder.
+- reuse: common prefix / (length of the previous prompt - 1): how much of what the cache holds
+  from the last call the builder keeps; 100% means nothing of the previous prompt but its `]`
+  was lost.
 - byte-weighted: the sum of common prefixes over the sum of prompt lengths (the share of all
   the bytes sent that a cache could serve);
 - the prefix share as the provider sees the call (tool schemas and the fixed system message
@@ -46,6 +49,7 @@ from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
 
 MODEL = "gpt-4o-mini"
 BUDGET, STEPS = 8_000, 300
+UNPRUNED = 10**9  # a budget no simulated thread reaches
 GOAL_OVERALL, GOAL_BEFORE = 0.90, 0.98
 PERSONA = (
     "You're Aya, the on-call helper of the Platform team. Answer in the language you are asked "
@@ -169,57 +173,73 @@ def _goal(values: Sequence[float], goal: float) -> bool:
     return bool(values) and statistics.fmean(values) >= goal
 
 
-def measure(thread: Thread) -> list[Figure]:
+@dataclass
+class Shares:
+    """Each prompt against the one before it (the first prompt has none)."""
+
+    prefix: list[float] = field(default_factory=list)  # common prefix / this prompt
+    reuse: list[float] = field(default_factory=list)  # common prefix / the previous one - "]"
+    sent: list[float] = field(default_factory=list)  # prefix share with what precedes the log
+    moved: list[bool] = field(default_factory=list)  # the omitted ranges changed
+    common: int = 0
+    total: int = 0
+
+    @classmethod
+    def of(cls, prompts: Sequence[BuiltPrompt]) -> Shares:
+        fixed = provider_prefix()
+        shares = cls()
+        for previous, current in pairwise(prompts):
+            common = common_prefix(previous.text, current.text)
+            shares.common, shares.total = shares.common + common, shares.total + len(current.text)
+            shares.prefix.append(common / len(current.text))
+            shares.reuse.append(common / (len(previous.text) - 1))
+            if fixed is not None:
+                shares.sent.append((len(fixed) + common) / (len(fixed) + len(current.text)))
+            shares.moved.append(previous.omitted != current.omitted)
+        return shares
+
+
+def measure(thread: Thread, unpruned: Thread) -> list[Figure]:
     prompts = thread.prompts
     first = next((n for n, p in enumerate(prompts) if p.omitted or p.shortened), len(prompts))
-    fixed = provider_prefix()
-    shares, sent, reuse, common_total, moved = [], [], [], 0, []
-    for previous, current in pairwise(prompts):
-        common = common_prefix(previous.text, current.text)
-        common_total += common
-        shares.append(common / len(current.text))
-        reuse.append(common / (len(previous.text) - 1))
-        if fixed is not None:
-            sent.append((len(fixed) + common) / (len(fixed) + len(current.text)))
-        moved.append(previous.omitted != current.omitted)
-    split = max(0, first - 1)  # shares[k] compares prompts k and k + 1
-    steady = [s for s, m in zip(shares, moved, strict=True) if not m]
-    moves, tokens = sum(moved), [p.tokens for p in prompts]
-    sent_bytes = sum(len(p.text) for p in prompts[1:])
-    overall, before = f">= {GOAL_OVERALL:.0%}", f">= {GOAL_BEFORE:.0%}"
+    pruned, whole = Shares.of(prompts), Shares.of(unpruned.prompts)
+    split = max(0, first - 1)  # prefix[k] compares prompts k and k + 1
+    steady = [s for s, m in zip(pruned.prefix, pruned.moved, strict=True) if not m]
+    moves, tokens = sum(pruned.moved), [p.tokens for p in prompts]
+    overall, unlimited = f">= {GOAL_OVERALL:.0%}", f">= {GOAL_BEFORE:.0%}"
     figures = [
         Figure("steps (model calls)", f"{len(prompts)}, budget {thread.budget} tokens"),
         Figure("token counter", getattr(thread.counter, "name", "?")),
         Figure("steps before the first pruning", str(first)),
-        Figure("prefix share of each prompt, overall", _mean(shares), overall,
-               _goal(shares, GOAL_OVERALL)),
-        Figure("prefix share of each prompt, before any pruning", _mean(shares[:split]), before,
-               _goal(shares[:split], GOAL_BEFORE)),
-        Figure("reuse of the previous prompt, overall", _mean(reuse), overall,
-               _goal(reuse, GOAL_OVERALL)),
-        Figure("reuse of the previous prompt, before any pruning", _mean(reuse[:split]), before,
-               _goal(reuse[:split], GOAL_BEFORE)),
-        Figure("prefix share, after the first pruning", _mean(shares[split:])),
-        Figure("prefix share, steps where the cut did not move", _mean(steady)),
-        Figure("prefix share, byte-weighted", f"{100 * common_total / sent_bytes:.1f}%"),
-        Figure("cut moves", f"{moves} (one per {len(moved) / max(1, moves):.0f} steps)"),
-        Figure("prompt tokens: mean / min / max",
+        Figure("prefix share of each prompt, with pruning", _mean(pruned.prefix), overall,
+               _goal(pruned.prefix, GOAL_OVERALL)),
+        Figure("prefix share of each prompt, the same thread unpruned", _mean(whole.prefix),
+               unlimited, _goal(whole.prefix, GOAL_BEFORE)),
+        Figure("reuse of the previous prompt, with pruning", _mean(pruned.reuse)),
+        Figure("reuse of the previous prompt, unpruned", _mean(whole.reuse)),
+        Figure("prefix share, with pruning, before the first pruning (short prompts)",
+               _mean(pruned.prefix[:split])),
+        Figure("prefix share, with pruning, steps where the cut did not move", _mean(steady)),
+        Figure("prefix share as sent (tools, system message, log): with pruning / unpruned",
+               f"{_mean(pruned.sent)} / {_mean(whole.sent)}"),
+        Figure("prefix share, byte-weighted: with pruning / unpruned",
+               f"{100 * pruned.common / pruned.total:.1f}% / "
+               f"{100 * whole.common / whole.total:.1f}%"),
+        Figure("cut moves", f"{moves} (one per {len(pruned.moved) / max(1, moves):.0f} steps)"),
+        Figure("prompt tokens with pruning: mean / min / max",
                f"{statistics.fmean(tokens):.0f} / {min(tokens)} / {max(tokens)}"),
         Figure("build time per step: mean / max", f"{ms(statistics.fmean(thread.seconds))} / "
                f"{ms(max(thread.seconds))}"),
     ]  # fmt: skip
-    if sent:
-        figures[9:9] = [
-            Figure("prefix share as sent (tools, system message, log)", _mean(sent)),
-            Figure("prefix share as sent, before any pruning", _mean(sent[:split])),
-        ]
     return figures
 
 
 def run(smoke: bool = False, budget: int = BUDGET, steps: int = STEPS) -> list[Figure]:
-    thread = Thread(budget)
-    thread.run(20 if smoke else steps)
-    return measure(thread)
+    steps = 20 if smoke else steps
+    threads = Thread(budget), Thread(UNPRUNED)  # the same thread: its seed makes its text
+    for thread in threads:
+        thread.run(steps)
+    return measure(*threads)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
