@@ -13,7 +13,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.history import ThreadHistory
-from assistant.media import ImageParts
+from assistant.media import ImagePart, ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
@@ -102,6 +102,8 @@ class Agent:
 
     async def _steps(self, ctx: RunContext) -> int:
         prompts = self.budget.prompts(ctx.log)
+        images: list[ImagePart] = []
+        images_through = -1  # the log's last index when `images` were chosen
         for _ in range(self.max_steps):
             # Pick up what was recorded since the last step: our own entries, new messages.
             for entry in await self.recorder.entries(ctx.key, start=len(ctx.log)):
@@ -113,7 +115,11 @@ class Agent:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
                 return seen_through
-            images = await self.images.parts(ctx.key) if self.images is not None else []
+            # Images come only with people's messages: chosen again only after a new one.
+            if self.images is not None and any(
+                entry.role == "user" for entry in ctx.log.entries[images_through + 1 :]
+            ):
+                images, images_through = await self.images.parts(ctx.key), seen_through
             try:
                 reply = await self.model.next_step(prompt.text, images)
             except ModelError as exc:

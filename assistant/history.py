@@ -37,12 +37,6 @@ class ThreadHistory:
         self._store = store
         self._client = client
 
-    async def remember(self, key: ThreadKey, messages: list[ThreadMessage]) -> None:
-        await asyncio.to_thread(self._store.remember_messages, key, messages)
-
-    async def forget(self, key: ThreadKey, ts: str) -> None:
-        await asyncio.to_thread(self._store.forget_message, key, ts)
-
     async def messages(self, key: ThreadKey) -> list[ThreadMessage]:
         """Every message of the thread, oldest first."""
         messages, complete = await asyncio.to_thread(self._store.thread_messages, key)

@@ -125,10 +125,10 @@ class RunScheduler:
                     log.warning("lost the lease of thread %s: another process runs it", key)
                     return
                 finally:
-                    await asyncio.to_thread(self.store.release, key, self.holder)
-                # Recorded by another process while we held the lease: it left it to us.
-                if await asyncio.to_thread(self.store.pending, key):
-                    thread.nudged = True
+                    # Still owed: recorded by another process while we held the lease (it
+                    # left the thread to us) since we last looked.
+                    if await asyncio.to_thread(self.store.release, key, self.holder):
+                        thread.nudged = True
         except Exception:
             log.exception("runs in thread %s failed", key)
         finally:
@@ -142,15 +142,14 @@ class RunScheduler:
             bot = self._bot_ids.get(key.team)
             requests = [AnswerRequest(p.index, p.slack_ts or "", bot) for p in owed]
             try:
-                answered = await self._with_lease(key, self.run(key, requests))
+                # The run's last entry raises answered_through in the same write.
+                await self._with_lease(key, self.run(key, requests))
             except LeaseLost:
                 raise
             except Exception:
-                # The run has recorded what went wrong; never loop on the same request.
+                # Cut short before its last entry: never loop on the same request.
                 log.exception("run in thread %s failed", key)
-                answered = owed[-1].index
-            # The run's last entry raised answered_through already, unless it was cut short.
-            await asyncio.to_thread(self.store.mark_answered, key, answered)
+                await asyncio.to_thread(self.store.mark_answered, key, owed[-1].index)
 
     async def _with_lease(self, key: ThreadKey, run: Awaitable[int]) -> int:
         """Run, renewing the lease meanwhile; a lease lost (this process stalled past its

@@ -377,11 +377,13 @@ def test_pending_requests_until_a_run_ending_entry_answers_them(store: Store):
     # The run's last prompt held entries 0..1; its finishRequest and that fact are one write.
     store.append(KEY, FinishRequest(), TS, answered_through=1)
     assert store.pending(KEY) == [Pending(3, "1.3")]
+    assert store.claim(KEY, "A", 60) and store.release(KEY, "A")  # owed still
     store.append(KEY, "Error: x", TS, answered_through=0)  # never moves back
     assert store.pending(KEY) == [Pending(3, "1.3")]
     store.mark_answered(KEY, 4)
     store.mark_answered(KEY, 2)  # never moves back
     assert store.pending(KEY) == [] and store.waiting_threads() == []
+    assert store.claim(KEY, "A", 60) and not store.release(KEY, "A")  # nothing owed
     assert store.metadata(KEY)[1].wants_answer and not store.metadata(KEY)[2].wants_answer
 
 
@@ -396,9 +398,9 @@ def test_one_holder_at_a_time_until_its_lease_expires_or_is_released(store: Stor
     assert store.claim(KEY, "A", 60)  # renewed by its holder
     assert store.claim(other, "B", 60)  # another thread is another lease
     assert store.waiting_threads() == []  # both held
-    store.release(KEY, "B")  # not B's to release
+    assert store.release(KEY, "B")  # not B's to release; still owed
     assert not store.claim(KEY, "B", 60)
-    store.release(KEY, "A")
+    assert store.release(KEY, "A")
     assert store.waiting_threads() == [KEY]
     assert store.claim(KEY, "B", 60)
     assert not store.claim(ThreadKey("T9", "C9", "1.0"), "A", 60)  # no such thread
@@ -413,12 +415,18 @@ def test_an_expired_lease_is_anyone_s(store: Store):
     assert not store.claim(KEY, "crashed", 60)
 
 
-def test_mark_posted_keeps_the_ts_of_a_post(store: Store):
+def test_mark_posted_keeps_the_ts_of_a_post_and_its_thread_copies(store: Store):
     store.append(KEY, "rules", TS)
-    store.append(KEY, PostMessage(text="hello"), TS)
-    store.mark_posted(KEY, 1, "1712233999.000100")
+    store.append(KEY, PostMessage(text="hello world"), TS)
+    parts = [
+        ThreadMessage("1712233998.000100", "<@UBOT>", "hello"),
+        ThreadMessage("1712233999.000100", "<@UBOT>", "world"),
+    ]
+    store.mark_posted(KEY, 1, "1712233999.000100", parts)
     assert store.metadata(KEY)[1].slack_ts == "1712233999.000100"
     assert not store.has_message(KEY, "1712233999.000100")  # a post is not a user message
+    assert store.thread_messages(KEY) == (parts, False)
+    store.mark_posted(ThreadKey("T1", "C1", "unknown"), 1, "1.0", parts)  # no such thread
 
 
 def test_images_are_kept_beside_their_entries_and_the_newest_come_back(store: Store):

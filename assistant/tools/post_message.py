@@ -34,7 +34,7 @@ async def post_message(call: PostMessage, ctx: RunContext, index: int) -> str | 
 
 async def _post(ctx: RunContext, index: int, call: PostMessage, already: dict[int, str]) -> None:
     # Channel and thread come from the run, never from the model: it cannot post elsewhere.
-    assert ctx.client is not None and ctx.history is not None, "postMessage needs Slack"
+    assert ctx.client is not None, "postMessage needs Slack"
     posted, last_ts = [], ""
     for part, chunk in enumerate(split_message(neutralize_broadcasts(call.text))):
         if part in already:
@@ -49,8 +49,7 @@ async def _post(ctx: RunContext, index: int, call: PostMessage, already: dict[in
         )
         last_ts = response["ts"]
         posted.append(ThreadMessage(ts=last_ts, user=ctx.bot_mention, text=chunk))
-    await ctx.history.remember(ctx.key, posted)
-    await asyncio.to_thread(ctx.store.mark_posted, ctx.key, index, last_ts)
+    await asyncio.to_thread(ctx.store.mark_posted, ctx.key, index, last_ts, posted)
 
 
 async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: int) -> None:

@@ -138,8 +138,9 @@ class Store(Protocol):
         it (it was free, expired, or already its own)."""
         ...
 
-    def release(self, key: ThreadKey, holder: str) -> None:
-        """Give the lease back, if `holder` has it."""
+    def release(self, key: ThreadKey, holder: str) -> bool:
+        """Give the lease back, if `holder` has it; whether the thread is still owed an
+        answer (read in the same write, so nothing recorded before it is missed)."""
         ...
 
     def mark_answered(self, key: ThreadKey, through: int) -> None:
@@ -154,8 +155,12 @@ class Store(Protocol):
         """Threads owed an answer whose lease is free or expired (a crashed run's)."""
         ...
 
-    def mark_posted(self, key: ThreadKey, index: int, slack_ts: str) -> None:
-        """Note in the side metadata that entry `index` (a postMessage) reached Slack."""
+    def mark_posted(
+        self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()
+    ) -> None:
+        """Note in the side metadata that entry `index` (a postMessage) reached Slack as the
+        message `slack_ts` (its last, when split), and keep copies of the `messages` it
+        became (see `remember_messages`), in one write."""
         ...
 
     def recent_images(self, key: ThreadKey, limit: int) -> list[tuple[int, ImageRef]]:

@@ -29,6 +29,7 @@ from sqlalchemy import (
     MetaData,
     PrimaryKeyConstraint,
     Row,
+    Select,
     String,
     Table,
     Text,
@@ -394,13 +395,14 @@ class SqlStore:
             )
             return done.rowcount == 1
 
-    def release(self, key: ThreadKey, holder: str) -> None:
+    def release(self, key: ThreadKey, holder: str) -> bool:
         with self._transaction() as connection:
             connection.execute(
                 threads_table.update()
                 .where(_is_thread(key), threads_table.c.run_holder == holder)
                 .values(run_holder=None, run_expires=None)
             )
+            return connection.execute(self._pending(key).limit(1)).first() is not None
 
     def mark_answered(self, key: ThreadKey, through: int) -> None:
         with self._transaction() as connection:
@@ -411,7 +413,13 @@ class SqlStore:
             )
 
     def pending(self, key: ThreadKey) -> list[Pending]:
-        query = (
+        with self._engine.connect() as connection:
+            rows = connection.execute(self._pending(key))
+            return [Pending(row.idx, row.slack_ts) for row in rows]
+
+    @staticmethod
+    def _pending(key: ThreadKey) -> Select[tuple[int, str | None]]:
+        return (
             select(entries_table.c.idx, entries_table.c.slack_ts)
             .join(threads_table)
             .where(
@@ -421,8 +429,6 @@ class SqlStore:
             )
             .order_by(entries_table.c.idx)
         )
-        with self._engine.connect() as connection:
-            return [Pending(row.idx, row.slack_ts) for row in connection.execute(query)]
 
     def waiting_threads(self) -> list[ThreadKey]:
         owed = (
@@ -443,14 +449,23 @@ class SqlStore:
         with self._engine.connect() as connection:
             return [ThreadKey(*row) for row in connection.execute(query)]
 
-    def mark_posted(self, key: ThreadKey, index: int, slack_ts: str) -> None:
-        thread_id = select(threads_table.c.id).where(_is_thread(key)).scalar_subquery()
+    def mark_posted(
+        self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()
+    ) -> None:
         with self._transaction() as connection:
+            thread_id = connection.scalar(select(threads_table.c.id).where(_is_thread(key)))
+            if thread_id is None:
+                return
             connection.execute(
                 entries_table.update()
                 .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
                 .values(slack_ts=slack_ts)
             )
+            if messages:
+                connection.execute(
+                    self._upsert_message,
+                    [{"thread_id": thread_id, **asdict(m)} for m in messages],
+                )
 
     def recent_images(self, key: ThreadKey, limit: int) -> list[tuple[int, ImageRef]]:
         columns = [entry_images_table.c[f.name] for f in fields(ImageRef)]
