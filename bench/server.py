@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 from pathlib import Path
 from types import TracebackType
@@ -70,6 +71,10 @@ class AppServer:
 
     def stop(self) -> None:
         self.process.stop()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, nothing waited for."""
+        self.process.stop(signal.SIGKILL)
 
     def __enter__(self) -> Self:
         return self
