@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.agent import SORRY_MODEL
 from fakes import openai as replies
 from tests.harness import RunningApp, thread_of
@@ -33,13 +35,20 @@ def system_texts(log: list[dict]) -> list[str]:
     return [e["content"] for e in log if e["role"] == "system"][1:]
 
 
-def test_http_500_on_every_retry(make_app, slack, model):
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        pytest.param(replies.error(500, times=2), "answered HTTP 500", id="http-500"),
+        pytest.param(replies.disconnect(times=2), "could not be reached", id="dropped"),
+    ],
+)
+def test_a_model_that_fails_on_every_retry(make_app, slack, model, fault, reason):
     app = make_app(openai_max_retries=1)
-    model.script(replies.error(500, times=2))
+    model.script(fault)
     log = answered(app, slack, "hello")
     assert [e["role"] for e in log] == ["system", "user", "system"]
     assert system_texts(log) == [
-        "Error: the model call failed: the model service answered HTTP 500. "
+        f"Error: the model call failed: the model service {reason}. "
         f'The user was told: "{SORRY_MODEL}"'
     ]
     assert len(model.requests) == 2
@@ -74,19 +83,6 @@ def test_a_dropped_connection_is_retried(make_app, slack, model):
     assert system_texts(log) == []
     assert len(model.requests) == 3
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Here you go"]
-    still_answers(app, slack, model)
-
-
-def test_a_model_that_drops_every_connection(make_app, slack, model):
-    app = make_app(openai_max_retries=1)
-    model.script(replies.disconnect(times=2))
-    log = answered(app, slack, "hello")
-    assert system_texts(log) == [
-        "Error: the model call failed: the model service could not be reached. "
-        f'The user was told: "{SORRY_MODEL}"'
-    ]
-    assert len(model.requests) == 2
-    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
     still_answers(app, slack, model)
 
 

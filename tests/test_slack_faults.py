@@ -7,12 +7,7 @@ import pytest
 
 from assistant.agent import SORRY_SLACK
 from fakes import openai as replies
-from tests.test_model_failures import answered, still_answers, system_texts
-
-
-def script_one_answer(model) -> None:
-    post = replies.tool_calls(("postMessage", {"text": "Here you go", "reasoning": "r"}))
-    model.script(post, replies.tool_calls(("finishRequest", {"reasoning": "r"})))
+from tests.test_model_failures import answered, script_one_answer, still_answers, system_texts
 
 
 @pytest.mark.parametrize(
