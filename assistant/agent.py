@@ -31,6 +31,8 @@ from context.toolcalls import FinishRequest, PostMessage, ToolCall
 log = logging.getLogger(__name__)
 
 PROGRESS_REACTION = "eyes"
+FAILURE_PREFIX = "Error: "  # what the system entry that ends a failed run starts with
+
 SORRY_MODEL = (
     "Sorry, I couldn't get an answer from the language model just now. "
     "Please try again in a little while."
@@ -197,7 +199,7 @@ class Agent:
                 outcome = "The thread could not be told."
                 log.warning("could not tell %s about a failure: %s", ctx.key, _slack_reason(exc))
         await self.recorder.record(
-            ctx.key, f"Error: {reason}. {outcome}", answered_through=seen_through
+            ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
         )
 
     async def _bot_user_id(self) -> str | None:

@@ -147,9 +147,14 @@ def test_replay_of_an_invalid_file_lists_its_problems(env, slack, model, tmp_pat
     assert not (tmp_path / "x.json").exists()
 
 
-def test_replay_when_the_model_fails_records_the_error(env, slack, model, tmp_path):
+def test_replay_when_the_model_fails_records_the_error_and_exits_1(env, slack, model, tmp_path):
     model.script(replies.error(500))
-    result = run_assistant("replay", str(EXAMPLE), env=env, cwd=tmp_path)
+    out = tmp_path / "extended.json"
+    result = run_assistant("replay", str(EXAMPLE), "--out", str(out), env=env, cwd=tmp_path)
+    assert result.returncode == 1
+    assert "replay: the run failed (entry 4)" in result.stderr
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert saved[-1]["content"].startswith("Error: the model call failed")
     assert "Traceback" not in result.stderr
     assert "🧠 System: Error: the model call failed" in result.stdout
     assert "No one was told (replay)." in result.stdout

@@ -73,6 +73,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    from assistant.agent import FAILURE_PREFIX
     from assistant.replay import replay
     from context.log import ContextLog
 
@@ -85,4 +86,11 @@ def run_replay(args: argparse.Namespace) -> int:
     entries = asyncio.run(replay(settings, ContextLog(report.entries)))
     if args.out:
         write_output(export_json(entries), args.out)
+    last = entries[-1]
+    failed = last.role == "system" and str(last.content).startswith(FAILURE_PREFIX)
+    if len(entries) > len(report.entries) and failed:
+        # The run ended on a failure (the model could not be asked): the trace and the saved
+        # log say why; a script calling replay should see it too.
+        print(f"replay: the run failed (entry {last.index})", file=sys.stderr)
+        return 1
     return 0
