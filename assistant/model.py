@@ -107,14 +107,8 @@ class ModelClient:
                 tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
                 tool_choice="required",
             )
-        except openai.APITimeoutError as exc:
-            if _connection_failed(exc):
-                raise ModelError("the model service could not be reached") from None
-            raise ModelError("the model did not answer in time") from None
-        except openai.APIStatusError as exc:
-            raise ModelError(f"the model service answered HTTP {exc.status_code}") from None
-        except openai.APIConnectionError:
-            raise ModelError("the model service could not be reached") from None
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise ModelError(_what_failed(exc, "the model service", "the model")) from None
         latency_ms = (time.perf_counter() - started) * 1000
         if not response.choices:
             raise ModelError("the model service returned no choice")
@@ -140,15 +134,18 @@ class ModelClient:
             result = await self._client.audio.transcriptions.create(
                 model=self._transcription_model, file=(name, data, mimetype)
             )
-        except openai.APITimeoutError as exc:
-            if _connection_failed(exc):
-                raise TranscriptionError("the service could not be reached") from None
-            raise TranscriptionError("the service did not answer in time") from None
-        except openai.APIStatusError as exc:
-            raise TranscriptionError(f"the service answered HTTP {exc.status_code}") from None
-        except openai.APIConnectionError:
-            raise TranscriptionError("the service could not be reached") from None
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise TranscriptionError(_what_failed(exc, "the service", "the service")) from None
         return result.text
+
+
+def _what_failed(error: openai.APIError, service: str, responder: str) -> str:
+    """What went wrong, for the log: no secret, no traceback."""
+    if isinstance(error, openai.APIStatusError):
+        return f"{service} answered HTTP {error.status_code}"
+    if isinstance(error, openai.APITimeoutError) and not _connection_failed(error):
+        return f"{responder} did not answer in time"
+    return f"{service} could not be reached"
 
 
 def _connection_failed(error: BaseException) -> bool:
