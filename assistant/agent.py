@@ -76,8 +76,8 @@ class Agent:
     tools: dict[str, ToolFunction] = field(default_factory=lambda: dict(SLACK_TOOLS))
     images: ImageParts | None = None  # None: the prompt carries image markers only (replay)
 
-    async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> int:
-        """Answer the requests; return the highest log index the last prompt held."""
+    async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
+        """Answer the requests; the run's last entry records that they are answered."""
         bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
         if bot_user_id is None and self.client is not None:
             bot_user_id = await self._bot_user_id()  # a run resumed after a restart
@@ -94,15 +94,14 @@ class Agent:
         try:
             if self.client is not None:
                 await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
-            return await self._steps(ctx)
+            await self._steps(ctx)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             seen_through = len(ctx.log) - 1
             await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK, seen_through)
-            return seen_through
         finally:
             await self._show_progress(key, message_ts, working=False)
 
-    async def _steps(self, ctx: RunContext) -> int:
+    async def _steps(self, ctx: RunContext) -> None:
         prompts = self.budget.prompts(ctx.log)
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
@@ -116,7 +115,7 @@ class Agent:
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
-                return seen_through
+                return
             # Images come only with people's messages: chosen again only after a new one.
             if self.images is not None and any(
                 entry.role == "user" for entry in ctx.log.entries[images_through + 1 :]
@@ -126,15 +125,14 @@ class Agent:
                 reply = await self.model.next_step(prompt.text, images)
             except ModelError as exc:
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
-                return seen_through
+                return
             if await self._carry_out(ctx, reply, seen_through):
-                return seen_through
+                return
         await self.recorder.record(
             ctx.key,
             f"Stopped after {self.max_steps} steps without finishRequest.",
             answered_through=seen_through,
         )
-        return seen_through
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
         """Record and carry out one reply's tool calls; True once the request is finished

@@ -37,8 +37,8 @@ class AnswerRequest:
     bot_user_id: str | None = None
 
 
-# A run answers requests and returns the highest log index its last prompt held.
-RunFunction = Callable[[ThreadKey, list[AnswerRequest]], Awaitable[int]]
+# A run answers requests; its last entry raises the thread's answered_through.
+RunFunction = Callable[[ThreadKey, list[AnswerRequest]], Awaitable[None]]
 
 
 class LeaseLost(Exception):
@@ -151,14 +151,14 @@ class RunScheduler:
                 log.exception("run in thread %s failed", key)
                 await asyncio.to_thread(self.store.mark_answered, key, owed[-1].index)
 
-    async def _with_lease(self, key: ThreadKey, run: Awaitable[int]) -> int:
+    async def _with_lease(self, key: ThreadKey, run: Awaitable[None]) -> None:
         """Run, renewing the lease meanwhile; a lease lost (this process stalled past its
         expiry, another took over) stops the run rather than let two answer."""
         task = asyncio.ensure_future(run)
         while True:
             done, _ = await asyncio.wait({task}, timeout=self.lease_seconds / 3)
             if done:
-                return task.result()
+                return task.result()  # None, or the run's exception
             if not await asyncio.to_thread(self.store.claim, key, self.holder, self.lease_seconds):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
