@@ -15,13 +15,15 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from bench import conversation
-from bench.load import send_events
+from bench.load import Delivery, send_events
 from bench.model import AnsweringModel
 from bench.report import Figure, median, ms, percentile
 from bench.server import AppServer
 from fakes import FakeOpenAI, FakeSlack
+from fakes import events as slack_events
 
 FULL = {"threads": 100, "per_thread": 5, "concurrency": 50, "latency": 2.0}
 SMOKE = {"threads": 3, "per_thread": 2, "concurrency": 3, "latency": 0.05}
@@ -32,6 +34,7 @@ MAX_GOAL_S = 1.0
 def run(smoke: bool = False) -> list[Figure]:
     size = SMOKE if smoke else FULL
     threads, per_thread = int(size["threads"]), int(size["per_thread"])
+    concurrency = int(size["concurrency"])
     model = AnsweringModel(latency=size["latency"])
     with (
         FakeSlack() as slack,
@@ -41,9 +44,11 @@ def run(smoke: bool = False) -> list[Figure]:
         with AppServer(slack, fake, Path(workdir)) as app:
             made = conversation.mentions(slack, threads, per_thread)
             started = time.perf_counter()
-            deliveries = send_events(app.url, [m.event for m in made], int(size["concurrency"]))
+            deliveries, cpu = _send(app, [m.event for m in made], concurrency)
             conversation.wait_answered(slack, model, made, timeout=120 + 10 * size["latency"])
             elapsed = time.perf_counter() - started
+            plain = [slack_events.message(f"unrelated {n}") for n in range(len(made))]
+            floor, floor_cpu = _send(app, plain, concurrency)
         recorded = conversation.recorded_once(app.database_url, made)
         once = conversation.answered_once(slack, made)
         posts = Counter(c.params.get("thread_ts") for c in slack.calls_to("chat.postMessage"))
@@ -51,6 +56,7 @@ def run(smoke: bool = False) -> list[Figure]:
         calls = len(fake.requests)
 
     seconds = [d.seconds for d in deliveries]
+    floor_seconds = [d.seconds for d in floor]
     total = len(made)
     ok = sum(1 for d in deliveries if d.status == 200)
     p99, worst = percentile(seconds, 0.99), max(seconds)
@@ -73,6 +79,16 @@ def run(smoke: bool = False) -> list[Figure]:
         ),
         Figure("recorded once in the log", f"{recorded}/{total}", "all", recorded == total),
         Figure(
+            "floor: as many channel messages the app only acknowledges, ack p50 / p99 / max",
+            f"{ms(median(floor_seconds))} / {ms(percentile(floor_seconds, 0.99))} / "
+            f"{ms(max(floor_seconds))} ({sum(d.status == 200 for d in floor)}/{total} HTTP 200)",
+        ),
+        Figure(
+            f"app CPU per event: mentions / floor (→ times {concurrency} in flight)",
+            f"{ms(cpu / total)} / {ms(floor_cpu / total)} "
+            f"(→ {ms(concurrency * cpu / total)} / {ms(concurrency * floor_cpu / total)})",
+        ),
+        Figure(
             "runs / model calls / replies",
             f"{runs} / {calls} / {sum(posts.values())} "
             f"(replies per thread {min(per_thread_posts)}..{max(per_thread_posts)})",
@@ -82,3 +98,12 @@ def run(smoke: bool = False) -> list[Figure]:
             f"{elapsed:.1f} s ({elapsed / size['latency']:.1f}x)",
         ),
     ]
+
+
+def _send(
+    app: AppServer, events: list[dict[str, Any]], concurrency: int
+) -> tuple[list[Delivery], float]:
+    """The deliveries, and the app's CPU seconds while they were sent."""
+    before = app.cpu_seconds()
+    deliveries = send_events(app.url, events, concurrency)
+    return deliveries, app.cpu_seconds() - before
