@@ -1,4 +1,25 @@
-"""Where context logs live (SPEC §6): one `Store` interface, chosen by `DATABASE_URL`."""
+"""Where context logs live (SPEC §6): one `Store` interface, chosen by `DATABASE_URL`.
+
+The store is split by concern, each with its own Protocol (in `base`) and its own module,
+all over one engine and one transaction helper (`engine.Database`):
+
+- `base`: the values kept (ThreadKey, EntryMeta, ...) and the Protocols: `LogStore`,
+  `RunStore`, `MessageCopies`, `ImageStore`, `Housekeeping`, and `Store`, all of them.
+- `tables`: the tables (the schema the Alembic migrations build) and row helpers.
+- `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
+  `Database`, whose `transaction()` is every write.
+- `log`, `runs`, `copies`, `images`, `housekeeping`: one repository per concern.
+- `store`: `SqlStore`, what `open_store` returns.
+- `sql`: the names the single-module store had, re-exported for code that imports them
+  from there (bench/).
+
+`SqlStore` combines the repositories by inheritance rather than forwarding to them: each
+method and its signature is written once, so the whole store cannot drift from its parts,
+and a write that spans two concerns stays one transaction because the repositories share
+their connection-level helpers (`copies.keep_copies`), not their transactions. Repositories
+hold nothing but the shared `Database`, so combining them is safe; a test checks that no two
+define the same name.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +28,13 @@ from sqlalchemy.exc import ArgumentError
 
 from context.storage.base import (
     EntryMeta,
+    Housekeeping,
     ImageRef,
+    ImageStore,
+    LogStore,
+    MessageCopies,
     Pending,
+    RunStore,
     Store,
     ThreadKey,
     ThreadMessage,
@@ -18,8 +44,13 @@ from context.storage.base import (
 __all__ = [
     "DEFAULT_URL",
     "EntryMeta",
+    "Housekeeping",
     "ImageRef",
+    "ImageStore",
+    "LogStore",
+    "MessageCopies",
     "Pending",
+    "RunStore",
     "Store",
     "ThreadKey",
     "ThreadMessage",
@@ -63,6 +94,6 @@ def database_url(url: str | None) -> URL:
 def open_store(url: str | None = None) -> Store:
     """Open the store at `url` (default: SQLite file `assistant.db` in the working directory),
     migrating its schema to the latest version."""
-    from context.storage.sql import SqlStore  # SQLAlchemy engines and Alembic load on use
+    from context.storage.store import SqlStore  # SQLAlchemy engines and Alembic load on use
 
     return SqlStore(database_url(url))

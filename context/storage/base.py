@@ -1,4 +1,9 @@
-"""The store interface: where context logs live between steps, runs and processes (SPEC §6)."""
+"""The store interface: where context logs live between steps, runs and processes (SPEC §6).
+
+The values it keeps, and one small Protocol per concern (`LogStore`, `RunStore`,
+`MessageCopies`, `ImageStore`, `Housekeeping`); `Store` is all of them, for code that uses
+the whole store. Code that needs one concern can ask for its Protocol alone.
+"""
 
 from __future__ import annotations
 
@@ -85,8 +90,8 @@ class ThreadSummary:
     completion_tokens: int = 0
 
 
-class Store(Protocol):
-    """Every backend keeps these promises, across processes too."""
+class LogStore(Protocol):
+    """The context log: entries placed and recorded, and read back."""
 
     def append(
         self,
@@ -131,7 +136,15 @@ class Store(Protocol):
         """The thread's entries with index >= start, in order; [] for an unknown thread."""
         ...
 
-    # --- runs: one process at a time per thread, and what is still owed an answer ---------
+    def has_thread(self, key: ThreadKey) -> bool: ...
+
+    def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
+        """Whether the Slack message `slack_ts` is recorded as a user entry of the thread."""
+        ...
+
+
+class RunStore(Protocol):
+    """Runs: one process at a time per thread, and what is still owed an answer."""
 
     def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
         """Take or renew the thread's run lease for `seconds`: True when `holder` now holds
@@ -163,19 +176,10 @@ class Store(Protocol):
         became (see `remember_messages`), in one write."""
         ...
 
-    def recent_images(self, key: ThreadKey, limit: int) -> list[tuple[int, ImageRef]]:
-        """The thread's `limit` newest images with their entries' indexes, oldest first."""
-        ...
 
-    def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
-        """Side metadata of the thread's entries with index >= start, in index order."""
-        ...
-
-    def has_thread(self, key: ThreadKey) -> bool: ...
-
-    def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
-        """Whether the Slack message `slack_ts` is recorded as a user entry of the thread."""
-        ...
+class MessageCopies(Protocol):
+    """Copies of a thread's Slack messages, so that getThreadHistory need not ask Slack
+    again; not part of the log."""
 
     def remember_messages(
         self, key: ThreadKey, messages: list[ThreadMessage], complete: bool = False
@@ -190,6 +194,18 @@ class Store(Protocol):
         """The copies, oldest first, and whether they hold the whole thread."""
         ...
 
+
+class ImageStore(Protocol):
+    """The images user entries refer to (recorded with their entries by `LogStore`)."""
+
+    def recent_images(self, key: ThreadKey, limit: int) -> list[tuple[int, ImageRef]]:
+        """The thread's `limit` newest images with their entries' indexes, oldest first."""
+        ...
+
+
+class Housekeeping(Protocol):
+    """What operators read and delete: thread listings, side metadata, purges."""
+
     def threads(self) -> list[ThreadSummary]:
         """Every thread, most recently updated first, with token totals."""
         ...
@@ -199,6 +215,14 @@ class Store(Protocol):
         and remembered messages) and return their keys, oldest first; with `dry_run`, only
         return them."""
         ...
+
+    def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
+        """Side metadata of the thread's entries with index >= start, in index order."""
+        ...
+
+
+class Store(LogStore, RunStore, MessageCopies, ImageStore, Housekeeping, Protocol):
+    """Every backend keeps these promises, across processes too."""
 
     def urgent(self) -> Store:
         """The same store, its writes served before others' when they queue (for work that

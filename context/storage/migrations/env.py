@@ -1,4 +1,4 @@
-"""Alembic environment: runs on the connection `context.storage.sql.migrate` hands over.
+"""Alembic environment: runs on the connection `context.storage.engine.migrate` hands over.
 
 That connection is already in a transaction (holding the migration lock), so Alembic runs
 every migration inside it and commits nothing itself.
@@ -6,13 +6,13 @@ every migration inside it and commits nothing itself.
 
 from alembic import context as alembic_context
 
-from context.storage.sql import metadata
+from context.storage.tables import metadata
 
 connection = alembic_context.config.attributes.get("connection")
 if connection is None:
     raise RuntimeError(
-        "run migrations with context.storage.sql.migrate(engine) or with "
-        "context.storage.sql.migration_config(connection); there is no alembic.ini"
+        "run migrations with context.storage.engine.migrate(engine) or with "
+        "context.storage.engine.migration_config(connection); there is no alembic.ini"
     )
 
 alembic_context.configure(

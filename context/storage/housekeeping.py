@@ -1,0 +1,91 @@
+"""Housekeeping over SQL (`Housekeeping`): what the `threads` commands read and delete (thread
+listings with token totals, entries' side metadata, purges)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from datetime import datetime
+
+from sqlalchemy import func, select
+
+from context.storage.base import EntryMeta, ThreadKey, ThreadSummary
+from context.storage.engine import Repository
+from context.storage.tables import (
+    entries_table,
+    entry_images_table,
+    is_thread,
+    moment,
+    thread_messages_table,
+    threads_table,
+)
+
+_META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
+_TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
+
+
+class SqlHousekeeping(Repository):
+    """`Housekeeping` over SQL."""
+
+    def threads(self) -> list[ThreadSummary]:
+        totals = (
+            select(
+                entries_table.c.thread_id,
+                *(func.sum(entries_table.c[name]).label(name) for name in _TOKEN_COLUMNS),
+            )
+            .group_by(entries_table.c.thread_id)
+            .subquery()
+        )
+        query = (
+            select(
+                threads_table,
+                *(func.coalesce(totals.c[name], 0).label(name) for name in _TOKEN_COLUMNS),
+            )
+            .outerjoin(totals, totals.c.thread_id == threads_table.c.id)
+            .order_by(threads_table.c.updated_at.desc(), threads_table.c.id.desc())
+        )
+        with self._db.read() as connection:
+            return [
+                ThreadSummary(
+                    key=ThreadKey(row.team, row.channel, row.thread_ts),
+                    entries=row.next_index,
+                    created_at=_whole_seconds(row.created_at),
+                    updated_at=_whole_seconds(row.updated_at),
+                    prompt_tokens=row.prompt_tokens,
+                    cached_tokens=row.cached_tokens,
+                    completion_tokens=row.completion_tokens,
+                )
+                for row in connection.execute(query)
+            ]
+
+    def purge(self, updated_before: datetime, dry_run: bool = False) -> list[ThreadKey]:
+        cutoff = moment(updated_before)
+        with self._db.transaction() as connection:
+            # Locked, so that no append slips into a thread while it is being deleted.
+            rows = connection.execute(
+                select(threads_table.c.id, threads_table.c.team, threads_table.c.channel,
+                       threads_table.c.thread_ts)
+                .where(threads_table.c.updated_at < cutoff)
+                .order_by(threads_table.c.updated_at)
+                .with_for_update()
+            ).all()
+            ids = [row.id for row in rows]
+            if ids and not dry_run:
+                for table in (entries_table, thread_messages_table, entry_images_table):
+                    connection.execute(table.delete().where(table.c.thread_id.in_(ids)))
+                connection.execute(threads_table.delete().where(threads_table.c.id.in_(ids)))
+        return [ThreadKey(row.team, row.channel, row.thread_ts) for row in rows]
+
+    def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
+        query = (
+            select(*_META_COLUMNS)
+            .join(threads_table)
+            .where(is_thread(key), entries_table.c.idx >= start)
+            .order_by(entries_table.c.idx)
+        )
+        with self._db.read() as connection:
+            return [EntryMeta(**row._mapping) for row in connection.execute(query)]
+
+
+def _whole_seconds(stamp: str) -> str:
+    """The log's timestamp form (2025-04-04T12:33:00Z) of a `tables.now` value."""
+    return stamp[:19] + "Z"

@@ -1,0 +1,30 @@
+"""Images over SQL (`ImageStore`): the Slack files user entries refer to, read back newest
+first for a prompt. They are written with their entries, by `SqlLog`."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from sqlalchemy import select
+
+from context.storage.base import ImageRef, ThreadKey
+from context.storage.engine import Repository
+from context.storage.tables import entry_images_table, is_thread, threads_table
+
+_IMAGE_COLUMNS = [entry_images_table.c[f.name] for f in fields(ImageRef)]
+
+
+class SqlImages(Repository):
+    """`ImageStore` over SQL."""
+
+    def recent_images(self, key: ThreadKey, limit: int) -> list[tuple[int, ImageRef]]:
+        query = (
+            select(entry_images_table.c.idx, *_IMAGE_COLUMNS)
+            .join(threads_table)
+            .where(is_thread(key))
+            .order_by(entry_images_table.c.idx.desc(), entry_images_table.c.position.desc())
+            .limit(limit)
+        )
+        with self._db.read() as connection:
+            rows = connection.execute(query).all()
+        return [(row.idx, ImageRef(*row[1:])) for row in reversed(rows)]

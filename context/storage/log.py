@@ -1,0 +1,250 @@
+"""The context log over SQL (`LogStore`): placing and recording entries, reading them back.
+
+A thread's row holds the tail of its log (next index, turn, last speaker), locked for the
+length of a write, so an append reads one row instead of every entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+
+from sqlalchemy import Connection, Row, bindparam, literal, select
+from sqlalchemy.dialects import postgresql, sqlite
+
+from context.entry import (
+    Content,
+    Entry,
+    Role,
+    UserContent,
+    entry_from_json,
+    make_entry,
+    role_of,
+)
+from context.log import Tail
+from context.storage.base import EntryMeta, ImageRef, ThreadKey, ThreadMessage
+from context.storage.copies import keep_copies
+from context.storage.engine import Repository
+from context.storage.tables import (
+    entries_table,
+    entry_images_table,
+    is_thread,
+    now,
+    threads_table,
+)
+
+
+class SqlLog(Repository):
+    """`LogStore` over SQL."""
+
+    def append(
+        self,
+        key: ThreadKey,
+        content: Content,
+        timestamp: str,
+        meta: EntryMeta | None = None,
+        expect_index: int | None = None,
+        answered_through: int | None = None,
+        images: Sequence[ImageRef] = (),
+    ) -> Entry | None:
+        meta = meta or EntryMeta()
+        role = role_of(content)
+        with self._db.transaction() as connection:
+            thread = _lock_thread(connection, key)
+            if expect_index is not None and thread.next_index != expect_index:
+                return None
+            if _already_recorded(connection, thread.id, role, meta):
+                return None
+            tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
+            entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images)
+            # The run's answered mark rides on the entry that ends the run: one fact, one write.
+            done = max(thread.answered_through, answered_through or -1)
+            _save_tail(connection, thread.id, tail, answered_through=done)
+        return entry
+
+    def record_message(
+        self,
+        key: ThreadKey,
+        content: UserContent,
+        timestamp: str,
+        meta: EntryMeta,
+        instructions: tuple[str, str],
+        copy: ThreadMessage,
+        images: Sequence[ImageRef] = (),
+    ) -> list[Entry]:
+        with self._db.transaction() as connection:
+            thread = _lock_thread(connection, key)
+            if _already_recorded(connection, thread.id, "user", meta):
+                return []
+            tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
+            recorded = []
+            if thread.next_index == 0:
+                text, opened_at = instructions
+                first, tail = _insert(connection, thread.id, tail, text, opened_at, EntryMeta())
+                recorded.append(first)
+            entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images)
+            recorded.append(entry)
+            keep_copies(connection, thread.id, [copy])
+            _save_tail(connection, thread.id, tail, answered_through=thread.answered_through)
+        return recorded
+
+    def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
+        names = {"team": key.team, "channel": key.channel, "thread_ts": key.thread_ts}
+        with self._db.read() as connection:
+            rows = connection.scalars(_ENTRIES_FROM, {**names, "start": start})
+            return [entry_from_json(text) for text in rows]
+
+    def has_thread(self, key: ThreadKey) -> bool:
+        with self._db.read() as connection:
+            return connection.scalar(select(threads_table.c.id).where(is_thread(key))) is not None
+
+    def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
+        query = (
+            select(literal(1))
+            .select_from(entries_table.join(threads_table))
+            .where(
+                is_thread(key),
+                entries_table.c.role == "user",
+                entries_table.c.slack_ts == slack_ts,
+            )
+            .limit(1)
+        )
+        with self._db.read() as connection:
+            return connection.execute(query).first() is not None
+
+
+def _lock_thread(connection: Connection, key: ThreadKey) -> Row:
+    """The thread's row, created if new, locked until the transaction ends."""
+    names = {"team": key.team, "channel": key.channel, "thread_ts": key.thread_ts}
+    # FOR UPDATE on PostgreSQL; SQLite renders none, BEGIN IMMEDIATE already locked it all.
+    thread = connection.execute(_LOCK_THREAD, names).first()
+    if thread is None:
+        stamp = now()
+        insert = (
+            _INSERT_THREAD_POSTGRESQL
+            if connection.dialect.name == "postgresql"
+            else _INSERT_THREAD_SQLITE
+        )
+        connection.execute(insert, {**names, "created_at": stamp, "updated_at": stamp})
+        thread = connection.execute(_LOCK_THREAD, names).one()
+    return thread
+
+
+# The statements of every append, built once: building and compiling Core statements costs
+# several times what SQLite itself takes to run them.
+_INSERT_THREAD_POSTGRESQL = postgresql.insert(threads_table).on_conflict_do_nothing(
+    index_elements=["team", "channel", "thread_ts"]
+)
+_INSERT_THREAD_SQLITE = sqlite.insert(threads_table).on_conflict_do_nothing(
+    index_elements=["team", "channel", "thread_ts"]
+)
+_LOCK_THREAD = (
+    select(threads_table)
+    .where(
+        threads_table.c.team == bindparam("team"),
+        threads_table.c.channel == bindparam("channel"),
+        threads_table.c.thread_ts == bindparam("thread_ts"),
+    )
+    .with_for_update()
+)
+_ENTRIES_FROM = (
+    select(entries_table.c.content_json)
+    .join(threads_table)
+    .where(
+        threads_table.c.team == bindparam("team"),
+        threads_table.c.channel == bindparam("channel"),
+        threads_table.c.thread_ts == bindparam("thread_ts"),
+        entries_table.c.idx >= bindparam("start"),
+    )
+    .order_by(entries_table.c.idx)
+)
+_INSERT_ENTRY = entries_table.insert()
+_INSERT_IMAGES = entry_images_table.insert()
+_SAVE_TAIL = (
+    threads_table.update()
+    .where(threads_table.c.id == bindparam("thread_id"))
+    .values(
+        next_index=bindparam("next_index"),
+        turn=bindparam("turn"),
+        last_speaker=bindparam("last_speaker"),
+        updated_at=bindparam("updated_at"),
+        answered_through=bindparam("answered_through"),
+    )
+)
+_SAME_EVENT = (
+    select(literal(1))
+    .where(entries_table.c.thread_id == bindparam("thread_id"))
+    .where(entries_table.c.event_id == bindparam("event_id"))
+    .limit(1)
+)
+_SAME_MESSAGE = (
+    select(literal(1))
+    .where(entries_table.c.thread_id == bindparam("thread_id"))
+    .where(entries_table.c.slack_ts == bindparam("slack_ts"), entries_table.c.role == "user")
+    .limit(1)
+)
+
+
+def _insert(
+    connection: Connection,
+    thread_id: int,
+    tail: Tail,
+    content: Content,
+    timestamp: str,
+    meta: EntryMeta,
+    images: Sequence[ImageRef] = (),
+) -> tuple[Entry, Tail]:
+    """Place one entry after `tail` and write it with its side data; the entry and new tail."""
+    index, turn, after = tail.place(role_of(content))
+    entry = make_entry(index, turn, timestamp, content)
+    connection.execute(
+        _INSERT_ENTRY,
+        {
+            "thread_id": thread_id,
+            "idx": index,
+            "role": entry.role,
+            "turn": turn,
+            "timestamp": timestamp,
+            "content_json": entry.canonical_json(),
+            "recorded_at": now(),
+            **asdict(meta),
+        },
+    )
+    if images:
+        connection.execute(
+            _INSERT_IMAGES,
+            [
+                {"thread_id": thread_id, "idx": index, "position": n, **asdict(image)}
+                for n, image in enumerate(images)
+            ],
+        )
+    return entry, after
+
+
+def _save_tail(connection: Connection, thread_id: int, tail: Tail, answered_through: int) -> None:
+    connection.execute(
+        _SAVE_TAIL,
+        {
+            "thread_id": thread_id,
+            "next_index": tail.next_index,
+            "turn": tail.turn,
+            "last_speaker": tail.last_speaker,
+            "updated_at": now(),
+            "answered_through": answered_through,
+        },
+    )
+
+
+def _already_recorded(connection: Connection, thread_id: int, role: Role, meta: EntryMeta) -> bool:
+    """Slack retries an event with the same event id, and sends a channel mention twice
+    (`app_mention` and `message`) with different event ids and the same message ts."""
+    if meta.event_id is not None:
+        found = connection.execute(_SAME_EVENT, {"thread_id": thread_id, "event_id": meta.event_id})
+        if found.first() is not None:
+            return True
+    if role == "user" and meta.slack_ts is not None:
+        found = connection.execute(
+            _SAME_MESSAGE, {"thread_id": thread_id, "slack_ts": meta.slack_ts}
+        )
+        return found.first() is not None
+    return False

@@ -1,0 +1,108 @@
+"""Runs over SQL (`RunStore`): the lease that lets one process at a time run a thread, what
+is still owed an answer, and what reached Slack.
+
+A thread is owed an answer while one of its entries that wants one lies after its
+answered_through; the entry that ends a run raises that mark in its own write (`SqlLog.append`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import Select, literal, or_, select
+
+from context.storage.base import Pending, ThreadKey, ThreadMessage
+from context.storage.copies import keep_copies
+from context.storage.engine import Repository
+from context.storage.tables import entries_table, is_thread, moment, now, threads_table
+
+
+class SqlRuns(Repository):
+    """`RunStore` over SQL."""
+
+    def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
+        at = datetime.now(UTC)
+        with self._db.transaction() as connection:
+            done = connection.execute(
+                threads_table.update()
+                .where(
+                    is_thread(key),
+                    or_(
+                        threads_table.c.run_holder.is_(None),
+                        threads_table.c.run_holder == holder,
+                        threads_table.c.run_expires < moment(at),
+                    ),
+                )
+                .values(run_holder=holder, run_expires=moment(at + timedelta(seconds=seconds)))
+            )
+            return done.rowcount == 1
+
+    def release(self, key: ThreadKey, holder: str) -> bool:
+        with self._db.transaction() as connection:
+            connection.execute(
+                threads_table.update()
+                .where(is_thread(key), threads_table.c.run_holder == holder)
+                .values(run_holder=None, run_expires=None)
+            )
+            return connection.execute(_owed(key).limit(1)).first() is not None
+
+    def mark_answered(self, key: ThreadKey, through: int) -> None:
+        with self._db.transaction() as connection:
+            connection.execute(
+                threads_table.update()
+                .where(is_thread(key), threads_table.c.answered_through < through)
+                .values(answered_through=through)
+            )
+
+    def pending(self, key: ThreadKey) -> list[Pending]:
+        with self._db.read() as connection:
+            rows = connection.execute(_owed(key))
+            return [Pending(row.idx, row.slack_ts) for row in rows]
+
+    def waiting_threads(self) -> list[ThreadKey]:
+        owed = (
+            select(literal(1))
+            .where(
+                entries_table.c.thread_id == threads_table.c.id,
+                entries_table.c.wants_answer,
+                entries_table.c.idx > threads_table.c.answered_through,
+            )
+            .exists()
+        )
+        free = or_(threads_table.c.run_holder.is_(None), threads_table.c.run_expires < now())
+        query = (
+            select(threads_table.c.team, threads_table.c.channel, threads_table.c.thread_ts)
+            .where(owed, free)
+            .order_by(threads_table.c.updated_at)
+        )
+        with self._db.read() as connection:
+            return [ThreadKey(*row) for row in connection.execute(query)]
+
+    def mark_posted(
+        self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()
+    ) -> None:
+        with self._db.transaction() as connection:
+            thread_id = connection.scalar(select(threads_table.c.id).where(is_thread(key)))
+            if thread_id is None:
+                return
+            connection.execute(
+                entries_table.update()
+                .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
+                .values(slack_ts=slack_ts)
+            )
+            keep_copies(connection, thread_id, messages)
+
+
+def _owed(key: ThreadKey) -> Select[tuple[int, str | None]]:
+    """The thread's entries that want an answer and lie after its answered_through."""
+    return (
+        select(entries_table.c.idx, entries_table.c.slack_ts)
+        .join(threads_table)
+        .where(
+            is_thread(key),
+            entries_table.c.wants_answer,
+            entries_table.c.idx > threads_table.c.answered_through,
+        )
+        .order_by(entries_table.c.idx)
+    )

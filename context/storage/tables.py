@@ -1,0 +1,149 @@
+"""The store's tables (the schema the migrations build) and the helpers every repository uses
+to find a thread's row and stamp a time."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    false,
+)
+from sqlalchemy.sql import ColumnElement
+
+from context.storage.base import ThreadKey
+
+metadata = MetaData()
+
+threads_table = Table(
+    "threads",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("thread_ts", String, nullable=False),
+    # Microsecond UTC text (see `now`): sorts as it reads, on every backend.
+    Column("created_at", String, nullable=False),
+    Column("updated_at", String, nullable=False),
+    # The tail of the log, so that an append reads one row instead of every entry.
+    Column("next_index", Integer, nullable=False, server_default="0"),
+    Column("turn", Integer, nullable=False, server_default="0"),
+    Column("last_speaker", String),
+    # Whether thread_messages holds the whole Slack thread (fetched from Slack once).
+    Column("history_complete", Boolean, nullable=False, server_default=false()),
+    # Runs (migration 0003): entries up to this index are answered; the lease of the process
+    # running the thread now, if any, and until when (a `now` string).
+    Column("answered_through", Integer, nullable=False, server_default="-1"),
+    Column("run_holder", String),
+    Column("run_expires", String),
+    UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
+)
+
+thread_messages_table = Table(
+    "thread_messages",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_thread_messages_thread"),
+        nullable=False,
+    ),
+    Column("ts", String, nullable=False),
+    Column("user", String, nullable=False),
+    Column("text", Text, nullable=False),
+    PrimaryKeyConstraint("thread_id", "ts", name="pk_thread_messages"),
+)
+
+entries_table = Table(
+    "entries",
+    metadata,
+    Column(
+        "thread_id", Integer, ForeignKey("threads.id", name="fk_entries_thread"), nullable=False
+    ),
+    Column("idx", Integer, nullable=False),
+    Column("role", String, nullable=False),
+    Column("turn", Integer, nullable=False),
+    Column("timestamp", String, nullable=False),
+    Column("content_json", Text, nullable=False),
+    Column("slack_ts", String),
+    Column("event_id", String),
+    Column("model", String),
+    Column("prompt_tokens", Integer),
+    Column("cached_tokens", Integer),
+    Column("completion_tokens", Integer),
+    Column("latency_ms", Float),
+    Column("recorded_at", String, nullable=False),
+    Column("wants_answer", Boolean, nullable=False, server_default=false()),
+    PrimaryKeyConstraint("thread_id", "idx", name="pk_entries"),
+)
+Index(
+    "ix_entries_wants_answer",
+    entries_table.c.thread_id,
+    entries_table.c.idx,
+    postgresql_where=entries_table.c.wants_answer,
+    sqlite_where=entries_table.c.wants_answer,
+)
+Index(
+    "ix_entries_thread_slack_ts",
+    entries_table.c.thread_id,
+    entries_table.c.slack_ts,
+    postgresql_where=entries_table.c.slack_ts.isnot(None),
+    sqlite_where=entries_table.c.slack_ts.isnot(None),
+)
+Index(
+    "ux_entries_thread_event",
+    entries_table.c.thread_id,
+    entries_table.c.event_id,
+    unique=True,
+    postgresql_where=entries_table.c.event_id.isnot(None),
+    sqlite_where=entries_table.c.event_id.isnot(None),
+)
+
+entry_images_table = Table(
+    "entry_images",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_entry_images_thread"),
+        nullable=False,
+    ),
+    Column("idx", Integer, nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("file_id", String, nullable=False),
+    Column("name", String, nullable=False),
+    Column("mimetype", String, nullable=False),
+    Column("size", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    PrimaryKeyConstraint("thread_id", "idx", "position", name="pk_entry_images"),
+)
+
+
+def is_thread(key: ThreadKey) -> ColumnElement[bool]:
+    """The condition on `threads_table` that selects the row of `key`."""
+    return (
+        (threads_table.c.team == key.team)
+        & (threads_table.c.channel == key.channel)
+        & (threads_table.c.thread_ts == key.thread_ts)
+    )
+
+
+def now() -> str:
+    """Finer than the log's whole seconds, so that threads updated within one second still
+    list in the order they were updated."""
+    return moment(datetime.now(UTC))
+
+
+def moment(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
