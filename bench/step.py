@@ -48,7 +48,7 @@ from context.entry import Content, Entry, UserContent, format_timestamp
 from context.log import ContextLog
 from context.render import TraceWriter
 from context.storage import ThreadKey
-from context.storage.sql import SqlStore
+from context.storage.store import SqlStore
 from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
 
 # Size -> steps timed there; each step adds an entry, so steps stay below the next size.

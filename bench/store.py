@@ -26,7 +26,7 @@ from bench.report import Figure, median, ms, percentile
 from bench.step import conversation, stamp
 from context.entry import Content, UserContent
 from context.storage import EntryMeta, ThreadKey, database_url
-from context.storage.sql import SqlStore
+from context.storage.store import SqlStore
 
 POSTGRES = os.environ.get("BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 FULL = {"appends": 2_000, "threads": 20, "long": 3_000, "probes": 50}

@@ -25,8 +25,8 @@ from context.storage import (
     database_url,
     open_store,
 )
-from context.storage.sql import MIGRATIONS, migration_config
-from context.storage.sql import metadata as store_metadata
+from context.storage.engine import MIGRATIONS, migration_config
+from context.storage.tables import metadata as store_metadata
 from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
 
 TS = "2025-04-04T12:33:00Z"
