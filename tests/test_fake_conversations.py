@@ -76,7 +76,8 @@ def test_members_are_paged_with_a_cursor(slack: FakeSlack) -> None:
     people = [f"U0PERSON{n:02d}" for n in range(7)]
     slack.conversations.private("C0PRIV0003", people)
     client = web(slack)
-    pages = [page["members"] for page in client.conversations_members(channel="C0PRIV0003", limit=3)]
+    first = client.conversations_members(channel="C0PRIV0003", limit=3)
+    pages = [page["members"] for page in first]
     assert pages == [people[:3], people[3:6], [people[6], ids.BOT_USER_ID]]
     calls = slack.calls_to("conversations.members")
     assert [bool(c.params.get("cursor")) for c in calls] == [False, True, True]
