@@ -14,6 +14,7 @@ from assistant import listeners
 from assistant.agent import Agent
 from assistant.events import EventRecorder
 from assistant.history import ThreadHistory
+from assistant.link_access import LinkAccess
 from assistant.media import ImageParts, SlackFiles
 from assistant.model import ModelClient
 from assistant.prompt import PromptBudget
@@ -73,7 +74,9 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     # hundreds of them under load).
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
     event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
-    events = EventRecorder(settings, event_recorder, scheduler, client, files, model.transcribe)
+    events = EventRecorder(
+        settings, event_recorder, scheduler, client, files, model.transcribe, LinkAccess(client)
+    )
     app = AsyncApp(
         client=client,
         signing_secret=(

@@ -10,6 +10,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import references
 from assistant.history import slack_time
+from assistant.link_access import LinkAccess, Poster
 from assistant.media import Attachments, SlackFiles, Transcribe, check_image, describe_files
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, RunScheduler
@@ -31,6 +32,7 @@ class EventRecorder:
     client: AsyncWebClient
     files: SlackFiles
     transcribe: Transcribe
+    links: LinkAccess  # who may see which linked message
 
     async def message(
         self,
@@ -53,7 +55,7 @@ class EventRecorder:
         if media and await self._recorded(key, event["ts"]):
             return  # a retry: its files were read and its links resolved the first time
         userid = f"<@{event['user']}>"
-        text, attachments = await self._text_and_attachments(event, bot_user_id)
+        text, attachments = await self._text_and_attachments(team, event, bot_user_id)
         # Owed an answer from the moment it is recorded: a crash after this write loses
         # nothing (assistant.runs resumes it), and Slack is acknowledged only after it.
         wants_answer = mention or direct or self.settings.assistant_answer_followups
@@ -73,7 +75,7 @@ class EventRecorder:
             self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
 
     async def _text_and_attachments(
-        self, event: dict[str, Any], bot_user_id: str | None
+        self, team: str, event: dict[str, Any], bot_user_id: str | None
     ) -> tuple[str, Attachments]:
         """The entry's text: the person's words, a marker per file, then what each linked
         message said; and the images to keep with it (its own, then the linked ones')."""
@@ -84,8 +86,9 @@ class EventRecorder:
             self.transcribe,
             self.settings.assistant_max_image_bytes,
         )
+        poster = Poster(team, event["channel"], event["user"])
         said, linked_files = await references.references(
-            self.client, raw, event["user"], bot_user_id
+            self.client, self.links, raw, poster, bot_user_id
         )
         for file in linked_files:
             await check_image(file, self.files, self.settings.assistant_max_image_bytes, found)

@@ -4,7 +4,8 @@ The linked message is read from Slack and written into the entry's text after th
 own words, in the forms of seed 000: `<@U1> said:\\n"…"`, `I said:\\n"…"` (the person's own
 message), `You said earlier: "…"` (the bot's), and for a message with an image or audio
 `This is a message referencing a message with an image from <@U1>. <@U1> said:\\n"…"`.
-Its images are kept like the person's own (`assistant.media`).
+Its images are kept like the person's own (`assistant.media`). Nothing of a linked message is
+read unless the person who linked it may see its conversation (`assistant.link_access`).
 """
 
 from __future__ import annotations
@@ -18,15 +19,18 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.link_access import LinkAccess, Poster
 from assistant.media import kind_of
 from assistant.slack_text import clean_user_text
 
 # <https://acme.slack.com/archives/C0123/p1712233980000100?thread_ts=1712233900.000100&cid=C0123|label>
 LINK = re.compile(
-    r"<https://[A-Za-z0-9-]+(?:\.enterprise)?\.slack\.com/archives/([A-Z0-9]+)/p(\d{10})(\d{6})"
+    r"<https://([A-Za-z0-9-]+(?:\.enterprise)?\.slack\.com)/archives/([A-Z0-9]+)/p(\d{10})(\d{6})"
     r"(?:\?([^|>]*))?(?:\|[^>]*)?>"
 )
-MAX_REFERENCES = 3  # per message: each one is a Slack API call before the event is acknowledged
+# Per message: each costs Slack API calls (the permission check, then the message) before the
+# event is acknowledged.
+MAX_REFERENCES = 3
 
 
 @dataclass(frozen=True)
@@ -34,14 +38,15 @@ class Link:
     channel: str
     ts: str
     thread_ts: str | None
+    host: str  # the workspace's address as the link gives it, e.g. acme.slack.com
 
 
 def links_in(text: str) -> list[Link]:
     found: list[Link] = []
     for match in LINK.finditer(text):
-        query = parse_qs(match.group(4) or "")
-        thread_ts = (query.get("thread_ts") or [None])[0]
-        link = Link(match.group(1), f"{match.group(2)}.{match.group(3)}", thread_ts)
+        host, channel, seconds, micros, query_string = match.groups()
+        thread_ts = (parse_qs(query_string or "").get("thread_ts") or [None])[0]
+        link = Link(channel, f"{seconds}.{micros}", thread_ts, host)
         if link not in found:
             found.append(link)
     return found[:MAX_REFERENCES]
@@ -85,13 +90,23 @@ def reference_text(message: dict[str, Any], reader: str, bot_user_id: str | None
 
 
 async def references(
-    client: AsyncWebClient, text: str, reader: str, bot_user_id: str | None
+    client: AsyncWebClient,
+    access: LinkAccess,
+    text: str,
+    poster: Poster,
+    bot_user_id: str | None,
 ) -> tuple[list[str], list[dict[str, Any]]]:
-    """The reference texts for the links in `text`, and the files of the linked messages."""
+    """The reference texts for the links in `text` (posted by `poster`), and the files of
+    the linked messages. A link `poster` may not follow, or whose permission Slack could not
+    confirm, gets a note and nothing of its message is read."""
     texts: list[str] = []
     files: list[dict[str, Any]] = []
     for link in links_in(text):
         try:
+            refused = await access.refusal(poster, link.channel, link.host)
+            if refused is not None:
+                texts.append(refused)
+                continue
             message = await fetch(client, link)
         except SlackApiError as exc:
             texts.append(f"(The linked message could not be read: {exc.response.get('error')}.)")
@@ -102,6 +117,6 @@ async def references(
         if message is None:
             texts.append("(The linked message could not be read: Slack has no such message.)")
             continue
-        texts.append(reference_text(message, reader, bot_user_id))
+        texts.append(reference_text(message, poster.user, bot_user_id))
         files += [f for f in message.get("files", []) if kind_of(f) == "image"]
     return texts, files

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from fakes import ids
 from fakes._server import DEFAULT_TIMEOUT, drop_connection, in_thread
+from fakes.slack_conversations import Conversations
 from fakes.slack_socket import SocketModeServer
 from fakes.slack_store import SlackError, SlackStore
 
@@ -89,6 +90,11 @@ class FakeSlack(SocketModeServer):
         self.store = SlackStore(team_id=team_id, bot_user_id=bot_user_id)
         self.store.add_user(bot_user_id, ids.BOT_USER_NAME, is_bot=True)
         self.store.add_user(ids.USER_ID, "alice")
+        # Declared conversations (conversations.info / .members): by default the channel
+        # and the DM that the event builders use.
+        self.conversations = Conversations(self._cond, team_id, bot_user_id)
+        self.conversations.public(ids.CHANNEL_ID, [ids.USER_ID], name="general")
+        self.conversations.im(ids.DM_CHANNEL_ID, ids.USER_ID)
         self._calls: list[Call] = []
         self._files: dict[str, _File] = {}
         self.downloads: list[str] = []  # file ids served, in order
@@ -107,6 +113,7 @@ class FakeSlack(SocketModeServer):
             "assistant.threads.setStatus": lambda params: {"ok": True},
             "users.info": self._users_info,
             "apps.connections.open": self._apps_connections_open,
+            **self.conversations.methods(),
         }
 
     @property

@@ -32,6 +32,7 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations_replies": HISTORY,
     "conversations_history": HISTORY,
     "conversations_info": {"channels:read", "groups:read", "im:read", "mpim:read"},
+    "conversations_members": {"channels:read", "groups:read", "im:read", "mpim:read"},
     "reactions_add": {"reactions:write"},
     "reactions_remove": {"reactions:write"},
     "users_info": {"users:read"},
