@@ -23,9 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from cachetools import TTLCache
 from slack_sdk.web.async_client import AsyncWebClient
-
-from assistant.ttl_cache import TtlCache
 
 # Membership and a conversation's kind can change (people leave, channels go private): an
 # answer is trusted this long.
@@ -76,9 +75,9 @@ class LinkAccess:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
-        self._workspaces: TtlCache[str, Workspace] = TtlCache(WORKSPACE_SECONDS, 100, clock)
-        self._conversations: TtlCache[str, Conversation] = TtlCache(answer_seconds, size, clock)
-        self._members: TtlCache[tuple[str, str], bool] = TtlCache(answer_seconds, size, clock)
+        self._workspaces: TTLCache[str, Workspace] = TTLCache(100, WORKSPACE_SECONDS, clock)
+        self._conversations: TTLCache[str, Conversation] = TTLCache(size, answer_seconds, clock)
+        self._members: TTLCache[tuple[str, str], bool] = TTLCache(size, answer_seconds, clock)
 
     async def refusal(self, poster: Poster, channel: str, host: str) -> str | None:
         """None when `poster` may read conversation `channel` (linked through `host`), else
@@ -109,7 +108,7 @@ class LinkAccess:
         if workspace is None:
             answer = await self.client.auth_test()
             workspace = Workspace(answer.get("team_id") or "", _host_of(answer.get("url")))
-            self._workspaces.put(team, workspace)
+            self._workspaces[team] = workspace
         return workspace.team_id == team and workspace.host == host
 
     async def _conversation(self, channel: str) -> Conversation:
@@ -117,7 +116,7 @@ class LinkAccess:
         if known is None:
             answer = await self.client.conversations_info(channel=channel)
             known = _described(answer.get("channel") or {})
-            self._conversations.put(channel, known)
+            self._conversations[channel] = known
         return known
 
     async def _is_member(self, user: str, channel: str) -> bool:
@@ -129,7 +128,7 @@ class LinkAccess:
                 if user in (page.get("members") or []):
                     known = True
                     break
-            self._members.put((user, channel), known)
+            self._members[user, channel] = known
         return known
 
 
