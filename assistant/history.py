@@ -1,4 +1,5 @@
-"""The thread's Slack messages, for getThreadHistory (SPEC §4).
+"""The thread's Slack messages, for getThreadHistory
+(docs/log-format.md#tool-calls-and-their-results).
 
 Slack limits `conversations.replies` hard, so the store keeps a copy of the thread's
 messages: every message the bot records or posts goes in as it happens, and Slack is asked

@@ -1,4 +1,4 @@
-"""The fixed system message of every model call (SPEC §3).
+"""The fixed system message of every model call (docs/log-format.md#the-fixed-system-message).
 
 It never varies between calls, threads or workspaces, so providers can cache it; everything
 that does vary (the persona, the conversation) is in the log.

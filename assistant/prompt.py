@@ -1,5 +1,5 @@
-"""Each step's prompt within the context budget (SPEC §3): the log's share of the model's
-window, and the prompts of one run built through one cache."""
+"""Each step's prompt within the context budget (docs/log-format.md#fitting-the-context-budget): the
+log's share of the model's window, and the prompts of one run built through one cache."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Recording entries: into the store, then onto the console trace (SPEC §2.4, §5).
+"""Recording entries: into the store, then onto the console trace
+(docs/log-format.md#what-is-recorded, #console-trace).
 
 Every entry of every thread goes through `Recorder.record`, so each one is printed exactly
 once, when it is recorded. The store is synchronous; its calls run in worker threads so the

@@ -1,12 +1,11 @@
-"""Links to other Slack messages in a person's text (SPEC: message references).
+"""Links to other Slack messages in a person's text (docs/log-format.md#linked-messages).
 
-The linked message is read from Slack and written into the entry's text after the person's
-own words, in the forms of seed 000: `<@U1> said:\\n"…"`, `I said:\\n"…"` (the person's own
-message), `You said earlier: "…"` (the bot's), and for a message with an image or audio
-`This is a message referencing a message with an image from <@U1>. <@U1> said:\\n"…"`.
-Its images are kept like the person's own (`assistant.media`). Nothing of a linked message is
-read unless the person who linked it may see its conversation (`assistant.link_access`).
-"""
+The linked message is read from Slack and written into the entry's text after the person's own
+words, in the forms of the Aya bot this log format comes from: `<@U1> said:\\n"…"`, `I said:\\n"…"`
+(the person's own message), `You said earlier: "…"` (the bot's), and for a message with an image or
+audio `This is a message referencing a message with an image from <@U1>. <@U1> said:\\n"…"`. Its
+images are kept like the person's own (`assistant.media`). Nothing of a linked message is read
+unless the person who linked it may see its conversation (`assistant.link_access`)."""
 
 from __future__ import annotations
 
@@ -71,7 +70,7 @@ async def fetch(client: AsyncWebClient, link: Link) -> dict[str, Any] | None:
 
 
 def reference_text(message: dict[str, Any], reader: str, bot_user_id: str | None) -> str:
-    """The seed's form for `message`, as read by the user `reader` (a bare id)."""
+    """The quoting form for `message`, as read by the user `reader` (a bare id)."""
     author = message.get("user") or message.get("bot_id") or "unknown"
     kinds = {kind_of(f) for f in message.get("files", [])}
     media = "audio" if "audio" in kinds else "an image" if "image" in kinds else None

@@ -1,4 +1,5 @@
-"""Replay (SPEC §9): a saved log sent to the configured model, to see what it does next.
+"""Replay (docs/architecture.md#replay): a saved log sent to the configured model, to see what it
+does next.
 
 The same agent loop as in Slack, on a scratch store, with tools that touch no Slack:
 postMessage is recorded but not sent, and the thread history is what the log holds.

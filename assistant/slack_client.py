@@ -1,5 +1,5 @@
 """The Slack Web API client: rate limits waited out, 5xx and dropped connections retried,
-all within a bound (SPEC §7)."""
+all within a bound (docs/architecture.md#slack-and-the-model)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Fitting a long log into the model's context budget (SPEC §3).
+"""Fitting a long log into the model's context budget
+(docs/log-format.md#fitting-the-context-budget).
 
 `build_prompt` makes the prompt text (a JSON array) of at most `budget` tokens of a counter;
 the caller keeps room for the fixed system message, the tool schemas and the answer. When the

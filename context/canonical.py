@@ -1,4 +1,4 @@
-"""Reading and writing whole logs as JSON documents (SPEC §2.3)."""
+"""Reading and writing whole logs as JSON documents (docs/log-format.md#canonical-json)."""
 
 from __future__ import annotations
 

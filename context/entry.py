@@ -1,4 +1,5 @@
-"""Entries of the context log (SPEC §2.1) and their canonical JSON (SPEC §2.3)."""
+"""Entries of the context log (docs/log-format.md#entries) and their canonical JSON
+(docs/log-format.md#canonical-json)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The context log: the index and turn rules (SPEC §2.2) and the prompt text (SPEC §3)."""
+"""The context log: the index and turn rules (docs/log-format.md#index-and-turn) and the prompt text
+(docs/log-format.md#prefix-stability)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Counting the tokens of a prompt as it is sent (the serialized log, SPEC §3).
+"""Counting the tokens of a prompt as it is sent (the serialized log,
+docs/log-format.md#the-budget).
 
 `counter_for(model)` gives an exact counter for OpenAI models (`o200k_base`: GPT-4o, GPT-4.1,
 GPT-5, o-series; `cl100k_base`: GPT-4, GPT-3.5) and `EstimateCounter` for anything else.

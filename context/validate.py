@@ -1,4 +1,5 @@
-"""Validation of saved logs: every problem, each with its entry and field (SPEC §2.3)."""
+"""Validation of saved logs: every problem, each with its entry and field
+(docs/log-format.md#validation)."""
 
 from __future__ import annotations
 

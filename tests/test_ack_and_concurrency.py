@@ -1,4 +1,5 @@
-"""Acks before runs, one run per thread at a time, threads side by side (SPEC §4, §7)."""
+"""Acks before runs, one run per thread at a time, threads side by side (docs/architecture.md#runs).
+"""
 
 from __future__ import annotations
 

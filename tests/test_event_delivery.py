@@ -1,4 +1,5 @@
-"""How Slack delivers events, and what of it gets recorded and answered (SPEC §2.4, §7)."""
+"""How Slack delivers events, and what of it gets recorded and answered
+(docs/log-format.md#what-is-recorded)."""
 
 from __future__ import annotations
 

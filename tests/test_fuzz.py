@@ -1,5 +1,5 @@
-"""Bad and odd input (SPEC §2.4): the validator never crashes, and any text a person can send
-is recorded so that the prompt's JSON gives back exactly that text."""
+"""Bad and odd input (docs/log-format.md#peoples-messages): the validator never crashes, and any
+text a person can send is recorded so that the prompt's JSON gives back exactly that text."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ timestamps = st.datetimes(datetime(2000, 1, 1), datetime(2100, 1, 1)).map(
 
 
 def expected_turns(roles):
-    """The rule of SPEC §2.2, written out independently of `Tail`."""
+    """The turn rule (docs/log-format.md#index-and-turn), written out independently of `Tail`."""
     turns, turn, last = [], 0, None
     for role in roles:
         if role != "system":

@@ -1,4 +1,4 @@
-"""manifest.yml (SPEC §7): every bot scope the code needs and no more, exactly the events the
+"""manifest.yml: every bot scope the code needs and no more, exactly the events the
 listeners handle, a bot user that takes DMs, Socket Mode on."""
 
 from __future__ import annotations

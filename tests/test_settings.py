@@ -1,4 +1,4 @@
-"""Configuration (SPEC §8): checked at start, one message listing everything missing or wrong,
+"""Configuration: checked at start, one message listing everything missing or wrong,
 by variable name, never a secret value, never a traceback; `.env` in the working directory."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Slack faults during a run (SPEC §7): each leaves a clear system entry, tells the thread
-when it still can, and the process goes on serving other threads."""
+"""Slack faults during a run (docs/log-format.md#how-a-run-ends): each leaves a clear system entry,
+tells the thread when it still can, and the process goes on serving other threads."""
 
 from __future__ import annotations
 

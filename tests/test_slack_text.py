@@ -1,5 +1,6 @@
 """Text across the Slack boundary (assistant/slack_text.py): what is recorded from a message
-(SPEC §2.4) and what is posted from the model (SPEC §4, §7)."""
+(docs/log-format.md#peoples-messages) and what is posted from the model
+(docs/log-format.md#tool-calls-and-their-results)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The store promises (SPEC §6), checked on every backend with the same tests."""
+"""The store promises (docs/architecture.md#storage), checked on every backend with the same tests.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Where context logs live (SPEC §6): one `Store` interface, chosen by `DATABASE_URL`.
+"""Where context logs live: one `Store` interface, chosen by `DATABASE_URL`
+(docs/architecture.md#storage).
 
 The store is split by concern, each with its own Protocol (in `base`) and its own module,
 all over one engine and one transaction helper (`engine.Database`):
@@ -10,8 +11,6 @@ all over one engine and one transaction helper (`engine.Database`):
   `Database`, whose `transaction()` is every write.
 - `log`, `runs`, `copies`, `images`, `housekeeping`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
-- `sql`: the names the single-module store had, re-exported for code that imports them
-  from there (bench/).
 
 `SqlStore` combines the repositories by inheritance rather than forwarding to them: each
 method and its signature is written once, so the whole store cannot drift from its parts,

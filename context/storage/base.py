@@ -1,4 +1,5 @@
-"""The store interface: where context logs live between steps, runs and processes (SPEC §6).
+"""The store interface: where context logs live between steps, runs and processes
+(docs/architecture.md#storage).
 
 The values it keeps, and one small Protocol per concern (`LogStore`, `RunStore`,
 `MessageCopies`, `ImageStore`, `Housekeeping`); `Store` is all of them, for code that uses

@@ -1,4 +1,4 @@
-"""Which events come from a person (SPEC §2.4, §7)."""
+"""Which events come from a person (docs/log-format.md#peoples-messages)."""
 
 from __future__ import annotations
 
