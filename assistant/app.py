@@ -17,7 +17,6 @@ from assistant.history import ThreadHistory
 from assistant.link_access import LinkAccess
 from assistant.media import ImageParts, SlackFiles
 from assistant.model import ModelClient
-from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
@@ -54,7 +53,7 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     client = create_slack_client(settings)
     model = ModelClient(settings)
     history = ThreadHistory(store, client)
-    budget = PromptBudget.for_settings(settings)
+    budget = settings.prompt_budget()
     assert settings.slack_bot_token is not None
     files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
     images = ImageParts(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.tools import TOOL_SCHEMAS
@@ -13,9 +12,6 @@ from context.budget import BuiltPrompt, PromptBuilder, carries_instructions
 from context.log import ContextLog
 from context.tokens import TokenCounter, counter_for
 from context.toolcalls import ExpandEntry
-
-if TYPE_CHECKING:
-    from assistant.settings import Settings
 
 # The two messages' framing (role markers, separators): a few tokens per message, rounded up.
 MESSAGE_FRAMING_TOKENS = 16
@@ -38,12 +34,11 @@ class PromptBudget:
     counter: TokenCounter
 
     @classmethod
-    def for_settings(cls, settings: Settings) -> PromptBudget:
-        """ASSISTANT_CONTEXT_TOKENS minus the answer's reserve and the fixed part; settings
+    def for_window(cls, model: str, context_tokens: int, answer_tokens: int) -> PromptBudget:
+        """The model's window minus the answer's reserve and the fixed part; settings
         validation (`assistant.settings`) makes sure at least MIN_LOG_TOKENS remain."""
-        counter = counter_for(settings.assistant_model)
-        window = settings.assistant_context_tokens - settings.assistant_answer_tokens
-        return cls(window - fixed_tokens(counter), counter)
+        counter = counter_for(model)
+        return cls(context_tokens - answer_tokens - fixed_tokens(counter), counter)
 
     def prompts(self, log: ContextLog) -> RunPrompts:
         """The prompts of one run on `log` (which the run keeps up to date)."""

@@ -14,7 +14,6 @@ from typing import TextIO
 
 from assistant.agent import Agent, RunContext, ToolFunction
 from assistant.model import ModelClient
-from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest
 from assistant.settings import Settings
@@ -68,7 +67,7 @@ async def replay(settings: Settings, log: ContextLog, trace: TextIO = sys.stdout
                 client=None,
                 history=None,
                 max_steps=settings.assistant_max_steps,
-                budget=PromptBudget.for_settings(settings),
+                budget=settings.prompt_budget(),
                 tools=REPLAY_TOOLS,
             )
             last = log.entries[-1].index if log.entries else 0

@@ -91,6 +91,13 @@ class Settings(StoreSettings):
             return self.assistant_prompt
         return DEFAULT_PROMPT.format(name=self.assistant_name)
 
+    def prompt_budget(self) -> PromptBudget:
+        """What the log may take of each prompt (ASSISTANT_CONTEXT_TOKENS and
+        ASSISTANT_ANSWER_TOKENS, for ASSISTANT_MODEL's tokenizer)."""
+        return PromptBudget.for_window(
+            self.assistant_model, self.assistant_context_tokens, self.assistant_answer_tokens
+        )
+
     @property
     def slack_api_base(self) -> str:
         """slack-sdk wants the base URL with its trailing slash."""
@@ -139,7 +146,7 @@ def load_settings(mode: Mode, **overrides: object) -> Settings:
 
 
 def _budget_problems(settings: Settings) -> list[str]:
-    room = PromptBudget.for_settings(settings).tokens
+    room = settings.prompt_budget().tokens
     if room >= MIN_LOG_TOKENS:
         return []
     return [

@@ -234,7 +234,7 @@ def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
     recorder = TimedRecorder(store, clock)
     model = InstantModel(clock)
     tools = {"postMessage": _no_slack, "getThreadHistory": _no_slack, "finishRequest": _no_slack}
-    default = PromptBudget.for_settings(Settings(_env_file=None))
+    default = Settings(_env_file=None).prompt_budget()
     budget = TimedBudget(default.tokens, default.counter, clock, naive)
     agent = Agent(recorder, model, None, None, steps + 1, budget, tools)  # type: ignore[arg-type]
 

@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from assistant.instructions import SYSTEM_MESSAGE
-from assistant.prompt import PromptBudget
 from assistant.tools import TOOL_SCHEMAS
 from context.budget import MARKER
 from fakes import openai as replies
@@ -34,7 +33,7 @@ def test_a_thread_past_the_budget_keeps_working_and_expand_entry_brings_text_bac
     make_app, slack, model
 ):
     app = make_app(assistant_context_tokens=CONTEXT_TOKENS, assistant_answer_tokens=ANSWER_TOKENS)
-    budget = PromptBudget.for_settings(app.settings)
+    budget = app.settings.prompt_budget()
     filler = "Could you look at the deploy of the billing service again, please? " * 40
     first = say(slack, "question 0: " + filler)
     key = thread_of(first)
