@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assistant.slack_text import markdown_blocks, neutralize_mentions, split_message
@@ -100,7 +101,7 @@ async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: i
         )
 
 
-def _refused(entries: list[Entry]) -> set[int]:
+def _refused(entries: Sequence[Entry]) -> set[int]:
     """The indexes of postMessage entries that an `Error:` entry says were not posted."""
     found = (_REFUSED.match(e.content) for e in entries if isinstance(e.content, str))
     return {int(match.group(1)) for match in found if match}
