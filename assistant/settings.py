@@ -102,6 +102,11 @@ class Settings(StoreSettings):
             return self.assistant_prompt
         return DEFAULT_PROMPT.format(name=self.assistant_name)
 
+    @property
+    def slack_api_base(self) -> str:
+        """slack-sdk wants the base URL with its trailing slash."""
+        return self.slack_api_url.rstrip("/") + "/"
+
     def post_caps(self) -> PostCaps:
         """What one run may post (see `assistant.post_limits`)."""
         return PostCaps(
@@ -110,11 +115,6 @@ class Settings(StoreSettings):
             self.assistant_max_post_chars_per_run,
             self.assistant_max_mentions_per_message,
         )
-
-    @property
-    def slack_api_base(self) -> str:
-        """slack-sdk wants the base URL with its trailing slash."""
-        return self.slack_api_url.rstrip("/") + "/"
 
 
 def _describe(error: ErrorDetails) -> str:
