@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.history import ThreadHistory
 from assistant.media import ImagePart, ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply
+from assistant.post_limits import PostCaps, PostLimits
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest
@@ -63,6 +64,7 @@ class RunContext:
     bot_mention: str
     log: ContextLog
     store: Store
+    posts: PostLimits = field(default_factory=PostLimits)  # what the run has posted
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Agent:
     budget: PromptBudget
     tools: dict[str, ToolFunction] = field(default_factory=lambda: dict(SLACK_TOOLS))
     images: ImageParts | None = None  # None: the prompt carries image markers only (replay)
+    post_caps: PostCaps = field(default_factory=PostCaps)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -88,6 +91,7 @@ class Agent:
             f"<@{bot_user_id or 'assistant'}>",
             ContextLog(await self.recorder.entries(key)),
             self.recorder.store,
+            PostLimits(self.post_caps),
         )
         message_ts = requests[-1].message_ts
         await self._show_progress(key, message_ts, working=True)
@@ -137,6 +141,7 @@ class Agent:
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
         """Record and carry out one reply's tool calls; True once the request is finished
         (its finishRequest also records that the entries through `seen_through` are answered)."""
+        ctx.posts.new_reply()
         meta = EntryMeta(
             model=reply.model,
             prompt_tokens=reply.prompt_tokens,

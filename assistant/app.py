@@ -64,7 +64,14 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
         settings.assistant_max_prompt_image_bytes,
     )
     agent = Agent(
-        recorder, model, client, history, settings.assistant_max_steps, budget, images=images
+        recorder,
+        model,
+        client,
+        history,
+        settings.assistant_max_steps,
+        budget,
+        images=images,
+        post_caps=settings.post_caps(),
     )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
     scheduler.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections.abc import Coroutine, Sequence
@@ -71,6 +72,8 @@ class ModelClient:
         self._thread.start()
         self._model = settings.assistant_model
         self._transcription_model = settings.assistant_transcription_model
+        # Every call caps the answer at the room the context budget keeps for it.
+        self._answer_limit = answer_limit(self._model, settings.assistant_answer_tokens)
         self._client = AsyncOpenAI(
             api_key=settings.openai_api_key.get_secret_value(),
             base_url=settings.openai_base_url,
@@ -106,6 +109,7 @@ class ModelClient:
                 messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
                 tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
                 tool_choice="required",
+                **self._answer_limit,  # type: ignore[arg-type]
             )
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise ModelError(_what_failed(exc, "the model service", "the model")) from None
@@ -137,6 +141,19 @@ class ModelClient:
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise TranscriptionError(_what_failed(exc, "the service", "the service")) from None
         return result.text
+
+
+def answer_limit(model: str, tokens: int) -> dict[str, int]:
+    """The request argument that caps an answer at `tokens`: OpenAI's reasoning models (o1,
+    o3, o4, gpt-5) refuse `max_tokens` and want `max_completion_tokens` (which covers their
+    reasoning too), and some other OpenAI-compatible servers accept only `max_tokens`."""
+    name = model.strip().lower().removeprefix("ft:").rsplit("/", 1)[-1]
+    if _REASONING_MODEL.match(name):
+        return {"max_completion_tokens": tokens}
+    return {"max_tokens": tokens}
+
+
+_REASONING_MODEL = re.compile(r"o\d|gpt-5")
 
 
 def _what_failed(error: openai.APIError, service: str, responder: str) -> str:

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from assistant.post_limits import PostCaps
 from assistant.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.storage import DEFAULT_URL, database_url
 
@@ -29,6 +30,8 @@ REQUIRED: dict[Mode, tuple[str, ...]] = {
     "http": ("slack_bot_token", "slack_signing_secret", "openai_api_key"),
     "replay": ("openai_api_key",),
 }
+
+_CAPS = PostCaps()
 
 
 class SettingsError(Exception):
@@ -65,6 +68,14 @@ class Settings(StoreSettings):
     assistant_prompt: str | None = None
     assistant_prompt_file: Path | None = None
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
+    assistant_max_posts_per_reply: int = Field(default=_CAPS.posts_per_reply, ge=1, le=100)
+    assistant_max_messages_per_run: int = Field(default=_CAPS.messages_per_run, ge=1, le=1000)
+    assistant_max_post_chars_per_run: int = Field(
+        default=_CAPS.chars_per_run, ge=100, le=10_000_000
+    )
+    assistant_max_mentions_per_message: int = Field(
+        default=_CAPS.people_per_message, ge=0, le=100
+    )
     assistant_context_tokens: int = Field(default=128_000, ge=1_000)
     assistant_answer_tokens: int = Field(default=4_000, ge=100)
     assistant_run_lease_seconds: float = Field(default=30.0, ge=1.0, le=3600.0)
@@ -102,6 +113,15 @@ class Settings(StoreSettings):
     def slack_api_base(self) -> str:
         """slack-sdk wants the base URL with its trailing slash."""
         return self.slack_api_url.rstrip("/") + "/"
+
+    def post_caps(self) -> PostCaps:
+        """What one run may post (see `assistant.post_limits`)."""
+        return PostCaps(
+            self.assistant_max_posts_per_reply,
+            self.assistant_max_messages_per_run,
+            self.assistant_max_post_chars_per_run,
+            self.assistant_max_mentions_per_message,
+        )
 
 
 def _describe(error: ErrorDetails) -> str:

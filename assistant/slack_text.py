@@ -4,18 +4,31 @@ gets posted from the model (SPEC §4). Pure functions, no I/O."""
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Slack's markdown block takes 12,000 characters, but its own translation can grow a text
 # past what a message accepts (msg_blocks_too_long near 13,000); 10,000 leaves room.
 MAX_MESSAGE_CHARS = 10_000
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_BROADCAST_TOKEN = re.compile(r"<!(channel|here|everyone)(\|[^>]*)?>", re.IGNORECASE)
+# Slack's tokens that notify people: `<!here>`, `<!channel>`, `<!everyone>` (and the legacy
+# `<!group>`), user groups `<!subteam^S123|@team>`, and people `<@U123>` / `<@W123|name>`. A
+# token runs from `<` to the first `>`; `<!date^…>` and anything else only formats text.
+_TOKEN = re.compile(r"<([!@])([^<>]*)>")
+_COMMAND = re.compile(r"\s*([A-Za-z]*)\^?([^|]*)")
+_PERSON = re.compile(r"\s*([UW][A-Z0-9]+)", re.IGNORECASE)
+_BROADCASTS = frozenset({"channel", "here", "everyone", "group"})
+# A `<!` or `<@` that does not close as a token: Slack's reading of it is not ours to guess.
+_STRAY = re.compile(r"<(?=[!@])(?![!@][^<>]*>)")
 # Slack pings on a broadcast word next to punctuation, `_` included (`_@here_` is italics), so
 # only a letter or digit on either side (an e-mail address, `@heresy`) leaves it a plain word.
 _BROADCAST_WORD = re.compile(
-    r"(?<![^\W_])(?<!@)@(channel|here|everyone)(?![^\W_])", re.IGNORECASE
+    r"(?<![^\W_])@(channel|here|everyone|group)(?![^\W_])", re.IGNORECASE
 )
+# Characters that show nothing: besides whitespace and format characters (Cf: zero-width
+# space, joiners, word joiner, BOM, direction marks), fillers that render as blank glyphs.
+_BLANK_GLYPHS = frozenset("\u034f\u115f\u1160\u2800\u3164\uffa0")
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
 _WORD_JOINER = "\u2060"
 
 
@@ -28,11 +41,53 @@ def clean_user_text(text: str, bot_user_id: str | None) -> str:
     return _CONTROL.sub("", text)
 
 
-def neutralize_broadcasts(text: str) -> str:
-    """Make @channel, @here and @everyone in model text unable to ping anyone: Slack's
-    `<!here>` tokens become words, and a word joiner after the @ keeps them words."""
-    text = _BROADCAST_TOKEN.sub(lambda m: "@" + m.group(1).lower(), text)
+def neutralize_mentions(text: str, max_people: int | None = None) -> str:
+    """Model text as it may be posted: nobody but at most `max_people` people (None: any
+    number) can be notified by it.
+
+    Broadcasts (`<!here>`, `@channel`, `_@everyone_`, …) and user groups (`<!subteam^…>`)
+    become words that cannot ping (a word joiner after the @); mentions of people beyond the
+    first `max_people` distinct ones become their names the same way (`@name`, or `@U123`).
+    A `<!` or `<@` that does not close as a token gets a word joiner after its `<`."""
+    people: dict[str, int] = {}  # each person notified, by order of first mention
+
+    def plain(match: re.Match[str]) -> str:
+        kind, body = match.group(1), match.group(2)
+        target, _, label = body.partition("|")
+        if kind == "!":
+            command = _COMMAND.match(target)
+            assert command is not None  # every part of the pattern is optional
+            name, argument = command.group(1).lower(), command.group(2).strip()
+            if name in _BROADCASTS:
+                return f"@{_WORD_JOINER}{name}"
+            if name == "subteam":
+                return f"@{_WORD_JOINER}{label.strip().lstrip('@') or argument or 'group'}"
+            return match.group(0)  # a date, or not Slack's at all (`<!DOCTYPE html>`)
+        # `<@U123 x>` counts as a person too: what Slack makes of it is not ours to guess.
+        person = _PERSON.match(target)
+        if person is None:
+            return match.group(0)  # not a person (`<@Override>` in code)
+        order = people.setdefault(person.group(1).upper(), len(people))
+        if max_people is None or order < max_people:
+            return match.group(0)
+        return f"@{_WORD_JOINER}{label.strip().lstrip('@') or target.strip()}"
+
+    # Unclosed first: a token made plain takes its `<` away, which must not close another.
+    text = _STRAY.sub("<" + _WORD_JOINER, text)
+    text = _STRAY.sub("<" + _WORD_JOINER, _TOKEN.sub(plain, text))
     return _BROADCAST_WORD.sub(lambda m: "@" + _WORD_JOINER + m.group(1), text)
+
+
+def is_invisible(text: str) -> bool:
+    """Whether a text would show nothing in Slack: only whitespace, zero-width and other
+    format characters, or blank fillers."""
+    return all(
+        c in _BLANK_GLYPHS
+        or unicodedata.category(c) in _INVISIBLE_CATEGORIES
+        or "\ufe00" <= c <= "\ufe0f"  # variation selectors
+        or "\U000e0100" <= c <= "\U000e01ef"
+        for c in text
+    )
 
 
 def split_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:

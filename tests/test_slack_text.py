@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from assistant.slack_text import (
     MAX_MESSAGE_CHARS,
     clean_user_text,
+    is_invisible,
     markdown_blocks,
-    neutralize_broadcasts,
+    neutralize_mentions,
     split_message,
 )
 
@@ -100,10 +101,19 @@ def test_text_without_escapes_or_controls_is_unchanged(text):
     assert clean_user_text(text, None) == text
 
 
-# -- neutralize_broadcasts ---------------------------------------------------------------------
+# -- neutralize_mentions ----------------------------------------------------------------------
 
-# Anything Slack could turn into a broadcast: its tokens, or the plain words.
-PING = re.compile(r"<!(channel|here|everyone)\b|(?<![\w@])@(channel|here|everyone)\b", re.I)
+# Anything Slack could turn into a broadcast: its tokens (user groups too), or the plain words.
+PING = re.compile(
+    r"<!(channel|here|everyone|group|subteam)\b|(?<![^\W_])@(channel|here|everyone|group)\b",
+    re.I,
+)
+PERSON = re.compile(r"<@([UW][A-Z0-9]+)", re.I)
+
+
+def people(text: str) -> set[str]:
+    """The distinct people a text can notify (an unclosed `<@` counted too, to be safe)."""
+    return {who.upper() for who in PERSON.findall(text)}
 
 
 @pytest.mark.parametrize(
@@ -114,6 +124,7 @@ PING = re.compile(r"<!(channel|here|everyone)\b|(?<![\w@])@(channel|here|everyon
         "<!here|here>",
         "<!here|@here>",
         "<!everyone>",
+        "<!group>",
         "<!channel|channel> lunch is here",
         "@here",
         "@channel: meeting",
@@ -122,19 +133,53 @@ PING = re.compile(r"<!(channel|here|everyone)\b|(?<![\w@])@(channel|here|everyon
         "> @here quoted",
         "`@here`",
         "@HERE",
+        "@@here",
         "hi @here and @channel and @everyone",
         "<!channel> and <!here> and <!everyone>",
+        "<!here^x|now>",
+        "<!here <b>",  # not closed as a token: still not a ping
+        "<!<!here>>",
+        "<!subteam^S0123|@team> please",
+        "<!subteam^S0123>",
+        "<!subteam^S0123|here>",
+        "<!SUBTEAM^S0123|@team>",
+        "<@U0FAKEUSR1|@here>",
+        "<!date^1392734382^{date}|@here>",
     ],
 )
-def test_broadcasts_cannot_ping(text):
-    out = neutralize_broadcasts(text)
+def test_broadcasts_and_user_groups_cannot_ping(text):
+    out = neutralize_mentions(text, max_people=5)
     assert not PING.search(out), out
-    assert re.search(r"(channel|here|everyone)", out, re.I)  # still said, just not a ping
+    assert re.search(r"(channel|here|everyone|group|team|S0123)", out, re.I)  # still said
 
 
-def test_broadcast_tokens_become_visible_words():
-    assert neutralize_broadcasts("<!here|here> lunch") == f"@{WJ}here lunch"
-    assert neutralize_broadcasts("<!CHANNEL>") == f"@{WJ}channel"
+def test_broadcast_and_user_group_tokens_become_visible_words():
+    assert neutralize_mentions("<!here|here> lunch") == f"@{WJ}here lunch"
+    assert neutralize_mentions("<!CHANNEL>") == f"@{WJ}channel"
+    assert neutralize_mentions("ask <!subteam^S0123|@devs>!") == f"ask @{WJ}devs!"
+    assert neutralize_mentions("ask <!subteam^S0123>") == f"ask @{WJ}S0123"
+
+
+def test_people_beyond_the_cap_become_plain_names():
+    text = " ".join(f"<@U{i:08d}>" for i in range(20)) + " <@W0000000X|@zoe> <@U00000000>"
+    out = neutralize_mentions(text, max_people=5)
+    kept = [f"<@U{i:08d}>" for i in range(5)]
+    assert out.split(" ")[:5] == kept
+    assert out.split(" ")[5:] == [f"@{WJ}U{i:08d}" for i in range(5, 20)] + [
+        f"@{WJ}zoe",
+        "<@U00000000>",  # the first person again: no one new is notified
+    ]
+    assert people(out) == {f"U{i:08d}" for i in range(5)}
+
+
+def test_no_one_at_all_with_a_cap_of_zero():
+    out = neutralize_mentions("<@U0FAKEUSR1> and <@U0FAKEBOT1|aya>", max_people=0)
+    assert out == f"@{WJ}U0FAKEUSR1 and @{WJ}aya"
+
+
+def test_an_unclosed_token_cannot_become_one():
+    assert neutralize_mentions("<@U0FAKEUSR1 oops") == f"<{WJ}@U0FAKEUSR1 oops"
+    assert neutralize_mentions("a <!here b") == f"a <{WJ}!here b"
 
 
 @pytest.mark.parametrize(
@@ -144,38 +189,77 @@ def test_broadcast_tokens_become_visible_words():
         "<@U0FAKEUSR1> and <@U0FAKEBOT1|aya>",
         "where is here? the channel #general; everyone!",
         "<#C0FAKECHN1|here>",
-        "<!subteam^S0123|@team>",
         "<!date^1392734382^{date}|Feb 18>",
+        "```html\n<!DOCTYPE html>\n<!-- a comment -->\n```",
+        "List<@NonNull String> names;",
+        "a < b > c <> <!> <@>",
         "",
     ],
 )
 def test_everything_else_is_untouched(text):
-    assert neutralize_broadcasts(text) == text
+    assert neutralize_mentions(text, max_people=5) == text
 
 
 def test_broadcasts_in_underscore_italics_cannot_ping():
-    assert not PING.search(neutralize_broadcasts("_@here_").replace("_", " "))
+    assert not PING.search(neutralize_mentions("_@here_").replace("_", " "))
+
+
+_PIECES = [
+    "@here", "@channel", "@everyone", "@group", "<!here>", "<!channel|c>", "<!everyone>",
+    "<!subteam^S1>", "<!subteam^S2|@devs>", "<!date^1^{date}|d>", "<@U1>", "<@U2|bob>",
+    "<@W3>", "<@u4>", "<@U5|@here>", "<@U6", "<!", "<@", "<", ">", "|", "^", "!", "@",
+    "here", "subteam", "U7", " ", "\n", "a@", "x", "*", "_", "(", ":",
+]  # fmt: skip
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_PIECES), st.text(max_size=5)), max_size=16
+    ).map("".join),
+    st.integers(min_value=0, max_value=3),
+)
+def test_the_output_never_pings_a_crowd_and_a_second_pass_changes_nothing(text, cap):
+    out = neutralize_mentions(text, cap)
+    assert not PING.search(out), out
+    assert len(people(out)) <= cap, out
+    assert neutralize_mentions(out, cap) == out
+    if "<" not in text:  # only word joiners were added
+        assert out.replace(WJ, "") == text.replace(WJ, "")
+
+
+# -- is_invisible ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        " ",
+        "\n\t \r\n",
+        "\u200b",  # zero-width space
+        "\u200c\u200d",  # zero-width non-joiner, joiner
+        "\u2060",  # word joiner
+        "\ufeff",  # byte order mark
+        "\u00ad\u200e\u200f\u061c",  # soft hyphen, direction marks
+        "\u3000\u00a0\u2028\u2029",  # ideographic and no-break spaces, separators
+        "\u2800\u3164\u115f\ufe0f\U000e0020",  # blank braille, Hangul filler, selectors, tags
+        " \u200b \u2060\n\ufeff ",
+    ],
+)
+def test_texts_that_show_nothing_are_invisible(text):
+    assert is_invisible(text)
+
+
+@pytest.mark.parametrize("text", ["a", " . ", "\u200b🙂", "…", "\u0301", "ㅤx", "`​`"])
+def test_texts_with_anything_to_see_are_not(text):
+    assert not is_invisible(text)
 
 
 @settings(max_examples=300)
-@given(
-    st.lists(
-        st.one_of(
-            st.sampled_from(
-                ["@here", "@channel", "@everyone", "<!here>", "<!channel|c>", "<!everyone>"]
-            ),
-            st.sampled_from([" ", "\n", "a@", "x", "*", "(", ")", ":", "<@U1>", "@"]),
-            st.text(max_size=5),
-        ),
-        max_size=12,
-    ).map("".join)
-)
-def test_no_broadcast_survives_and_a_second_pass_changes_nothing(text):
-    out = neutralize_broadcasts(text)
-    assert not re.search(r"<!(channel|here|everyone)[|>]", out, re.I)
-    assert neutralize_broadcasts(out) == out
-    if "<!" not in text:  # only word joiners were added
-        assert out.replace(WJ, "") == text.replace(WJ, "")
+@given(st.text())
+def test_a_text_is_invisible_only_when_every_character_is(text):
+    assert is_invisible(text) == all(is_invisible(c) for c in text)
+    assert is_invisible(text + "x") is False
 
 
 # -- split_message -----------------------------------------------------------------------------

@@ -4,14 +4,21 @@ Each Slack message carries metadata naming the log entry (and part, for a long r
 several) it comes from. The entry is recorded before it is posted, and marked posted after;
 a run cut short in between (the process died) cannot know whether Slack got the message, so
 the resumed run looks for that metadata in the thread before posting what is missing.
+
+A post over the run's caps (`assistant.post_limits`), or with nothing visible in it, stays
+recorded as the model's call and is followed by an `Error:` entry saying it was not posted and
+why; a resumed run finds that entry and never posts it either.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assistant.slack_text import markdown_blocks, neutralize_broadcasts, split_message
+from assistant.slack_text import markdown_blocks, neutralize_mentions, split_message
+from context.entry import Entry
 from context.storage import ThreadMessage
 from context.toolcalls import PostMessage
 
@@ -21,6 +28,8 @@ if TYPE_CHECKING:
 
 POST_EVENT = "assistant_post"
 PAGE_SIZE = 200
+REFUSED = "Error: the postMessage of entry {index} was not posted: {why}."
+_REFUSED = re.compile(r"Error: the postMessage of entry (\d+) was not posted: ")
 
 
 def post_metadata(index: int, part: int) -> dict[str, Any]:
@@ -28,15 +37,25 @@ def post_metadata(index: int, part: int) -> dict[str, Any]:
 
 
 async def post_message(call: PostMessage, ctx: RunContext, index: int) -> str | None:
-    await _post(ctx, index, call, already={})
+    chunks = _chunks(call, ctx)
+    why = ctx.posts.refusal(call.text, len(chunks))
+    if why is not None:
+        return REFUSED.format(index=index, why=why)
+    ctx.posts.charge(call.text, len(chunks))
+    await _post(ctx, index, chunks, already={})
     return None
 
 
-async def _post(ctx: RunContext, index: int, call: PostMessage, already: dict[int, str]) -> None:
+def _chunks(call: PostMessage, ctx: RunContext) -> list[str]:
+    """The Slack messages a postMessage becomes."""
+    return split_message(neutralize_mentions(call.text, ctx.posts.caps.people_per_message))
+
+
+async def _post(ctx: RunContext, index: int, chunks: list[str], already: dict[int, str]) -> None:
     # Channel and thread come from the run, never from the model: it cannot post elsewhere.
     assert ctx.client is not None, "postMessage needs Slack"
     posted, last_ts = [], ""
-    for part, chunk in enumerate(split_message(neutralize_broadcasts(call.text))):
+    for part, chunk in enumerate(chunks):
         if part in already:
             last_ts = already[part]
             continue
@@ -56,17 +75,36 @@ async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: i
     """Before a run answers entries from `after` on: any postMessage recorded after them but
     not marked posted was cut short by a crash; post what Slack does not have, once."""
     metas = await asyncio.to_thread(ctx.store.metadata, ctx.key, after)
+    refused = _refused(ctx.log.entries[after:])
     for entry, meta in zip(ctx.log.entries[after:], metas, strict=False):
         if not isinstance(entry.content, PostMessage) or meta.slack_ts is not None:
             continue
+        if entry.index in refused:
+            continue  # the log says it was not posted: it never will be
         already = await _posted_parts(ctx, entry.index)
-        await _post(ctx, entry.index, entry.content, already)
+        chunks = _chunks(entry.content, ctx)
+        if not already:
+            # The process died before deciding, or before recording its decision: decide now,
+            # with this run's caps (the calls' replies are not known any more).
+            ctx.posts.new_reply()
+            why = ctx.posts.refusal(entry.content.text, len(chunks))
+            if why is not None:
+                await recorder.record(ctx.key, REFUSED.format(index=entry.index, why=why))
+                continue
+        ctx.posts.charge(entry.content.text, len(chunks))
+        await _post(ctx, entry.index, chunks, already)
         outcome = "had reached Slack" if already else "was posted now"
         await recorder.record(
             ctx.key,
             f"The process restarted during this run; the message of entry {entry.index} "
             f"{outcome}.",
         )
+
+
+def _refused(entries: Sequence[Entry]) -> set[int]:
+    """The indexes of postMessage entries that an `Error:` entry says were not posted."""
+    found = (_REFUSED.match(e.content) for e in entries if isinstance(e.content, str))
+    return {int(match.group(1)) for match in found if match}
 
 
 async def _posted_parts(ctx: RunContext, index: int) -> dict[int, str]:
