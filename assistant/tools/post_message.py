@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from assistant.runs import ensure_lease
 from assistant.slack_text import markdown_blocks, neutralize_broadcasts, split_message
 from context.storage import ThreadMessage
 from context.toolcalls import PostMessage
@@ -40,6 +41,7 @@ async def _post(ctx: RunContext, index: int, call: PostMessage, already: dict[in
         if part in already:
             last_ts = already[part]
             continue
+        ensure_lease()  # a run that may have lost its thread to another posts nothing
         response = await ctx.client.chat_postMessage(
             channel=ctx.key.channel,
             thread_ts=ctx.key.thread_ts,
