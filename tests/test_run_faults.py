@@ -201,8 +201,8 @@ def test_a_database_restart_while_the_run_waits_on_the_model_loses_nothing(
     proxy.cut()
     proxy.restore()
     held.release()
-    slack.wait_for_call("reactions.remove")
-    app.wait_idle()
+    slack.wait_for_call("chat.postMessage", timeout=4 * LEASE_SECONDS)
+    app.wait_idle()  # the run that posted is still under way: until it has ended
     assert_answered_once(app, slack, thread_of(event), "The café downstairs.")
 
 
