@@ -18,7 +18,7 @@ from assistant.model import ModelClient, ModelError, ModelReply
 from assistant.post_limits import PostCaps, PostLimits
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
-from assistant.runs import AnswerRequest
+from assistant.runs import AnswerRequest, LeaseLost, ensure_lease, store_unavailable
 from assistant.tools import ToolCallError, parse_tool_call
 from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
@@ -43,6 +43,11 @@ SORRY_BUDGET = (
     "Sorry, this thread's instructions and newest messages no longer fit in what I can read "
     "at once. Please start a new thread."
 )
+SORRY_STEPS = (
+    "Sorry, I had to stop before finishing: this took more steps than I'm allowed. "
+    "Please try again, perhaps asking for less at once."
+)
+SORRY_UNEXPECTED = "Sorry, something went wrong on my side while I was answering. Please try again."
 
 # A tool gets its call, the run, and the index of the call's entry in the log.
 ToolFunction = Callable[[Any, "RunContext", int], Awaitable[str | None]]
@@ -102,6 +107,10 @@ class Agent:
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             seen_through = len(ctx.log) - 1
             await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK, seen_through)
+        except Exception as exc:
+            if isinstance(exc, LeaseLost) or store_unavailable(exc):
+                raise  # the request stays owed: the scheduler resumes it
+            await self._fail_unexpectedly(ctx, exc)
         finally:
             await self._show_progress(key, message_ts, working=False)
 
@@ -132,11 +141,8 @@ class Agent:
                 return
             if await self._carry_out(ctx, reply, seen_through):
                 return
-        await self.recorder.record(
-            ctx.key,
-            f"Stopped after {self.max_steps} steps without finishRequest.",
-            answered_through=seen_through,
-        )
+        reason = f"stopped after {self.max_steps} steps without finishRequest"
+        await self._fail(ctx, reason, SORRY_STEPS, seen_through)
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
         """Record and carry out one reply's tool calls; True once the request is finished
@@ -193,6 +199,7 @@ class Agent:
         """One short message for the people in the thread, the reason for the log."""
         outcome = "No one was told (replay)."
         if self.client is not None:
+            ensure_lease()
             try:
                 await self.client.chat_postMessage(
                     channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry
@@ -204,6 +211,13 @@ class Agent:
         await self.recorder.record(
             ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
         )
+
+    async def _fail_unexpectedly(self, ctx: RunContext, exc: Exception) -> None:
+        """A failure no part of the run expected (a bug, an answer of a shape no one
+        foresaw): the thread is told, the log names it, the traceback goes to the console."""
+        log.error("the run in thread %s failed", ctx.key, exc_info=exc)
+        reason = f"the run failed unexpectedly ({type(exc).__name__})"
+        await self._fail(ctx, reason, SORRY_UNEXPECTED, len(ctx.log) - 1)
 
     async def _bot_user_id(self) -> str | None:
         assert self.client is not None

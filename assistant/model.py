@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import threading
 import time
@@ -14,12 +15,20 @@ import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
+from assistant.completion import NotACompletion, parse_completion
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.media import ImagePart, TranscriptionError
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+# Between retries of an answer that is not a chat completion, as the openai client waits
+# between its own retries: 0.5 s, doubling, at most 8 s.
+RETRY_DELAY = 0.5
+MAX_RETRY_DELAY = 8.0
 
 
 class ModelError(Exception):
@@ -74,6 +83,7 @@ class ModelClient:
         self._transcription_model = settings.assistant_transcription_model
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, settings.assistant_answer_tokens)
+        self._max_retries = settings.openai_max_retries
         self._client = AsyncOpenAI(
             api_key=settings.openai_api_key.get_secret_value(),
             base_url=settings.openai_base_url,
@@ -103,21 +113,33 @@ class ModelClient:
 
     async def _next_step(self, prompt_text: str, images: Sequence[ImagePart]) -> ModelReply:
         started = time.perf_counter()
-        try:
-            response = await self._client.chat.completions.create(
-                model=self._model,
-                messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
-                tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
-                tool_choice="required",
-                **self._answer_limit,  # type: ignore[arg-type]
-            )
-        except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            raise ModelError(_what_failed(exc, "the model service", "the model")) from None
+        for attempt in range(self._max_retries + 1):
+            try:
+                response = await self._client.chat.completions.with_raw_response.create(
+                    model=self._model,
+                    messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
+                    tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
+                    tool_choice="required",
+                    **self._answer_limit,  # type: ignore[arg-type]
+                )
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                raise ModelError(_what_failed(exc, "the model service", "the model")) from None
+            try:
+                completion = parse_completion(
+                    response.content, response.headers.get("content-type", "")
+                )
+                break
+            except NotACompletion as exc:
+                # A 200 the openai client takes as a success: retried here, as it retries
+                # a 5xx (a proxy between may answer properly next time).
+                what = f"the model service answered with {exc}, not a chat completion"
+                if attempt == self._max_retries:
+                    raise ModelError(what) from None
+                log.warning("%s; retrying", what)
+                await asyncio.sleep(min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY))
         latency_ms = (time.perf_counter() - started) * 1000
-        if not response.choices:
-            raise ModelError("the model service returned no choice")
-        message = response.choices[0].message
-        usage = response.usage
+        message = completion.choices[0].message
+        usage = completion.usage
         details = usage.prompt_tokens_details if usage else None
         return ModelReply(
             calls=[
@@ -126,7 +148,7 @@ class ModelClient:
                 if call.type == "function"
             ],
             text=message.content,
-            model=response.model,
+            model=completion.model,
             prompt_tokens=usage.prompt_tokens if usage else None,
             cached_tokens=details.cached_tokens if details else None,
             completion_tokens=usage.completion_tokens if usage else None,

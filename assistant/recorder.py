@@ -14,6 +14,7 @@ from concurrent.futures import Executor
 from functools import partial
 from typing import Any, TypeVar
 
+from assistant.runs import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
 from context.render import TraceWriter
 from context.storage import EntryMeta, ImageRef, Store, ThreadKey, ThreadMessage
@@ -46,6 +47,8 @@ class Recorder:
     ) -> Entry | None:
         """Append and print one entry; None when the store dropped it as a duplicate.
         `answered_through`: this entry ends a run that answered the entries up to there."""
+        if answered_through is not None:
+            ensure_lease()  # a run that may have lost its thread to another ends nothing
         entry = await self.call(
             self.store.append,
             key,

@@ -10,6 +10,25 @@ So after a crash nothing is lost: any process finds the owed threads with free o
 leases (`Store.waiting_threads`), at start and every half lease, and runs them. And nothing
 is answered twice by two processes: a process that cannot take the lease leaves the work to
 the holder, which looks for owed entries again after it lets the lease go.
+
+The lease, when the database blips. A run counts on its lease only until a local deadline:
+the start of its last successful claim + the lease's seconds - a fifth of them (monotonic
+clock; the margin covers the claim's own time and small clock differences). The lease is
+renewed every third of it; a renewal that says another process holds the thread, raises (the
+database is unreachable: "not sure I hold it") or has not answered by the deadline stops the
+run at once (it is cancelled, and this process starts no other run of the thread until it has
+ended). And whatever a run is doing, it checks the deadline (`ensure_lease`) before each
+Slack post and before recording its last entry: a run past it (its process stalled) stops
+there instead. Another process takes the thread only once the lease has expired, after that
+deadline: a thread never has two runs, and never two answers.
+
+A run never ends silently. A run stopped that way, or by a store error that may pass
+(`store_unavailable`: a connection cut, a server restarting, SQLite busy), leaves its request
+owed: one line in the log, and this process's sweeper (or another process, once the lease has
+expired) resumes it; its posts carry metadata, so the resumed run does not post them again.
+Any other failure is ended by the run itself with an apology in the thread and an `Error:`
+entry (`Agent.run`); one that still reaches the scheduler (that entry could not be recorded)
+leaves the request owed too, with its traceback in the log.
 """
 
 from __future__ import annotations
@@ -19,13 +38,21 @@ import contextlib
 import logging
 import os
 import socket
+import sqlite3
+import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+
+from sqlalchemy import exc as sa_errors
 
 from context.storage import Store, ThreadKey
 
 log = logging.getLogger(__name__)
+
+LEASE_MARGIN = 0.2  # of the lease's seconds: how long before its expiry a run stops
 
 
 @dataclass(frozen=True)
@@ -42,7 +69,69 @@ RunFunction = Callable[[ThreadKey, list[AnswerRequest]], Awaitable[None]]
 
 
 class LeaseLost(Exception):
-    """Another process took over the thread (this one stalled past its lease)."""
+    """This process may no longer hold the thread's lease: the run stops, the request stays
+    owed."""
+
+
+@dataclass
+class Lease:
+    """A thread's lease as this process may count on it: until `deadline` (monotonic)."""
+
+    key: ThreadKey
+    deadline: float
+
+    @classmethod
+    def claimed(cls, key: ThreadKey, started: float, seconds: float) -> Lease:
+        """The lease a claim that started at `started` (monotonic) and succeeded gives."""
+        return cls(key, started + seconds * (1 - LEASE_MARGIN))
+
+    def ensure(self) -> None:
+        if time.monotonic() >= self.deadline:
+            raise LeaseLost(f"the lease of thread {self.key} may have expired")
+
+
+_current_lease: ContextVar[Lease | None] = ContextVar("run_lease", default=None)
+
+
+def ensure_lease() -> None:
+    """Raise LeaseLost if the run calling it may no longer hold its thread's lease (outside
+    a run: a replay, an event, nothing to check)."""
+    lease = _current_lease.get()
+    if lease is not None:
+        lease.ensure()
+
+
+_TRANSIENT = (
+    sa_errors.OperationalError,
+    sa_errors.DisconnectionError,
+    sa_errors.TimeoutError,  # no pooled connection came free in time
+    sqlite3.OperationalError,
+)
+
+
+def store_unavailable(exc: BaseException) -> bool:
+    """Whether `exc` (or its cause) says the database could not be used just now: a
+    connection lost or refused, a server restarting, SQLite locked. Such a run is resumed
+    later rather than ended: nothing about the request itself is wrong."""
+    error: BaseException | None = exc
+    while error is not None:
+        if isinstance(error, sa_errors.DBAPIError) and error.connection_invalidated:
+            return True
+        if isinstance(error, _TRANSIENT):
+            return True
+        psycopg = sys.modules.get("psycopg")  # loaded with PostgreSQL: only then can it raise
+        if psycopg is not None and isinstance(error, psycopg.OperationalError):
+            return True
+        error = error.__cause__
+    return False
+
+
+def _briefly(exc: BaseException) -> str:
+    """An error in one line, for the log: the driver's message (never the statement and
+    its parameters, which hold people's messages)."""
+    orig = getattr(exc, "orig", None) or exc
+    first = str(orig).strip().splitlines()
+    return f"{type(orig).__name__}: {first[0]}" if first else type(orig).__name__
 
 
 def holder_name() -> str:
@@ -107,60 +196,99 @@ class RunScheduler:
                     if key not in self._threads:
                         log.info("resuming thread %s", key)
                         self.request(key)
-            except Exception:
-                log.exception("looking for threads owed an answer failed")
+            except Exception as exc:
+                _log_failure(exc, "looking for threads owed an answer failed")
             await asyncio.sleep(self.lease_seconds / 2)
 
     async def _drain(self, key: ThreadKey, thread: _Thread) -> None:
         try:
             while thread.nudged:
                 thread.nudged = False
-                if not await asyncio.to_thread(
-                    self.store.claim, key, self.holder, self.lease_seconds
-                ):
+                lease = await self._claim(key)
+                if lease is None:
                     return  # another process runs it, and looks again when it is done
                 try:
-                    await self._run_owed(key)
-                except LeaseLost:
-                    log.warning("lost the lease of thread %s: another process runs it", key)
-                    return
+                    finished = await self._run_owed(key, lease)
                 finally:
                     # Still owed: recorded by another process while we held the lease (it
                     # left the thread to us) since we last looked.
-                    if await asyncio.to_thread(self.store.release, key, self.holder):
-                        thread.nudged = True
-        except Exception:
-            log.exception("runs in thread %s failed", key)
+                    owed = await asyncio.to_thread(self.store.release, key, self.holder)
+                if not finished:
+                    return  # a stopped run: resumed by a later sweep, never in a tight loop
+                thread.nudged = thread.nudged or owed
+        except Exception as exc:
+            _log_failure(exc, f"runs in thread {key} failed")
         finally:
             del self._threads[key]
             if not self._threads:
                 self._idle.set()
 
-    async def _run_owed(self, key: ThreadKey) -> None:
-        """Run while entries are owed an answer."""
+    async def _claim(self, key: ThreadKey) -> Lease | None:
+        started = time.monotonic()
+        if not await asyncio.to_thread(self.store.claim, key, self.holder, self.lease_seconds):
+            return None
+        return Lease.claimed(key, started, self.lease_seconds)
+
+    async def _run_owed(self, key: ThreadKey, lease: Lease) -> bool:
+        """Run while entries are owed an answer; False when a run stopped before its last
+        entry (what it answers stays owed)."""
         while owed := await asyncio.to_thread(self.store.pending, key):
             bot = self._bot_ids.get(key.team)
             requests = [AnswerRequest(p.index, p.slack_ts or "", bot) for p in owed]
             try:
                 # The run's last entry raises answered_through in the same write.
-                await self._with_lease(key, self.run(key, requests))
-            except LeaseLost:
-                raise
-            except Exception:
-                # Cut short before its last entry: never loop on the same request.
-                log.exception("run in thread %s failed", key)
-                await asyncio.to_thread(self.store.mark_answered, key, owed[-1].index)
+                await self._with_lease(lease, self.run(key, requests))
+            except LeaseLost as exc:
+                log.warning("stopped the run in thread %s (%s); its request stays owed", key, exc)
+                return False
+            except Exception as exc:
+                _log_failure(exc, f"the run in thread {key} stopped; its request stays owed")
+                return False
+        return True
 
-    async def _with_lease(self, key: ThreadKey, run: Awaitable[None]) -> None:
-        """Run, renewing the lease meanwhile; a lease lost (this process stalled past its
-        expiry, another took over) stops the run rather than let two answer."""
+    async def _with_lease(self, lease: Lease, run: Awaitable[None]) -> None:
+        """Run, renewing the lease meanwhile; a lease lost, or not sure to be held, stops
+        the run (LeaseLost) rather than let two answer."""
+        token = _current_lease.set(lease)  # the run's task sees it (ensure_lease)
         task = asyncio.ensure_future(run)
-        while True:
-            done, _ = await asyncio.wait({task}, timeout=self.lease_seconds / 3)
-            if done:
-                return task.result()  # None, or the run's exception
-            if not await asyncio.to_thread(self.store.claim, key, self.holder, self.lease_seconds):
+        _current_lease.reset(token)
+        try:
+            while True:
+                wait = min(self.lease_seconds / 3, lease.deadline - time.monotonic())
+                done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
+                if done:
+                    return task.result()  # None, or the run's exception
+                await self._renew(lease)
+        finally:
+            if not task.done():
+                # Never left running: this process starts no other run of the thread
+                # until this one has ended.
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                raise LeaseLost(key)
+                await asyncio.wait({task})
+                if not task.cancelled() and task.exception() is not None:
+                    log.info("the stopped run in thread %s ended with an error", lease.key)
+
+    async def _renew(self, lease: Lease) -> None:
+        """Extend the lease, or raise LeaseLost: another process has it, or the claim raised
+        or had not answered by the deadline (this process cannot be sure it still holds it)."""
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(lease.deadline - started):
+                held = await asyncio.to_thread(
+                    self.store.claim, lease.key, self.holder, self.lease_seconds
+                )
+        except TimeoutError:
+            raise LeaseLost("renewing the lease took until its deadline") from None
+        except Exception as exc:
+            raise LeaseLost(f"renewing the lease failed: {_briefly(exc)}") from exc
+        if not held:
+            raise LeaseLost("another process took the thread over")
+        lease.deadline = Lease.claimed(lease.key, started, self.lease_seconds).deadline
+
+
+def _log_failure(exc: BaseException, what: str) -> None:
+    """One line for a database that could not be used just now; a traceback for the rest."""
+    if store_unavailable(exc):
+        log.warning("%s: the database is unavailable (%s)", what, _briefly(exc))
+    else:
+        log.error("%s", what, exc_info=exc)

@@ -1,7 +1,8 @@
 """`FakeOpenAI`: an OpenAI-compatible Chat Completions server that answers from a script.
 
 Tests queue responses with `script(...)` using the helpers below (`tool_calls`, `text`,
-`error`, `rate_limited`, `hold`, `delay`); each request takes the next one. Every request
+`error`, `rate_limited`, `hold`, `delay`; bodies that are not chat completions are in
+`fakes.openai_bodies`); each request takes the next one. Every request
 body is recorded before it is answered, so a test can see a held request.
 """
 
@@ -39,7 +40,7 @@ _CACHE_STEP_TOKENS = 128
 class Completion:
     """A successful chat.completion: `message` is the assistant message."""
 
-    message: dict[str, Any]
+    message: dict[str, Any] | None
     finish_reason: str
     usage: dict[str, Any] | None = None
 
@@ -53,6 +54,15 @@ class Error:
     type: str
     code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """An answer sent exactly as given: any status, content type and body."""
+
+    body: bytes
+    content_type: str = "application/json"
+    status: int = 200
 
 
 @dataclass(frozen=True)
@@ -107,7 +117,7 @@ class Hold:
         await event.wait()
 
 
-Response = Completion | Error | Disconnect | Delay | Hold
+Response = Completion | Error | Raw | Disconnect | Delay | Hold
 # A default may decide per request, from the request's parsed JSON body (e.g. from the log
 # the prompt carries), so concurrent threads each get the reply their state calls for.
 DefaultResponse = Response | Callable[[dict[str, Any]], Response | None]
@@ -321,6 +331,9 @@ class FakeOpenAI(BackgroundServer):
             return _error_response(Error(500, "fake model: script exhausted", "server_error"))
         if isinstance(response, Error):
             return _error_response(response)
+        if isinstance(response, Raw):
+            headers = {"Content-Type": response.content_type}
+            return web.Response(body=response.body, status=response.status, headers=headers)
         return web.json_response(_completion(response, body, previous))
 
     def _default_for(self, body: dict[str, Any]) -> Response | None:

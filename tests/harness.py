@@ -137,6 +137,19 @@ class RunningApp:
         self.wait_listeners()
         self.wait_idle()
 
+    def tasks_running(self, qualname: str) -> int:
+        """How many of the app's tasks run a coroutine function of that name (e.g.
+        "Agent.run": the runs still alive, tracked by the scheduler or not)."""
+
+        async def count() -> int:
+            return sum(
+                1
+                for task in asyncio.all_tasks()
+                if getattr(task.get_coro(), "__qualname__", "") == qualname
+            )
+
+        return asyncio.run_coroutine_threadsafe(count(), self._loop).result(TIMEOUT)
+
     def log(self, key: ThreadKey) -> list[dict[str, Any]]:
         return [entry.as_dict() for entry in self.assistant.store.entries(key)]
 

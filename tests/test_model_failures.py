@@ -153,16 +153,3 @@ def test_plain_text_is_posted_and_finishes(app, slack, model):
         "Try the **risotto**."
     ]
     assert len(model.requests) == 1
-
-
-def test_a_model_that_never_finishes_stops_at_the_step_cap(make_app, slack, model):
-    app = make_app(assistant_max_steps=3)
-    model.default = replies.tool_calls(("getThreadHistory", {"reasoning": "again"}))
-    log = answered(app, slack, "hello")
-    calls = [e for e in log if e["role"] == "assistant"]
-    assert len(calls) == 3
-    assert len(model.requests) == 3
-    assert log[-1] == {**log[-1], "role": "system"}
-    assert log[-1]["content"] == "Stopped after 3 steps without finishRequest."
-    model.default = None
-    still_answers(app, slack, model)

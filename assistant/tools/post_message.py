@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assistant.runs import ensure_lease
 from assistant.slack_text import markdown_blocks, neutralize_mentions, split_message
 from context.entry import Entry
 from context.storage import ThreadMessage
@@ -59,6 +60,7 @@ async def _post(ctx: RunContext, index: int, chunks: list[str], already: dict[in
         if part in already:
             last_ts = already[part]
             continue
+        ensure_lease()  # a run that may have lost its thread to another posts nothing
         response = await ctx.client.chat_postMessage(
             channel=ctx.key.channel,
             thread_ts=ctx.key.thread_ts,

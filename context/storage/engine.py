@@ -27,7 +27,12 @@ _SQLITE_BEGIN = "sqlite_begin"
 
 
 def create_store_engine(url: str | URL) -> Engine:
-    engine = create_engine(url)
+    engine = create_engine(
+        url,
+        # A database restart or failover leaves the pool's connections dead: each is
+        # checked when taken (one round trip) and replaced, rather than failing a run.
+        pool_pre_ping=True,
+    )
     if engine.dialect.name == "sqlite":
         _take_over_sqlite_transactions(engine)
     return engine
