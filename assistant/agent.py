@@ -1,12 +1,11 @@
-"""The agent loop (SPEC §4): build the prompt from the log, call the model, record each tool
-call, carry it out, record its result; until finishRequest or the step cap."""
+"""The agent loop (docs/architecture.md#the-agent-loop): build the prompt from the log, call the
+model, record each tool call, carry it out, record its result; until finishRequest or the step cap.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -24,9 +23,10 @@ from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
 from assistant.tools.get_thread_history import get_thread_history
 from assistant.tools.post_message import finish_interrupted_posts, post_message
+from assistant.tools.run_context import RunContext, ToolFunction
 from context.budget import BudgetError
 from context.log import ContextLog
-from context.storage import EntryMeta, Store, ThreadKey
+from context.storage import EntryMeta, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
 
 log = logging.getLogger(__name__)
@@ -49,27 +49,12 @@ SORRY_STEPS = (
 )
 SORRY_UNEXPECTED = "Sorry, something went wrong on my side while I was answering. Please try again."
 
-# A tool gets its call, the run, and the index of the call's entry in the log.
-ToolFunction = Callable[[Any, "RunContext", int], Awaitable[str | None]]
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,
     "getThreadHistory": get_thread_history,
     "expandEntry": expand_entry,
     "finishRequest": finish_request,
 }
-
-
-@dataclass(frozen=True)
-class RunContext:
-    """What a tool may touch: only its own thread (and, in a replay, no Slack at all)."""
-
-    key: ThreadKey
-    client: AsyncWebClient | None
-    history: ThreadHistory | None
-    bot_mention: str
-    log: ContextLog
-    store: Store
-    posts: PostLimits = field(default_factory=PostLimits)  # what the run has posted
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The model client: one Chat Completions call per step, through `AsyncOpenAI` (SPEC §4)."""
+"""The model client: one Chat Completions call per step, through `AsyncOpenAI`
+(docs/log-format.md#messages-of-a-call)."""
 
 from __future__ import annotations
 

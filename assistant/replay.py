@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from assistant.agent import Agent, RunContext, ToolFunction
+from assistant.agent import Agent
 from assistant.model import ModelClient
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest
@@ -20,6 +20,7 @@ from assistant.settings import Settings
 from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
 from assistant.tools.get_thread_history import HistoryLine, format_history
+from assistant.tools.run_context import RunContext, ToolFunction
 from context.entry import AssistantEntry, Entry, UserEntry
 from context.log import ContextLog
 from context.render import TraceWriter

@@ -1,4 +1,5 @@
-"""Runs: one per thread at a time, across processes, and none lost to a crash (SPEC §4).
+"""Runs: one per thread at a time, across processes, and none lost to a crash
+(docs/architecture.md#runs).
 
 What is owed lives in the store, not in memory: a user entry recorded with `wants_answer` is
 owed a run until the thread's `answered_through` reaches it, and the entry that ends a run

@@ -1,4 +1,4 @@
-"""Configuration from the environment and `.env` (SPEC §8), validated once at start.
+"""Configuration from the environment and `.env`, validated once at start.
 
 One `Settings` object is built at start and passed in; nothing else reads the environment.
 """

@@ -1,5 +1,6 @@
-"""Text crossing the Slack boundary: what gets recorded from a message (SPEC §2.4) and what
-gets posted from the model (SPEC §4). Pure functions, no I/O."""
+"""Text crossing the Slack boundary: what gets recorded from a message
+(docs/log-format.md#peoples-messages) and what gets posted from the model
+(docs/log-format.md#tool-calls-and-their-results). Pure functions, no I/O."""
 
 from __future__ import annotations
 

@@ -35,12 +35,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from assistant.agent import Agent, RunContext
+from assistant.agent import Agent
 from assistant.model import ModelReply, RawToolCall, build_messages
 from assistant.prompt import PromptBudget, RunPrompts
 from assistant.recorder import Recorder
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
+from assistant.tools.run_context import RunContext
 from bench import texts
 from bench.report import Figure, median, ms
 from context.budget import BuiltPrompt

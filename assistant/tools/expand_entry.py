@@ -8,7 +8,7 @@ from context.budget import full_text
 from context.toolcalls import ExpandEntry
 
 if TYPE_CHECKING:
-    from assistant.agent import RunContext
+    from assistant.tools.run_context import RunContext
 
 
 async def expand_entry(call: ExpandEntry, ctx: RunContext, index: int) -> str:

@@ -11,7 +11,7 @@ from assistant.history import slack_time
 from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory
 
 if TYPE_CHECKING:
-    from assistant.agent import RunContext
+    from assistant.tools.run_context import RunContext
 
 
 class HistoryLine(NamedTuple):

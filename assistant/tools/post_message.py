@@ -24,8 +24,8 @@ from context.storage import ThreadMessage
 from context.toolcalls import PostMessage
 
 if TYPE_CHECKING:
-    from assistant.agent import RunContext
     from assistant.recorder import Recorder
+    from assistant.tools.run_context import RunContext
 
 POST_EVENT = "assistant_post"
 PAGE_SIZE = 200
