@@ -8,6 +8,9 @@ caps. Audio is transcribed once, when the message is recorded.
 
 Slack serves a file's `url_private` only with the bot token and the `files:read` scope;
 without access it answers 200 with an HTML sign-in page, which must never reach the model.
+
+File names, mimetypes and transcripts are chosen by whoever uploads or speaks: terminal and
+bidi controls are removed from them before they are recorded, and names are bounded.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from context.render import UNPRINTABLE
 from context.storage import ImageRef, Store, ThreadKey
 
 log = logging.getLogger(__name__)
@@ -41,6 +45,7 @@ _SIGNATURES = (
 AUDIO_FILETYPES = frozenset({"m4a", "mp3", "mp4", "mpga", "mpeg", "ogg", "oga", "wav", "webm"})
 MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the transcription endpoint's own limit
 DOWNLOAD_TIMEOUT_S = 30.0
+MAX_NAME_CHARS = 200
 
 
 class DownloadError(Exception):
@@ -61,8 +66,16 @@ def kind_of(file: dict[str, Any]) -> Kind:
     return "other"
 
 
+def one_line(text: str) -> str:
+    """`text` as one line of plain characters: no line breaks, terminal or bidi controls."""
+    return UNPRINTABLE.sub("", text.replace("\n", " ").replace("\t", " ")).strip()
+
+
 def file_name(file: dict[str, Any]) -> str:
-    return str(file.get("name") or file.get("title") or file.get("id") or "file")
+    name = one_line(str(file.get("name") or file.get("title") or file.get("id") or ""))
+    if len(name) > MAX_NAME_CHARS:
+        name = name[: MAX_NAME_CHARS - 1] + "…"
+    return name or "file"
 
 
 def human_size(size: int) -> str:
@@ -78,7 +91,7 @@ def image_marker(name: str) -> str:
 
 
 def file_marker(file: dict[str, Any]) -> str:
-    mimetype = file.get("mimetype") or "unknown type"
+    mimetype = one_line(str(file.get("mimetype") or ""))[:MAX_NAME_CHARS] or "unknown type"
     return f"[File: {file_name(file)} ({mimetype}, {human_size(int(file.get('size') or 0))})]"
 
 
@@ -274,7 +287,7 @@ async def _transcript(
     except TranscriptionError as exc:
         found.problems.append(f"The audio message {name} could not be transcribed: {exc}.")
         return f"[Audio Message: {name}]"
-    return f"[Audio Message] transcript: {text.strip()}"
+    return f"[Audio Message] transcript: {UNPRINTABLE.sub('', text).strip()}"
 
 
 class TranscriptionError(Exception):
