@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import re
-from dataclasses import dataclass
+from collections.abc import Awaitable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import references
+from assistant.event_shapes import Checked, files_unreadable, readable_files
 from assistant.history import slack_time
 from assistant.link_access import LinkAccess, Poster
-from assistant.media import Attachments, SlackFiles, Transcribe, check_image, describe_files
+from assistant.media import Attachments, SlackFiles, Transcribe, check_images, describe_files
+from assistant.reading import READ_SECONDS, InFlight, until
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, RunScheduler
 from assistant.settings import Settings
 from assistant.slack_text import clean_user_text
 from context.entry import UserContent
 from context.storage import EntryMeta, ThreadKey, ThreadMessage
+
+log = logging.getLogger(__name__)
+
+LINK_TOO_SLOW = "(The linked message could not be read in time.)"
+Linked = tuple[list[str], list[dict[str, Any]]]  # what references.references gives
 
 
 def thread_key(team: str, channel: str, message: dict[str, Any]) -> ThreadKey:
@@ -33,29 +44,51 @@ class EventRecorder:
     files: SlackFiles
     transcribe: Transcribe
     links: LinkAccess  # who may see which linked message
+    reading: InFlight = field(default_factory=InFlight)
 
     async def message(
         self,
-        team: str,
-        event: dict[str, Any],
-        event_id: str | None,
+        message: Checked,
         bot_user_id: str | None,
         mention: bool,
+        received_at: float | None = None,
     ) -> None:
-        """A person's message: a mention, a DM, or a message in a thread the bot is in."""
-        key = thread_key(team, event["channel"], event)
+        """A person's message: a mention, a DM, or a message in a thread the bot is in.
+        `received_at`: when the event arrived (the event loop's clock), if known: its files
+        and links are read until `READ_SECONDS` after it (see `assistant.reading`)."""
+        loop = asyncio.get_running_loop()
+        deadline = (received_at or loop.time()) + READ_SECONDS
+        event = message.event
+        key = thread_key(message.team, event["channel"], event)
         direct = event.get("channel_type") == "im"
-        if not mention:
+        if not mention and not direct:
+            # Slack sends no app_mention in a DM: there the message event is the only one.
             if bot_user_id and re.search(rf"<@{re.escape(bot_user_id)}[|>]", event.get("text", "")):
                 return  # the app_mention event records it, and asks for the answer
-            if not direct and not await self._in_thread(key):
+            if not await self._in_thread(key):
                 return
         raw = event.get("text", "")
         media = event.get("files") or references.links_in(raw)
-        if media and await self._recorded(key, event["ts"]):
-            return  # a retry: its files were read and its links resolved the first time
+        # A second delivery waits while the first is read here, then finds it recorded.
+        async with self.reading.alone((key, event["ts"])) if media else nullcontext():
+            if media and await self._recorded(key, event["ts"]):
+                return  # a retry: its files were read and its links resolved the first time
+            await self._record(message, key, bot_user_id, mention, direct, deadline)
+
+    async def _record(
+        self,
+        message: Checked,
+        key: ThreadKey,
+        bot_user_id: str | None,
+        mention: bool,
+        direct: bool,
+        deadline: float,
+    ) -> None:
+        event, event_id = message.event, message.event_id
         userid = f"<@{event['user']}>"
-        text, attachments = await self._text_and_attachments(team, event, bot_user_id)
+        text, attachments = await self._text_and_attachments(
+            message.team, event, bot_user_id, deadline
+        )
         # Owed an answer from the moment it is recorded: a crash after this write loses
         # nothing (assistant.runs resumes it), and Slack is acknowledged only after it.
         wants_answer = mention or direct or self.settings.assistant_answer_followups
@@ -69,31 +102,50 @@ class EventRecorder:
         )
         if entry is None:
             return  # a retry, or the other event of a channel mention
-        if attachments.problems:
-            await self.recorder.record(key, "\n".join(attachments.problems))
+        problems = [*message.problems, *attachments.problems]
+        if problems:
+            await self.recorder.record(key, "\n".join(problems))
         if wants_answer:
             self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
 
     async def _text_and_attachments(
-        self, team: str, event: dict[str, Any], bot_user_id: str | None
+        self, team: str, event: dict[str, Any], bot_user_id: str | None, deadline: float
     ) -> tuple[str, Attachments]:
         """The entry's text: the person's words, a marker per file, then what each linked
-        message said; and the images to keep with it (its own, then the linked ones')."""
+        message said; and the images to keep with it (its own, then the linked ones'). Files
+        and links are read at once; what is not read by `deadline` is noted instead."""
         raw = event.get("text", "")
-        found = await describe_files(
+        files = describe_files(
             event.get("files") or [],
             self.files,
             self.transcribe,
             self.settings.assistant_max_image_bytes,
+            deadline,
         )
         poster = Poster(team, event["channel"], event["user"])
-        said, linked_files = await references.references(
+        links = references.references(
             self.client, self.links, raw, poster, bot_user_id
         )
-        for file in linked_files:
-            await check_image(file, self.files, self.settings.assistant_max_image_bytes, found)
+        found, (said, linked) = await asyncio.gather(files, self._linked(links, raw, deadline))
         parts = [clean_user_text(raw, bot_user_id), *found.markers, *said]
-        return "\n".join(part for part in parts if part), found
+        return "\n".join(part for part in parts if part), Attachments.joined([found, linked])
+
+    async def _linked(
+        self, links: Awaitable[Linked], raw: str, deadline: float
+    ) -> tuple[list[str], Attachments]:
+        """What the linked messages said, and their images, as far as read by `deadline`."""
+        (read,) = await until(deadline, [links], [None])
+        if read is None:
+            return [LINK_TOO_SLOW] * len(references.links_in(raw)), Attachments()
+        said, linked_files = read
+        files, wrong = readable_files(linked_files)
+        found = await check_images(
+            files, self.files, self.settings.assistant_max_image_bytes, deadline
+        )
+        if wrong:
+            log.warning("a linked message's files left out as malformed: %s", "; ".join(wrong))
+            found.problems.append(files_unreadable(len(wrong), "a linked message"))
+        return said, found
 
     async def edited(
         self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None
@@ -104,7 +156,7 @@ class EventRecorder:
         key = thread_key(team, event["channel"], new)
         if not await self._recorded(key, new["ts"]):
             return
-        userid = f"<@{new.get('user', old.get('user', 'unknown'))}>"
+        userid = f"<@{new.get('user') or old.get('user') or 'unknown'}>"
         text = clean_user_text(new.get("text", ""), bot_user_id)  # as the message was recorded
         await self.recorder.record(
             key,
@@ -119,7 +171,7 @@ class EventRecorder:
         key = thread_key(team, event["channel"], {"ts": ts, **old})
         if not await self._recorded(key, ts):
             return
-        userid = f"<@{old.get('user', 'unknown')}>"
+        userid = f"<@{old.get('user') or 'unknown'}>"
         await self.recorder.record(
             key,
             f"{userid} deleted their message from {slack_time(ts)}.",

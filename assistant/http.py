@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import asynccontextmanager
 from typing import TextIO
 
@@ -30,7 +31,9 @@ def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette
             await assistant.close()
 
     async def slack_events(request: Request) -> Response:
-        return await request.app.state.handler.handle(request)
+        # When it arrived: its files and links are read until a deadline counted from here.
+        arrival = {"received_at": asyncio.get_running_loop().time()}
+        return await request.app.state.handler.handle(request, arrival)
 
     async def healthz(request: Request) -> Response:
         return JSONResponse(

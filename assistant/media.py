@@ -8,6 +8,9 @@ caps. Audio is transcribed once, when the message is recorded.
 
 Slack serves a file's `url_private` only with the bot token and the `files:read` scope;
 without access it answers 200 with an HTML sign-in page, which must never reach the model.
+
+File names, mimetypes and transcripts are chosen by whoever uploads or speaks: terminal and
+bidi controls are removed from them before they are recorded, and names are bounded.
 """
 
 from __future__ import annotations
@@ -16,13 +19,15 @@ import asyncio
 import base64
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import aiohttp
 
+from assistant.reading import until
+from context.render import UNPRINTABLE
 from context.storage import ImageRef, Store, ThreadKey
 
 log = logging.getLogger(__name__)
@@ -41,6 +46,8 @@ _SIGNATURES = (
 AUDIO_FILETYPES = frozenset({"m4a", "mp3", "mp4", "mpga", "mpeg", "ogg", "oga", "wav", "webm"})
 MAX_AUDIO_BYTES = 25 * 1024 * 1024  # the transcription endpoint's own limit
 DOWNLOAD_TIMEOUT_S = 30.0
+MAX_NAME_CHARS = 200
+TOO_LONG = "it took too long"  # why a file was not read before the event's acknowledgement
 
 
 class DownloadError(Exception):
@@ -61,8 +68,16 @@ def kind_of(file: dict[str, Any]) -> Kind:
     return "other"
 
 
+def one_line(text: str) -> str:
+    """`text` as one line of plain characters: no line breaks, terminal or bidi controls."""
+    return UNPRINTABLE.sub("", text.replace("\n", " ").replace("\t", " ")).strip()
+
+
 def file_name(file: dict[str, Any]) -> str:
-    return str(file.get("name") or file.get("title") or file.get("id") or "file")
+    name = one_line(str(file.get("name") or file.get("title") or file.get("id") or ""))
+    if len(name) > MAX_NAME_CHARS:
+        name = name[: MAX_NAME_CHARS - 1] + "…"
+    return name or "file"
 
 
 def human_size(size: int) -> str:
@@ -78,7 +93,7 @@ def image_marker(name: str) -> str:
 
 
 def file_marker(file: dict[str, Any]) -> str:
-    mimetype = file.get("mimetype") or "unknown type"
+    mimetype = one_line(str(file.get("mimetype") or ""))[:MAX_NAME_CHARS] or "unknown type"
     return f"[File: {file_name(file)} ({mimetype}, {human_size(int(file.get('size') or 0))})]"
 
 
@@ -125,7 +140,11 @@ class SlackFiles:
     async def download(self, url: str, limit: int) -> bytes:
         if not url:
             raise DownloadError("Slack gave no URL for it")
-        if not self._is_slack(url):
+        try:
+            on_slack = self._is_slack(url)
+        except ValueError:
+            raise DownloadError("Slack gave a URL that is not one") from None
+        if not on_slack:
             raise DownloadError("its URL is not on Slack, so the bot token is not sent there")
         if self._session is None:
             self._session = aiohttp.ClientSession(
@@ -142,7 +161,7 @@ class SlackFiles:
                         "to it (it needs the files:read scope and to be in the conversation)"
                     )
                 data = await response.content.read(limit + 1)
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise DownloadError(f"the download failed ({type(exc).__name__})") from None
         if len(data) > limit:
             raise DownloadError(f"it is larger than {human_size(limit)}")
@@ -224,57 +243,92 @@ class Attachments:
     images: list[ImageRef] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
+    @classmethod
+    def joined(cls, parts: Iterable[Attachments]) -> Attachments:
+        found = cls()
+        for part in parts:
+            found.markers.extend(part.markers)
+            found.images.extend(part.images)
+            found.problems.extend(part.problems)
+        return found
+
 
 async def describe_files(
     files: list[dict[str, Any]],
     slack_files: SlackFiles,
     transcribe: Transcribe,
     max_image_bytes: int,
+    deadline: float,
 ) -> Attachments:
-    """Markers for `files`; images checked (fetched once now, so that a file the app cannot
-    read is said at once rather than silently missing later), audio transcribed."""
-    found = Attachments()
-    for file in files:
-        kind = kind_of(file)
-        if kind == "image":
-            found.markers.append(image_marker(file_name(file)))
-            await check_image(file, slack_files, max_image_bytes, found)
-        elif kind == "audio":
-            found.markers.append(await _transcript(file, slack_files, transcribe, found))
-        else:
-            found.markers.append(file_marker(file))
-    return found
+    """Markers for `files`, read at once: images checked (fetched once now, so that a file the
+    app cannot read is said at once rather than silently missing later), audio transcribed.
+    What is not read by `deadline` (the event loop's clock) is described without it."""
+    readings = [_describe(file, slack_files, transcribe, max_image_bytes) for file in files]
+    return Attachments.joined(await until(deadline, readings, [_too_slow(f) for f in files]))
 
 
-async def check_image(
-    file: dict[str, Any], slack_files: SlackFiles, max_image_bytes: int, found: Attachments
-) -> None:
-    """Keep the image in `found` if the app can read it, else say why in its problems."""
+async def check_images(
+    files: list[dict[str, Any]], slack_files: SlackFiles, max_image_bytes: int, deadline: float
+) -> Attachments:
+    """The images the app can read among `files` (checked at once, until `deadline`), and
+    why the others are not kept."""
+    checks = [_check_image(file, slack_files, max_image_bytes) for file in files]
+    late = [Attachments(problems=[_unreadable_image(file_name(f), TOO_LONG)]) for f in files]
+    return Attachments.joined(await until(deadline, checks, late))
+
+
+async def _describe(
+    file: dict[str, Any], slack_files: SlackFiles, transcribe: Transcribe, max_image_bytes: int
+) -> Attachments:
+    kind = kind_of(file)
+    if kind == "image":
+        found = await _check_image(file, slack_files, max_image_bytes)
+        return Attachments([image_marker(file_name(file))], found.images, found.problems)
+    if kind == "audio":
+        return await _transcript(file, slack_files, transcribe)
+    return Attachments([file_marker(file)])
+
+
+def _too_slow(file: dict[str, Any]) -> Attachments:
+    """What the entry says of a file that was not read in time."""
+    kind, name = kind_of(file), file_name(file)
+    if kind == "image":
+        return Attachments([image_marker(name)], problems=[_unreadable_image(name, TOO_LONG)])
+    if kind == "audio":
+        return Attachments([f"[Audio Message: {name}] (not transcribed: {TOO_LONG})"])
+    return Attachments([file_marker(file)])
+
+
+def _unreadable_image(name: str, why: object) -> str:
+    return f"The image {name} could not be read: {why}. It is not shown to the model."
+
+
+async def _check_image(
+    file: dict[str, Any], slack_files: SlackFiles, max_image_bytes: int
+) -> Attachments:
+    """The image kept if the app can read it, else why not."""
     ref = image_ref(file)
     try:
         await slack_files.image(ref, max_image_bytes)
     except DownloadError as exc:
-        found.problems.append(
-            f"The image {ref.name} could not be read: {exc}. It is not shown to the model."
-        )
-    else:
-        found.images.append(ref)
+        return Attachments(problems=[_unreadable_image(ref.name, exc)])
+    return Attachments(images=[ref])
 
 
 async def _transcript(
-    file: dict[str, Any], slack_files: SlackFiles, transcribe: Transcribe, found: Attachments
-) -> str:
+    file: dict[str, Any], slack_files: SlackFiles, transcribe: Transcribe
+) -> Attachments:
     name = file_name(file)
     try:
         data = await slack_files.download(image_ref(file).url, MAX_AUDIO_BYTES)
         text = await transcribe(name, data, str(file.get("mimetype") or "audio/mp4"))
     except DownloadError as exc:
-        found.problems.append(f"The audio message {name} could not be read: {exc}.")
-        return f"[Audio Message: {name}]"
+        problem = f"The audio message {name} could not be read: {exc}."
+        return Attachments([f"[Audio Message: {name}]"], problems=[problem])
     except TranscriptionError as exc:
-        found.problems.append(f"The audio message {name} could not be transcribed: {exc}.")
-        return f"[Audio Message: {name}]"
-    return f"[Audio Message] transcript: {text.strip()}"
+        problem = f"The audio message {name} could not be transcribed: {exc}."
+        return Attachments([f"[Audio Message: {name}]"], problems=[problem])
+    return Attachments([f"[Audio Message] transcript: {UNPRINTABLE.sub('', text).strip()}"])
 
 
 class TranscriptionError(Exception):

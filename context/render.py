@@ -1,15 +1,46 @@
-"""The console trace (SPEC §5): one renderer for live traces and saved logs."""
+"""The console trace (SPEC §5): one renderer for live traces and saved logs.
+
+Entry text comes from people, files, Slack and the model, and the console is a terminal: an
+escape sequence in a message could clear the screen, retitle the window, hide a link (OSC 8)
+or rewrite a line (CR), and a bidi override could make text read backwards. So every piece of
+entry text passes through `printable` (in `_paint`, the one place text is put on the console)
+before the renderer adds its own colour codes: C0 and C1 controls other than newline and tab,
+DEL, and the bidi embedding, override, isolate and mark characters are shown as `\\u001b`
+style escapes. Only the console is changed; the log keeps the exact text.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from typing import TextIO
 
 from context.entry import AssistantEntry, Entry, SystemEntry, UserEntry
 
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
+
+# C0 but tab and newline; DEL and C1; the bidi marks (ALM, LRM, RLM), embeddings and
+# overrides (LRE..RLO) and isolates (LRI..PDI).
+UNPRINTABLE = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+Span = tuple[str, str]  # (the renderer's style code or "", text)
+
+
+def printable(text: str) -> str:
+    """`text` with terminal controls and bidi controls written as visible `\\uXXXX` escapes."""
+    return UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _paint(spans: Iterable[Span], colour: bool) -> str:
+    """The one way out to the console: each span's text made printable, then styled."""
+    return "".join(
+        f"{style}{printable(text)}{_RESET}" if colour and style else printable(text)
+        for style, text in spans
+    )
 
 
 def _indent_after_first(text: str) -> str:
@@ -18,22 +49,32 @@ def _indent_after_first(text: str) -> str:
 
 def render_entry(entry: Entry, colour: bool = False) -> str:
     """One entry as its trace block, without a trailing newline."""
-    bold, dim, reset = (_BOLD, _DIM, _RESET) if colour else ("", "", "")
+    return _paint(_spans(entry), colour)
+
+
+def _spans(entry: Entry) -> list[Span]:
     if isinstance(entry, SystemEntry):
-        return f"{bold}🧠 System:{reset} {_indent_after_first(entry.content)}"
+        return [(_BOLD, "🧠 System:"), ("", f" {_indent_after_first(entry.content)}")]
     if isinstance(entry, UserEntry):
         quoted = "\n".join("> " + line for line in entry.content.text.split("\n"))
-        return (
-            f"{bold}👤 User {entry.content.userid} [Turn {entry.turn}]{reset}\n"
-            f"{dim}🕐 {entry.timestamp}{reset}\n{quoted}"
-        )
+        return [
+            (_BOLD, f"👤 User {entry.content.userid} [Turn {entry.turn}]"),
+            ("", "\n"),
+            (_DIM, f"🕐 {entry.timestamp}"),
+            ("", f"\n{quoted}"),
+        ]
     assert isinstance(entry, AssistantEntry)
     call = entry.content
-    lines = [f"{bold}🤖 Assistant [Turn {entry.turn}]{reset}", f"{dim}🕐 {entry.timestamp}{reset}"]
+    spans: list[Span] = [
+        (_BOLD, f"🤖 Assistant [Turn {entry.turn}]"),
+        ("", "\n"),
+        (_DIM, f"🕐 {entry.timestamp}"),
+        ("", "\n"),
+    ]
     if call.toolCall == "postMessage":
-        lines += ["💬 postMessage:", f'   "{_indent_after_first(call.text)}"']
+        spans.append(("", f'💬 postMessage:\n   "{_indent_after_first(call.text)}"'))
     elif call.toolCall == "finishRequest":
-        lines.append("✅ finishRequest")
+        spans.append(("", "✅ finishRequest"))
     else:
         params = {
             k: v
@@ -41,10 +82,10 @@ def render_entry(entry: Entry, colour: bool = False) -> str:
             if k not in ("toolCall", "reasoning")
         }
         shown = ", ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in params.items())
-        lines.append(f"🔧 {call.toolCall} ({shown})" if shown else f"🔧 {call.toolCall}")
+        spans.append(("", f"🔧 {call.toolCall} ({shown})" if shown else f"🔧 {call.toolCall}"))
     if call.reasoning:
-        lines.append(f"{dim}   └─ Reason: {_indent_after_first(call.reasoning)}{reset}")
-    return "\n".join(lines)
+        spans += [("", "\n"), (_DIM, f"   └─ Reason: {_indent_after_first(call.reasoning)}")]
+    return spans
 
 
 def render_log(entries: Iterable[Entry], colour: bool = False) -> str:

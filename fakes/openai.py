@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from aiohttp import web
 from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from pydantic import TypeAdapter, ValidationError
 
-from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, drop_connection, in_thread
+from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, Hold, drop_connection, in_thread
 
 ToolCallSpec = tuple[str, "dict[str, Any] | str"]
 
@@ -76,45 +75,6 @@ class Delay:
 
     seconds: float
     response: Response | None = None
-
-
-class Hold:
-    """A response that waits until `release()`: lets a test check what happened meanwhile."""
-
-    def __init__(self, response: Response | None = None) -> None:
-        self.response = response
-        self._lock = threading.Lock()
-        self._released = False
-        self._reached = threading.Event()
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-
-    def release(self) -> None:
-        with self._lock:
-            self._released = True
-            waiters, self._waiters = self._waiters, []
-        for loop, event in waiters:
-            loop.call_soon_threadsafe(event.set)
-
-    def wait_reached(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Block until a request is being held here."""
-        if not self._reached.wait(timeout):
-            raise TimeoutError(f"no request reached the hold within {timeout}s")
-
-    async def wait_reached_async(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        await in_thread(self.wait_reached, timeout)
-
-    @property
-    def reached(self) -> bool:
-        return self._reached.is_set()
-
-    async def _wait(self) -> None:
-        self._reached.set()
-        event = asyncio.Event()
-        with self._lock:
-            if self._released:
-                return
-            self._waiters.append((asyncio.get_running_loop(), event))
-        await event.wait()
 
 
 Response = Completion | Error | Raw | Disconnect | Delay | Hold
@@ -216,6 +176,7 @@ class FakeOpenAI(BackgroundServer):
         self._headers: list[dict[str, str]] = []
         self._holds: list[Hold] = []
         self.transcriptions: list[dict[str, Any]] = []
+        self._transcription_holds: deque[Hold] = deque()
         self.invalid_requests: list[str] = []  # why requests were refused as malformed
 
     @property
@@ -273,6 +234,13 @@ class FakeOpenAI(BackgroundServer):
         self, count: int, timeout: float = DEFAULT_TIMEOUT
     ) -> list[dict[str, Any]]:
         return await in_thread(self.wait_for_requests, count, timeout)
+
+    def hold_transcription(self) -> Hold:
+        """The next transcription request is recorded, then waits until `.release()`."""
+        hold = Hold()
+        with self._cond:
+            self._transcription_holds.append(hold)
+        return hold
 
     # -- handlers ------------------------------------------------------------------------------
 
@@ -351,7 +319,12 @@ class FakeOpenAI(BackgroundServer):
         }
         with self._cond:
             self.transcriptions.append(record)
+            hold = self._transcription_holds.popleft() if self._transcription_holds else None
+            if hold is not None:
+                self._holds.append(hold)
             self._cond.notify_all()
+        if hold is not None:
+            await hold._wait()
         if form.get("response_format") == "text":
             return web.Response(text=self.transcription_text)
         return web.json_response({"text": self.transcription_text})

@@ -3,7 +3,8 @@
 Requests arrive exactly as slack-sdk sends them: POST with a form or JSON body, or (async
 client, read methods) GET with a query string, to `/api/<method>`, the token in
 `Authorization: Bearer` (or a `token` param). Answers use Slack's shapes. Every call is
-recorded; faults (`ok: false`, 429 with Retry-After, HTTP 5xx) can be scripted per method.
+recorded; faults (`ok: false`, 429 with Retry-After, HTTP 5xx) can be scripted per method,
+and a method's call or a file's download can be held until the test releases it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from fakes import ids
-from fakes._server import DEFAULT_TIMEOUT, drop_connection, in_thread
+from fakes._server import DEFAULT_TIMEOUT, Hold, drop_connection, in_thread
 from fakes.slack_conversations import Conversations
 from fakes.slack_socket import SocketModeServer
 from fakes.slack_store import SlackError, SlackStore
@@ -99,6 +100,8 @@ class FakeSlack(SocketModeServer):
         self._files: dict[str, _File] = {}
         self.downloads: list[str] = []  # file ids served, in order
         self._faults: dict[str, deque[_Fault]] = {}
+        self._holds: dict[str, deque[Hold]] = {}  # by method, or by "file:" + file id
+        self._held: list[Hold] = []
         self._init_socket_mode()
         self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "auth.test": self._auth_test,
@@ -129,6 +132,10 @@ class FakeSlack(SocketModeServer):
         return app
 
     async def _before_shutdown(self) -> None:
+        with self._cond:
+            held = list(self._held)
+        for hold in held:  # never leave a handler waiting on a test that has finished
+            hold.release()
         await self._close_sockets()
 
     # -- seeding and inspection ----------------------------------------------------------------
@@ -189,6 +196,7 @@ class FakeSlack(SocketModeServer):
 
     async def _handle_file(self, request: web.Request) -> web.StreamResponse:
         file_id = request.match_info["file_id"]
+        await self._wait_if_held(f"file:{file_id}")
         with self._cond:
             found = self._files.get(file_id)
             token = _bearer(request.headers.get("Authorization"))
@@ -288,10 +296,37 @@ class FakeSlack(SocketModeServer):
                 return queue.popleft()
         return None
 
+    # -- held requests ---------------------------------------------------------------------------
+
+    def hold(self, method: str) -> Hold:
+        """The next call to `method` waits until `.release()`, then is answered as it would
+        have been (it is recorded in `calls` only then): a read slower than the app waits."""
+        return self._add_hold(method)
+
+    def hold_download(self, file: dict[str, Any]) -> Hold:
+        """The next download of `file` (as `add_file` returned it) waits until `.release()`."""
+        return self._add_hold(f"file:{file['id']}")
+
+    def _add_hold(self, key: str) -> Hold:
+        hold = Hold()
+        with self._cond:
+            self._holds.setdefault(key, deque()).append(hold)
+        return hold
+
+    async def _wait_if_held(self, key: str) -> None:
+        with self._cond:
+            queue = self._holds.get(key)
+            hold = queue.popleft() if queue else None
+            if hold is not None:
+                self._held.append(hold)
+        if hold is not None:
+            await hold._wait()
+
     # -- Web API -------------------------------------------------------------------------------
 
     async def _handle_api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        await self._wait_if_held(method)
         params = dict(request.query)
         try:
             params.update(await _read_body(request))

@@ -195,6 +195,19 @@ def test_a_direct_message_is_answered_in_its_dm_thread(app, slack, model):
     assert post.params["text"] == "Hello there!"
 
 
+def test_a_direct_message_that_mentions_the_bot_is_answered(app, slack, model):
+    """Slack sends no app_mention in a DM: the message event must not wait for one."""
+    answer(model, "Hello there!")
+    dm = seed(slack, events.dm(f"<@{ids.BOT_USER_ID}> hi"))
+    assert app.send_event(dm).status == 200
+    slack.wait_for_call("reactions.remove")
+    app.wait_handled()
+
+    log = app.log(thread_of(dm))
+    assert roles(log) == ANSWERED
+    assert log[1]["content"]["text"] == "hi"
+
+
 def test_the_same_channel_and_ts_in_two_workspaces_are_two_threads(app, slack, model):
     answer(model, "For the first workspace.")
     answer(model, "For the second workspace.")

@@ -138,7 +138,8 @@ def test_another_workspace_s_message_is_not_read(app, slack, model, where):
     ("fault", "note"),
     [
         ("missing_scope", "(The linked message could not be read: missing_scope.)"),
-        ("unreachable", "(The linked message could not be read: Slack could not be reached.)"),
+        # slack-sdk's retries with backoff outlast the read deadline (assistant.reading).
+        ("unreachable", "(The linked message could not be read in time.)"),
     ],
 )
 def test_when_slack_cannot_say_the_link_is_not_read(app, slack, model, fault, note):

@@ -235,3 +235,31 @@ def test_an_image_over_the_per_image_cap_is_refused_before_download(make_app, sl
     )
     assert slack.downloads == []
     assert image_urls(model.requests[0]) == []
+
+
+# --- names and transcripts are recorded without controls ----------------------------------------
+
+
+def test_file_names_mimetypes_and_transcripts_are_recorded_without_controls(app, slack, model):
+    answers(model)
+    model.transcription_text = "call me\x1b]8;;http://evil\x07 now\u202e\r"
+    image = slack.add_file("\x1b[2Jshot\u202egnp.png", "image/png", PNG)
+    pdf = slack.add_file("notes\n[Image: fake.png]\t\u2066.pdf", "application/pdf\x1b[31m", b"%PDF")
+    clip = slack.add_file("\x07clip.m4a", "audio/mp4", b"\x00" * 64, subtype="slack_audio")
+    event = say(slack, "files", files=[image, pdf, clip])
+    log = run(app, slack, event)
+    assert log[1]["content"]["text"] == (
+        "files\n[Image: [2Jshotgnp.png]\n"
+        "[File: notes [Image: fake.png] .pdf (application/pdf[31m, 4 B)]\n"
+        "[Audio Message] transcript: call me]8;;http://evil now"
+    )
+    assert model.transcriptions[0]["filename"] == "clip.m4a"
+    ((_, kept),) = app.assistant.store.recent_images(thread_of(event), 5)
+    assert kept.name == "[2Jshotgnp.png"
+
+
+def test_a_long_file_name_is_cut(app, slack, model):
+    answers(model)
+    pdf = slack.add_file("x" * 5_000 + ".pdf", "application/pdf", b"%PDF")
+    log = run(app, slack, say(slack, "long", files=[pdf]))
+    assert log[1]["content"]["text"] == f"long\n[File: {'x' * 199}… (application/pdf, 4 B)]"

@@ -6,6 +6,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
+from assistant.event_shapes import person_message
 from assistant.events import EventRecorder
 from assistant.listeners.events.filters import from_person
 
@@ -15,7 +16,7 @@ def register(app: AsyncApp, events: EventRecorder) -> None:
     async def handle_app_mention(
         body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
     ) -> None:
-        if from_person(event, events.settings):
+        if from_person(event, events.settings) and (message := person_message(body, event)):
             await events.message(
-                body["team_id"], event, body.get("event_id"), context.bot_user_id, mention=True
+                message, context.bot_user_id, mention=True, received_at=context.get("received_at")
             )

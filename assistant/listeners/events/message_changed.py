@@ -6,6 +6,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
+from assistant.event_shapes import EditFields, checked
 from assistant.events import EventRecorder
 from assistant.listeners.events.filters import from_person
 
@@ -15,5 +16,6 @@ def register(app: AsyncApp, events: EventRecorder) -> None:
     async def handle_message_changed(
         body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
     ) -> None:
-        if from_person(event.get("message", {}), events.settings):
-            await events.edited(body["team_id"], event, body.get("event_id"), context.bot_user_id)
+        edit = checked(body, event, EditFields)
+        if edit is not None and from_person(event["message"], events.settings):
+            await events.edited(edit.team, event, edit.event_id, context.bot_user_id)

@@ -6,10 +6,13 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
+from assistant.event_shapes import DeletionFields, checked
 from assistant.events import EventRecorder
 
 
 def register(app: AsyncApp, events: EventRecorder) -> None:
     @app.event({"type": "message", "subtype": "message_deleted"})
     async def handle_message_deleted(body: dict[str, Any], event: dict[str, Any]) -> None:
-        await events.deleted(body["team_id"], event, body.get("event_id"))
+        deletion = checked(body, event, DeletionFields)
+        if deletion is not None:
+            await events.deleted(deletion.team, event, deletion.event_id)
