@@ -1,4 +1,5 @@
-"""Slack events into the log (SPEC §2.4): who is recorded, how, and who gets an answer."""
+"""Slack events into the log (docs/log-format.md#what-is-recorded): who is recorded, how, and who
+gets an answer."""
 
 from __future__ import annotations
 

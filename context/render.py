@@ -1,4 +1,5 @@
-"""The console trace (SPEC §5): one renderer for live traces and saved logs.
+"""The console trace (docs/log-format.md#console-trace): one renderer for live traces and saved
+logs.
 
 Entry text comes from people, files, Slack and the model, and the console is a terminal: an
 escape sequence in a message could clear the screen, retitle the window, hide a link (OSC 8)
