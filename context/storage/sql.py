@@ -215,7 +215,7 @@ class WriteQueue:
 
 
 def create_store_engine(url: str | URL) -> Engine:
-    engine = create_engine(url)
+    engine = create_engine(url, hide_parameters=True)  # parameters are message text: never logged
     if engine.dialect.name == "sqlite":
         _take_over_sqlite_transactions(engine)
     return engine
