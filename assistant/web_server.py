@@ -1,11 +1,10 @@
 """uvicorn as `assistant serve` runs it: bounded in time and in connections, its logs on
-stderr (stdout is the trace's), and a SIGTERM a clean stop."""
+stderr only (stdout is the trace's), and a SIGTERM a clean stop."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import logging
 import signal
 from collections.abc import Iterator
@@ -14,7 +13,6 @@ from typing import Any
 
 import h11
 import uvicorn
-from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 # A request's line and headers must all arrive within this many seconds of the connection
@@ -99,13 +97,6 @@ class Server(uvicorn.Server):
         self.should_exit = True
 
 
-def log_config() -> dict[str, Any]:
-    """uvicorn's logging, with its access log on stderr rather than stdout."""
-    config = copy.deepcopy(LOGGING_CONFIG)
-    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
-    return config
-
-
 def server_config(
     app: Any, host: str = "127.0.0.1", port: int = 0, **options: Any
 ) -> uvicorn.Config:
@@ -121,6 +112,8 @@ def server_config(
         limit_concurrency=MAX_CONNECTIONS,
         backlog=BACKLOG,
         h11_max_incomplete_event_size=MAX_HEAD_BYTES,
-        log_config=log_config(),
+        # No access log: uvicorn writes it to stdout, the trace's stream, and a refused request
+        # already has its one line (the guard's); every event Slack sends is in the trace.
+        access_log=False,
         **options,
     )
