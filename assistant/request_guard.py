@@ -84,7 +84,8 @@ class SlackRequestGuard:
         timestamp = headers.get("x-slack-request-timestamp")
         if not signature or not timestamp:
             raise Rejected(401, "not signed (no X-Slack-Signature or X-Slack-Request-Timestamp)")
-        if not timestamp.isascii() or not timestamp.isdigit():
+        # Seconds since 1970 have 10 digits until 2286; int() of thousands raises ValueError.
+        if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
             raise Rejected(400, "X-Slack-Request-Timestamp is not a number of seconds")
         if abs(time.time() - int(timestamp)) > MAX_AGE_S:
             raise Rejected(401, "timestamp outside Slack's 5-minute window (a replay?)")

@@ -122,6 +122,7 @@ MALFORMED: dict[str, tuple[bytes, int]] = {
     "unsigned garbage": (b"{{{{ not json \xff\xfe", 401),
     "forged signature": (b'{"type": "event_callback"}', 401),
     "timestamp not a number": (b"{}", 400),
+    "timestamp of 5,000 digits": (b"{}", 400),
     "timestamp an hour old": (b"{}", 401),
     "forged, not UTF-8": (b"\xff\xfe\xfd garbage", 400),
 }
@@ -134,6 +135,8 @@ def malformed(port: int, kind: str, timeout: float) -> Outcome:
         options["forged"] = True
     elif kind == "timestamp not a number":
         options["timestamp"] = "soon"
+    elif kind == "timestamp of 5,000 digits":
+        options["timestamp"] = "9" * 5000
     elif kind == "timestamp an hour old":
         options["timestamp"] = str(int(time.time()) - 3600)
     return exchange(port, [head(length=len(body), **options) + body], timeout)  # type: ignore[arg-type]
