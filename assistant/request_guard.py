@@ -84,6 +84,8 @@ class SlackRequestGuard:
         timestamp = headers.get("x-slack-request-timestamp")
         if not signature or not timestamp:
             raise Rejected(401, "not signed (no X-Slack-Signature or X-Slack-Request-Timestamp)")
+        if not signature.isascii():  # hmac.compare_digest raises TypeError on such a str
+            raise Rejected(401, "bad signature")
         # Seconds since 1970 have 10 digits until 2286; int() of thousands raises ValueError.
         if not timestamp.isascii() or not timestamp.isdigit() or len(timestamp) > 12:
             raise Rejected(400, "X-Slack-Request-Timestamp is not a number of seconds")

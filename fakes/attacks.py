@@ -121,6 +121,7 @@ MALFORMED: dict[str, tuple[bytes, int]] = {
     "unsigned JSON": (b'{"type": "event_callback", "event": {"type": "app_mention"}}', 401),
     "unsigned garbage": (b"{{{{ not json \xff\xfe", 401),
     "forged signature": (b'{"type": "event_callback"}', 401),
+    "forged signature, not ASCII": (b'{"type": "event_callback"}', 401),
     "timestamp not a number": (b"{}", 400),
     "timestamp of 5,000 digits": (b"{}", 400),
     "timestamp an hour old": (b"{}", 401),
@@ -133,6 +134,8 @@ def malformed(port: int, kind: str, timeout: float) -> Outcome:
     options: dict[str, object] = {}
     if kind.startswith("forged"):
         options["forged"] = True
+    if kind == "forged signature, not ASCII":
+        options["extra"] = {"X-Slack-Signature": "v0=" + "é" * 64}
     elif kind == "timestamp not a number":
         options["timestamp"] = "soon"
     elif kind == "timestamp of 5,000 digits":
