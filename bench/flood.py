@@ -40,7 +40,7 @@ class Attack:
 
     outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
     offered: int = 0  # body bytes the big senders meant to send
-    let_in: int = 0  # bytes the app's side accepted before cutting them off
+    sent: int = 0  # bytes the senders got out (the kernel's buffers take MBs) before the cut
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def record(self, kind: str, outcome: attacks.Outcome, offered: int = 0) -> None:
@@ -49,7 +49,7 @@ class Attack:
         with self._lock:
             self.outcomes[(kind, what)] += 1
             self.offered += offered
-            self.let_in += outcome.sent
+            self.sent += outcome.sent
 
     def left_open(self) -> int:
         return sum(n for (_, what), n in self.outcomes.items() if "LEFT OPEN" in what)
@@ -200,8 +200,8 @@ def run(smoke: bool = False) -> list[Figure]:
             growth < MEMORY_GOAL,
         ),
         Figure(
-            "attack: body bytes offered / let in before the cut",
-            f"{attack.offered / 1e9:.2f} GB / {attack.let_in / 1e6:.1f} MB",
+            "attack: body bytes offered / sent before the cut (into socket buffers, mostly)",
+            f"{attack.offered / 1e9:.2f} GB / {attack.sent / 1e6:.1f} MB",
         ),
         Figure(
             "attack: connections left open",
