@@ -20,7 +20,7 @@ from assistant.model import ModelClient
 from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
-from assistant.slack_client import close_slack_client, create_slack_client
+from assistant.slack_client import close_slack_client, configure_slack_client
 from context.render import TraceWriter
 from context.storage import Store, open_store
 
@@ -50,11 +50,25 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     """Build every part; call inside the event loop that will serve it."""
     store = open_store(settings.database_url)
     recorder = Recorder(store, TraceWriter(trace or sys.stdout))
-    client = create_slack_client(settings)
+    assert settings.slack_bot_token is not None
+    # Bolt is given the token, not a client: given a client, it still reads SLACK_BOT_TOKEN
+    # from the environment (whenever no token is passed) and then warns that the token it
+    # found is unused. The client it builds from the token is then configured as ours.
+    app = AsyncApp(
+        token=settings.slack_bot_token.get_secret_value(),
+        signing_secret=(
+            settings.slack_signing_secret.get_secret_value()
+            if settings.slack_signing_secret
+            else ""  # Socket Mode: Slack signs nothing, the websocket is authenticated
+        ),
+        # Acknowledge an event only once it is recorded (the run itself starts after): a
+        # process killed before that leaves Slack to retry it, so no message is lost.
+        process_before_response=True,
+    )
+    client = configure_slack_client(app.client, settings)
     model = ModelClient(settings)
     history = ThreadHistory(store, client)
     budget = settings.prompt_budget()
-    assert settings.slack_bot_token is not None
     files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
     images = ImageParts(
         files,
@@ -82,17 +96,6 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
     event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
     events = EventRecorder(
         settings, event_recorder, scheduler, client, files, model.transcribe, LinkAccess(client)
-    )
-    app = AsyncApp(
-        client=client,
-        signing_secret=(
-            settings.slack_signing_secret.get_secret_value()
-            if settings.slack_signing_secret
-            else ""  # Socket Mode: Slack signs nothing, the websocket is authenticated
-        ),
-        # Acknowledge an event only once it is recorded (the run itself starts after): a
-        # process killed before that leaves Slack to retry it, so no message is lost.
-        process_before_response=True,
     )
     listeners.register(app, events)
     return Assistant(settings, store, client, model, scheduler, events, app)

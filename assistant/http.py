@@ -1,4 +1,8 @@
-"""HTTP mode (SPEC §7): Bolt behind a real ASGI server, events at /slack/events."""
+"""HTTP mode (SPEC §7): Bolt behind a real ASGI server, events at /slack/events.
+
+Bolt only ever sees requests that `SlackRequestGuard` has found signed by Slack, small enough
+and sent in time; `assistant.web_server` bounds what reaches the guard (request heads, idle
+connections, how many at once)."""
 
 from __future__ import annotations
 
@@ -6,28 +10,35 @@ import asyncio
 from contextlib import asynccontextmanager
 from typing import TextIO
 
-import uvicorn
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from assistant.app import create_assistant
-from assistant.settings import Settings
+from assistant.health import StoreHealth
+from assistant.request_guard import SlackRequestGuard
+from assistant.settings import Settings, SettingsError
+from assistant.slack_tokens import refused_bot_token
+from assistant.web_server import Server, server_config
 
 
 def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette:
     """The ASGI app; the assistant is built at startup, inside the server's event loop."""
+    assert settings.slack_signing_secret is not None
 
     @asynccontextmanager
     async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
         assistant = create_assistant(settings, trace)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
+        web.state.health = StoreHealth(assistant.store)
         try:
             yield
         finally:
+            web.state.health.close()
             await assistant.close()
 
     async def slack_events(request: Request) -> Response:
@@ -36,18 +47,31 @@ def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette
         return await request.app.state.handler.handle(request, arrival)
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse(
-            {"ok": True, "active_threads": request.app.state.assistant.scheduler.active}
-        )
+        # Anyone can ask: the answer says whether the app can work, nothing about its work.
+        if await request.app.state.health.ok():
+            return JSONResponse({"ok": True})
+        return JSONResponse({"ok": False, "error": "the store cannot be reached"}, status_code=503)
 
     return Starlette(
         routes=[
             Route("/slack/events", slack_events, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
         ],
+        middleware=[
+            Middleware(
+                SlackRequestGuard,  # type: ignore[arg-type]
+                signing_secret=settings.slack_signing_secret.get_secret_value(),
+                path="/slack/events",
+            )
+        ],
         lifespan=lifespan,
     )
 
 
 def serve(settings: Settings, host: str = "0.0.0.0") -> None:
-    uvicorn.run(create_web_app(settings), host=host, port=settings.port, log_level="info")
+    # As `assistant run` does: a token Slack refuses is one clear message at start, rather
+    # than a server that answers every event with failures.
+    problems = asyncio.run(refused_bot_token("serve", settings))
+    if problems:
+        raise SettingsError("\n".join(problems))
+    Server(server_config(create_web_app(settings), host=host, port=settings.port)).run()

@@ -8,7 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -32,6 +39,13 @@ REQUIRED: dict[Mode, tuple[str, ...]] = {
 }
 
 _CAPS = PostCaps()
+
+# The prefix of each Slack token: a token pasted into the wrong variable is named at start,
+# before Slack is asked (and before it answers with a less helpful `not_allowed_token_type`).
+TOKEN_PREFIXES = {
+    "slack_bot_token": ("xoxb-", "a bot token (OAuth & Permissions → Bot User OAuth Token)"),
+    "slack_app_token": ("xapp-", "an app-level token (Basic Information → App-Level Tokens)"),
+}
 
 
 class SettingsError(Exception):
@@ -88,6 +102,17 @@ class Settings(StoreSettings):
 
     port: int = Field(default=3000, ge=1, le=65535)
 
+    @field_validator("slack_bot_token", "slack_app_token")
+    @classmethod
+    def _token_shape(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
+        assert info.field_name is not None
+        prefix, kind = TOKEN_PREFIXES[info.field_name]
+        if value is not None and value.get_secret_value() and not (
+            value.get_secret_value().startswith(prefix)
+        ):
+            raise ValueError(f"not {kind}: it must start with {prefix}")
+        return value
+
     @model_validator(mode="after")
     def _one_prompt_source(self) -> Settings:
         if self.assistant_prompt and self.assistant_prompt_file:
@@ -140,11 +165,13 @@ def load_store_settings() -> StoreSettings:
 def load_settings(mode: Mode, **overrides: object) -> Settings:
     """Build the settings for `mode`, or raise `SettingsError` listing every problem."""
     problems: list[str] = []
+    wrong: set[str] = set()
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
         defaults: dict[str, object] = {}
         for error in exc.errors():
+            wrong.add(str(error["loc"][0]) if error["loc"] else "")
             problems.append(_describe(error))
             info = Settings.model_fields.get(str(error["loc"][0])) if error["loc"] else None
             if info is not None:
@@ -155,7 +182,7 @@ def load_settings(mode: Mode, **overrides: object) -> Settings:
         except ValidationError:
             raise SettingsError("\n".join(problems)) from None
     for field in REQUIRED[mode]:
-        if not getattr(settings, field):
+        if field not in wrong and not getattr(settings, field):
             problems.append(f"{field.upper()}: missing")
     if settings.assistant_prompt_file is not None and not settings.assistant_prompt_file.is_file():
         problems.append(f"ASSISTANT_PROMPT_FILE: no such file {settings.assistant_prompt_file}")

@@ -20,19 +20,25 @@ TIMEOUT_SECONDS = 30
 def create_slack_client(settings: Settings) -> AsyncWebClient:
     """Call inside the event loop that will use it; `close_slack_client` at the end."""
     assert settings.slack_bot_token is not None
-    return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=settings.slack_api_base,
-        timeout=TIMEOUT_SECONDS,
-        # One session for every call, so connections are kept and reused: without it
-        # slack-sdk opens a session (and a TCP and TLS connection) per API call.
-        session=aiohttp.ClientSession(),
-        retry_handlers=[
-            AsyncRateLimitErrorRetryHandler(max_retry_count=MAX_RETRIES),
-            AsyncServerErrorRetryHandler(max_retry_count=MAX_RETRIES),
-            AsyncConnectionErrorRetryHandler(max_retry_count=MAX_RETRIES),
-        ],
+    return configure_slack_client(
+        AsyncWebClient(token=settings.slack_bot_token.get_secret_value()), settings
     )
+
+
+def configure_slack_client(client: AsyncWebClient, settings: Settings) -> AsyncWebClient:
+    """Point `client` (made with the bot token, e.g. by Bolt) at SLACK_API_URL, with the
+    timeout, the retries and a session of its own. slack-sdk reads these on every call."""
+    client.base_url = settings.slack_api_base
+    client.timeout = TIMEOUT_SECONDS
+    # One session for every call, so connections are kept and reused: without it slack-sdk
+    # opens a session (and a TCP and TLS connection) per API call.
+    client.session = aiohttp.ClientSession()
+    client.retry_handlers = [
+        AsyncRateLimitErrorRetryHandler(max_retry_count=MAX_RETRIES),
+        AsyncServerErrorRetryHandler(max_retry_count=MAX_RETRIES),
+        AsyncConnectionErrorRetryHandler(max_retry_count=MAX_RETRIES),
+    ]
+    return client
 
 
 async def close_slack_client(client: AsyncWebClient) -> None:

@@ -23,6 +23,7 @@ BENCHMARKS = {
     "store": "bench.store",
     "prompt_prefix": "bench.prompt_prefix",
     "chaos": "bench.chaos",
+    "flood": "bench.flood",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.

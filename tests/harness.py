@@ -19,6 +19,7 @@ from slack_bolt.listener.asyncio_runner import AsyncioListenerRunner
 from assistant.app import Assistant
 from assistant.http import create_web_app
 from assistant.settings import Settings, load_settings
+from assistant.web_server import server_config
 from context.storage import ThreadKey
 from fakes import FakeOpenAI, FakeSlack, ids
 from fakes.events import app_mention, event_callback, signed_event_request
@@ -60,8 +61,8 @@ class RunningApp:
         self._sock.listen(128)  # requests wait in the backlog until the server accepts
         self.port = self._sock.getsockname()[1]
         self._web = create_web_app(settings, self.trace)
-        config = uvicorn.Config(self._web, log_level="warning", lifespan="on")
-        self._server = uvicorn.Server(config)
+        # `assistant serve`'s own server settings (limits, timeouts, protocol), on this socket.
+        self._server = uvicorn.Server(server_config(self._web, log_level="warning"))
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, daemon=True)
 

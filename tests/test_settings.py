@@ -80,6 +80,33 @@ def test_secret_values_never_appear_when_something_else_is_wrong(command, tmp_pa
         assert value[-12:] not in output
 
 
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_a_token_of_the_wrong_kind_is_named_before_slack_is_asked(command, tmp_path):
+    # The two Slack tokens swapped: each is named, with the prefix it needs, and no value.
+    swapped = {
+        "SLACK_BOT_TOKEN": SECRET_VALUES["SLACK_APP_TOKEN"],
+        "SLACK_APP_TOKEN": SECRET_VALUES["SLACK_BOT_TOKEN"],
+        "SLACK_SIGNING_SECRET": SECRET_VALUES["SLACK_SIGNING_SECRET"],
+        "OPENAI_API_KEY": SECRET_VALUES["OPENAI_API_KEY"],
+        # Nothing listens there: a start that asked Slack would say so, not name the tokens.
+        "SLACK_API_URL": "http://127.0.0.1:9/api/",
+    }
+    result = start(command, tmp_path, **swapped)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    found = problems(result.stderr, command)
+    assert found["SLACK_BOT_TOKEN"] == (
+        "not a bot token (OAuth & Permissions → Bot User OAuth Token): it must start with xoxb-"
+    )
+    assert found["SLACK_APP_TOKEN"] == (
+        "not an app-level token (Basic Information → App-Level Tokens): it must start with xapp-"
+    )
+    assert set(found) == {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"}  # not also "missing"
+    for value in SECRET_VALUES.values():
+        assert value not in result.stdout + result.stderr
+        assert value[-12:] not in result.stdout + result.stderr
+
+
 def test_both_prompt_sources_are_refused(tmp_path):
     (tmp_path / "persona.txt").write_text("You are Bob.", encoding="utf-8")
     result = start(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import signal
 import socket
 
@@ -54,6 +55,7 @@ def test_run_answers_a_mention_over_socket_mode_and_traces_it(slack, model, tmp_
 
     assert code == 0, app.stderr.text
     assert "Traceback" not in app.stderr.text
+    assert "will be unused" not in app.stderr.text  # Bolt's warning: SLACK_BOT_TOKEN is set
     assert ids.BOT_TOKEN not in app.stderr.text + app.stdout.text
     assert ids.APP_TOKEN not in app.stderr.text + app.stdout.text
 
@@ -126,17 +128,43 @@ def test_sigterm_while_still_connecting_stops_at_once(slack, model, tmp_path):
 
 
 def test_a_refused_token_is_one_clear_message_not_endless_retries(slack, model, tmp_path):
-    # A common mistake: the bot token pasted where the app-level token goes.
-    env = socket_env(slack, model, tmp_path, SLACK_APP_TOKEN="xoxb-pasted-in-the-wrong-place")
+    # An app-level token of the right shape that Slack no longer takes (revoked, or from
+    # another app).
+    slack.app_token = "xapp-1-the-one-slack-issued"
+    env = socket_env(slack, model, tmp_path, SLACK_APP_TOKEN="xapp-1-revoked-long-ago")
     with AssistantProcess("run", env=env, cwd=tmp_path) as app:
         code = app.stop(None)
     assert code == 2, app.stderr.text
     assert "assistant run: Slack refused a token:\n" in app.stderr.text
-    assert "  SLACK_APP_TOKEN: refused by Slack (not_allowed_token_type)\n" in app.stderr.text
+    assert "  SLACK_APP_TOKEN: refused by Slack (invalid_auth)\n" in app.stderr.text
     assert "SLACK_BOT_TOKEN" not in app.stderr.text
     assert "Traceback" not in app.stderr.text
-    assert "pasted-in-the-wrong-place" not in app.stderr.text
+    assert "revoked-long-ago" not in app.stderr.text
     assert slack.socket_connections == 0
+
+
+def test_run_with_slack_unreachable_says_so_once_per_attempt(slack, model, tmp_path):
+    nowhere = f"http://127.0.0.1:{free_port()}/api/"  # nothing listens there
+    env = socket_env(slack, model, tmp_path, SLACK_API_URL=nowhere)
+    with AssistantProcess("run", env=env, cwd=tmp_path) as app:
+        app.stderr.wait_for(r"retrying in \d+ s\n")
+        code = app.stop(signal.SIGTERM)
+    assert code == 0, app.stderr.text
+    lines = app.stderr.text.splitlines()
+    assert lines[0] == "assistant run: connecting to Slack…"
+    assert lines[1].startswith(
+        f"assistant run: cannot reach Slack at {nowhere} to check SLACK_BOT_TOKEN ("
+    )
+    assert lines[1].endswith("); going on without the check")
+    attempt = re.fullmatch(
+        rf"assistant run: cannot reach Slack at {re.escape(nowhere)} \((.+)\), retrying in 10 s",
+        lines[2],
+    )
+    assert attempt, lines
+    assert "Connect call failed" in attempt.group(1) or "refused" in attempt.group(1)
+    # Nothing else: no traceback, none of slack-sdk's own lines for the same failure.
+    assert len(lines) == 3, lines
+    assert app.stdout.text == ""
 
 
 def free_port() -> int:
@@ -145,9 +173,8 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_serve_answers_healthz(slack, model, tmp_path):
-    port = free_port()
-    env = clean_env(
+def serve_env(slack, model, tmp_path, port: int) -> dict[str, str]:
+    return clean_env(
         SLACK_BOT_TOKEN=ids.BOT_TOKEN,
         SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
         SLACK_API_URL=slack.api_url,
@@ -156,6 +183,11 @@ def test_serve_answers_healthz(slack, model, tmp_path):
         DATABASE_URL=f"sqlite:///{tmp_path / 'app.db'}",
         PORT=str(port),
     )
+
+
+def test_serve_answers_healthz_and_stops_with_status_0_on_sigterm(slack, model, tmp_path):
+    port = free_port()
+    env = serve_env(slack, model, tmp_path, port)
     with AssistantProcess("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path) as app:
         running = app.stderr.wait_for(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
         assert int(running.group(1)) == port
@@ -167,12 +199,29 @@ def test_serve_answers_healthz(slack, model, tmp_path):
         finally:
             connection.close()
         assert response.status == 200
-        assert body["ok"] is True
+        assert body == {"ok": True}  # nothing about the app's activity, to anyone who asks
 
         code = app.stop(signal.SIGTERM)
-    # uvicorn shuts down gracefully, then re-raises the signal it caught (exit status -15).
-    assert code in (0, -signal.SIGTERM), app.stderr.text
+    assert code == 0, app.stderr.text
     assert "Application shutdown complete" in app.stderr.text
     assert "Traceback" not in app.stderr.text
-    assert slack.calls == []  # starting up needs no Slack call
+    assert app.stdout.text == ""  # stdout is the trace's: no access log, no boot message
+    assert "/healthz" not in app.stderr.text  # no access log on stderr either
+    # SLACK_BOT_TOKEN is in the environment, where Bolt also looks: it warns of nothing.
+    assert "will be unused" not in app.stderr.text
+    assert [call.method for call in slack.calls] == ["auth.test"]  # the token, checked at start
     assert model.requests == []
+
+
+def test_serve_refuses_to_start_with_a_token_slack_refuses(slack, model, tmp_path):
+    slack.bot_token = "xoxb-the-one-slack-issued"  # the environment has another one
+    env = serve_env(slack, model, tmp_path, free_port())
+    with AssistantProcess("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path) as app:
+        code = app.stop(None)
+    assert code == 2, app.stderr.text
+    assert app.stderr.text == (
+        "assistant serve: Slack refused a token:\n"
+        "  SLACK_BOT_TOKEN: refused by Slack (invalid_auth)\n"
+        "See README.md, Configuration.\n"
+    )
+    assert not (tmp_path / "app.db").exists()  # it stopped before opening anything

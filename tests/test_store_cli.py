@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, inspect, text
 
 from context.canonical import load_log
 from context.storage import EntryMeta, ThreadKey, ThreadMessage, database_url, open_store
@@ -58,7 +58,7 @@ def test_export_of_an_unknown_or_malformed_thread_is_a_clear_error(store_url, tm
     env = {"DATABASE_URL": store_url}
     unknown = run_cli("export", "T0AYA/C0NONE/1.2", env=env, cwd=tmp_path)
     assert unknown.returncode == 2
-    assert unknown.stderr.decode().strip() == (
+    assert unknown.stderr.decode().splitlines()[-1] == (
         "assistant export: no thread T0AYA/C0NONE/1.2 in the store (see `assistant threads`)"
     )
     malformed = run_cli("export", "C0LUNCH", env=env, cwd=tmp_path)
@@ -71,6 +71,45 @@ def test_the_default_store_is_assistant_db_in_the_working_directory(tmp_path):
     result = run_cli("threads", cwd=tmp_path, env={"DATABASE_URL": ""})
     assert result.returncode == 0, result.stderr
     assert str(LUNCH) in result.stdout.decode()
+
+
+@pytest.mark.parametrize(
+    "args", [["threads"], ["export", str(LUNCH)], ["purge", "--older-than", "30"]]
+)
+def test_each_command_names_the_store_it_opened(args, store_url, tmp_path):
+    fill(store_url)
+    url = database_url(store_url)
+    if url.get_backend_name() == "postgresql":
+        url = url.set(password="hunter2")  # trust auth: never asked for, never to be shown
+    result = run_cli(*args, env={"DATABASE_URL": url.render_as_string(False)}, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    shown = url.render_as_string(hide_password=True)
+    assert result.stderr.decode().splitlines() == [f"assistant {args[0]}: store {shown}"]
+    assert "hunter2" not in result.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "args", [["threads"], ["export", str(LUNCH)], ["purge", "--older-than", "30"]]
+)
+def test_a_missing_sqlite_store_is_an_error_and_is_not_created(args, tmp_path):
+    # The default, assistant.db in the working directory, run from the wrong directory.
+    result = run_cli(*args, env={"DATABASE_URL": ""}, cwd=tmp_path)
+    assert result.returncode == 2
+    expected = f"assistant {args[0]}: no store at sqlite:///{tmp_path / 'assistant.db'}"
+    assert result.stderr.decode() == f"{expected} (check DATABASE_URL)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_postgresql_database_is_not_made_a_store(postgres_url, tmp_path):
+    result = run_cli("threads", env={"DATABASE_URL": postgres_url}, cwd=tmp_path)
+    assert result.returncode == 2
+    assert "assistant threads: no store at postgresql" in result.stderr.decode()
+    engine = create_engine(database_url(postgres_url))
+    try:
+        with engine.connect() as connection:
+            assert inspect(connection).get_table_names() == []  # no tables were created
+    finally:
+        engine.dispose()
 
 
 def test_an_unsupported_database_url_is_a_clear_error(tmp_path):

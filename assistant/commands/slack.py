@@ -68,7 +68,11 @@ def run_socket(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from assistant.http import serve
 
-    serve(_settings("http"), host=args.host)
+    settings = _settings("http")
+    try:
+        serve(settings, host=args.host)
+    except SettingsError as exc:
+        raise _settings_error("Slack refused a token", exc) from None
     return 0
 
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
+from sqlalchemy import create_engine, inspect
+from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from assistant.commands import CliError
@@ -69,25 +73,53 @@ def _days(text: str) -> float:
 
 
 @contextmanager
-def _store() -> Iterator[Store]:
+def _store(command: str) -> Iterator[Store]:
+    """The store DATABASE_URL names, said on stderr (password hidden); never a new one."""
     try:
-        url = load_store_settings().database_url
+        url = database_url(load_store_settings().database_url)
     except SettingsError as exc:
         raise CliError(str(exc)) from None
+    url = _absolute(url)
+    where = url.render_as_string(hide_password=True)
     try:
-        store = open_store(url)
+        missing = not _has_store(url)
+        store = None if missing else open_store(url.render_as_string(hide_password=False))
     except SQLAlchemyError as exc:
-        where = database_url(url).render_as_string(hide_password=True)
         reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
         raise CliError(f"cannot open the store at {where}: {reason}") from None
+    if store is None:
+        raise CliError(f"no store at {where} (check DATABASE_URL)")
+    print(f"assistant {command}: store {where}", file=sys.stderr, flush=True)
     try:
         yield store
     finally:
         store.close()
 
 
+def _absolute(url: URL) -> URL:
+    """A SQLite URL with its file's absolute path, as it is opened from here."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return url
+    return url.set(database=str(Path(url.database).absolute()))
+
+
+def _has_store(url: URL) -> bool:
+    """Whether the database holds a store, found without creating anything: SQLite makes a
+    missing file on connecting, and opening a store creates its tables in an empty one."""
+    if url.get_backend_name() == "sqlite" and (
+        not url.database or url.database == ":memory:" or not Path(url.database).is_file()
+    ):
+        return False
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return inspect(connection).has_table("threads")
+    finally:
+        engine.dispose()
+
+
 def run_threads(args: argparse.Namespace) -> int:
-    with _store() as store:
+    with _store("threads") as store:
         for summary in store.threads():
             tokens = summary.prompt_tokens + summary.completion_tokens
             print(
@@ -100,7 +132,7 @@ def run_threads(args: argparse.Namespace) -> int:
 
 def run_purge(args: argparse.Namespace) -> int:
     cutoff = datetime.now(UTC) - timedelta(days=args.older_than)
-    with _store() as store:
+    with _store("purge") as store:
         keys = store.purge(cutoff, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
     for key in keys:
@@ -114,7 +146,7 @@ def run_export(args: argparse.Namespace) -> int:
         key = ThreadKey.parse(args.thread)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    with _store() as store:
+    with _store("export") as store:
         if not store.has_thread(key):
             raise CliError(f"no thread {key} in the store (see `assistant threads`)")
         entries = store.entries(key)

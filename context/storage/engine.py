@@ -32,6 +32,8 @@ def create_store_engine(url: str | URL) -> Engine:
         # A database restart or failover leaves the pool's connections dead: each is
         # checked when taken (one round trip) and replaced, rather than failing a run.
         pool_pre_ping=True,
+        # SQL parameters are message text: an error's log line must not carry them.
+        hide_parameters=True,
     )
     if engine.dialect.name == "sqlite":
         _take_over_sqlite_transactions(engine)
