@@ -1,4 +1,5 @@
-"""HTTP mode (SPEC §7): Bolt behind a real ASGI server, events at /slack/events.
+"""HTTP mode (docs/architecture.md#slack-and-the-model): Bolt behind a real ASGI server, events at
+/slack/events.
 
 Bolt only ever sees requests that `SlackRequestGuard` has found signed by Slack, small enough
 and sent in time; `assistant.web_server` bounds what reaches the guard (request heads, idle

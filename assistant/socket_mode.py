@@ -1,4 +1,5 @@
-"""Socket Mode (SPEC §7): events over a websocket, no public URL needed."""
+"""Socket Mode (docs/architecture.md#slack-and-the-model): events over a websocket, no public URL
+needed."""
 
 from __future__ import annotations
 
