@@ -72,9 +72,10 @@ async def fetch(client: AsyncWebClient, link: Link) -> dict[str, Any] | None:
 def reference_text(message: dict[str, Any], reader: str, bot_user_id: str | None) -> str:
     """The quoting form for `message`, as read by the user `reader` (a bare id)."""
     author = message.get("user") or message.get("bot_id") or "unknown"
-    kinds = {kind_of(f) for f in message.get("files", [])}
+    kinds = {kind_of(f) for f in _listed_files(message) if isinstance(f, dict)}
     media = "audio" if "audio" in kinds else "an image" if "image" in kinds else None
-    content = clean_user_text(message.get("text", ""), None).strip()
+    text = message.get("text")
+    content = clean_user_text(text if isinstance(text, str) else "", None).strip()
     if not content:
         content = "[Audio Message]" if media == "audio" else "[Image]" if media else ""
     if bot_user_id is not None and author == bot_user_id:
@@ -117,5 +118,14 @@ async def references(
             texts.append("(The linked message could not be read: Slack has no such message.)")
             continue
         texts.append(reference_text(message, poster.user, bot_user_id))
-        files += [f for f in message.get("files", []) if kind_of(f) == "image"]
+        # What is not even an object goes on too: the caller leaves it out as malformed.
+        files += [
+            f for f in _listed_files(message) if not isinstance(f, dict) or kind_of(f) == "image"
+        ]
     return texts, files
+
+
+def _listed_files(message: dict[str, Any]) -> list[Any]:
+    """A linked message's `files`, as Slack gave them (read from Slack, so still unchecked)."""
+    files = message.get("files")
+    return files if isinstance(files, list) else []

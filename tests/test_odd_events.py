@@ -203,6 +203,23 @@ def test_a_linked_message_s_malformed_file_is_left_out_with_a_note(app, slack, m
     )
 
 
+def test_a_linked_message_with_odd_text_and_files_is_quoted_without_them(app, slack, model):
+    answer(model)
+    linked = slack.add_message(ids.CHANNEL_ID, user="U0BOB0001", text="", files=["not a file"])
+    linked["text"] = ["not", "a string"]  # what Slack gives back is checked too
+    mention = say(slack, f"see {link(ids.CHANNEL_ID, linked['ts'])}")
+    assert app.send_event(mention).status == 200
+    slack.wait_for_call("reactions.remove")
+    app.wait_handled()
+
+    log = app.log(thread_of(mention))
+    assert log[1]["content"]["text"].endswith('<@U0BOB0001> said:\n""')
+    assert log[2]["content"] == (
+        "A file of a linked message could not be read: its description from Slack was "
+        "malformed."
+    )
+
+
 def link(channel: str, ts: str) -> str:
     return f"<https://{ids.TEAM_DOMAIN}.slack.com/archives/{channel}/p{ts.replace('.', '')}>"
 
