@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, create_engine, text
@@ -83,14 +84,19 @@ def store_url(request: pytest.FixtureRequest, tmp_path) -> str:
     return request.getfixturevalue("postgres_url")
 
 
+def new_postgres_schema(database: Engine) -> str:
+    """A URL of a new, empty PostgreSQL schema of `database`."""
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    with database.connect() as connection:
+        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = database.url.set(query={"options": f"-csearch_path={schema}"})
+    return url.render_as_string(hide_password=False)
+
+
 @pytest.fixture
 def postgres_url(postgres_database: Engine) -> str:
     """A URL of a new, empty PostgreSQL schema (for tests that need several processes)."""
-    schema = f"test_{uuid.uuid4().hex[:12]}"
-    with postgres_database.connect() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    url = postgres_database.url.set(query={"options": f"-csearch_path={schema}"})
-    return url.render_as_string(hide_password=False)
+    return new_postgres_schema(postgres_database)
 
 
 @pytest.fixture
@@ -117,13 +123,44 @@ def model():
     assert fake.invalid_requests == [], fake.invalid_requests
 
 
+# The store the end-to-end tests' apps use: SQLite files by default; with
+# TEST_APP_BACKEND=postgresql, a new PostgreSQL schema each (CI runs the suite both ways).
+APP_BACKEND = os.environ.get("TEST_APP_BACKEND", "sqlite")
+assert APP_BACKEND in ("sqlite", "postgresql"), f"TEST_APP_BACKEND={APP_BACKEND!r}"
+
+
+class AppStores:
+    """The stores make_app's apps open, by the order they are started: `[0]` is the first
+    app's (a test may fill it before the app starts, as a crashed process left it)."""
+
+    def __init__(self, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+        self._request = request
+        self._tmp_path = tmp_path
+        self._urls: list[str] = []
+
+    def __getitem__(self, n: int) -> str:
+        while len(self._urls) <= n:
+            if APP_BACKEND == "postgresql":
+                database = self._request.getfixturevalue("postgres_database")
+                self._urls.append(new_postgres_schema(database))
+            else:
+                self._urls.append(f"sqlite:///{self._tmp_path / f'app{len(self._urls)}.db'}")
+        return self._urls[n]
+
+
 @pytest.fixture
-def make_app(slack, model, tmp_path):
+def app_stores(request: pytest.FixtureRequest, tmp_path: Path) -> AppStores:
+    return AppStores(request, tmp_path)
+
+
+@pytest.fixture
+def make_app(app_stores: AppStores, slack, model):
     """Start the app with some settings changed; stopped at the end of the test."""
     started: list[RunningApp] = []
 
     def start(**settings: object) -> RunningApp:
-        url = f"sqlite:///{tmp_path / f'app{len(started)}.db'}"
+        # A test about one backend's own behaviour (SQLite's locks) names its store.
+        url = str(settings.pop("database_url", None) or app_stores[len(started)])
         started.append(RunningApp(app_settings(slack, model, url, **settings)).start())
         return started[-1]
 

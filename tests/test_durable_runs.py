@@ -22,12 +22,12 @@ from tests.harness import thread_of
 PERSONA = "You're Aya."
 
 
-def crashed_after(tmp_path, slack, *contents, posted: bool | None = None) -> ThreadKey:
-    """The store the app will open (make_app's first database) as a process killed after
+def crashed_after(url: str, slack, *contents, posted: bool | None = None) -> ThreadKey:
+    """The store at `url` (make_app's first, `app_stores[0]`) as a process killed after
     recording a mention and then `contents` leaves it; the mention is also in Slack."""
     event = say(slack, "where do we eat?")
     key = thread_of(event)
-    store = open_store(f"sqlite:///{tmp_path / 'app0.db'}")
+    store = open_store(url)
     try:
         store.append(key, PERSONA, slack_time(event["ts"]))
         meta = EntryMeta(slack_ts=event["ts"], wants_answer=True)
@@ -54,9 +54,9 @@ def bot_texts(slack, key: ThreadKey) -> list[str]:
 
 
 def test_a_mention_recorded_before_a_crash_is_answered_when_the_app_starts(
-    make_app, slack, model, tmp_path
+    make_app, slack, model, app_stores
 ):
-    key = crashed_after(tmp_path, slack)
+    key = crashed_after(app_stores[0], slack)
     model.script(
         replies.tool_calls(
             ("postMessage", {"text": "The café downstairs.", "reasoning": "answer"}),
@@ -76,9 +76,9 @@ def test_a_mention_recorded_before_a_crash_is_answered_when_the_app_starts(
 
 
 def test_a_post_that_reached_slack_before_the_crash_is_not_posted_again(
-    make_app, slack, model, tmp_path
+    make_app, slack, model, app_stores
 ):
-    key = crashed_after(tmp_path, slack, PostMessage(text="The café downstairs."), posted=True)
+    key = crashed_after(app_stores[0], slack, PostMessage(text="The café downstairs."), posted=True)
     model.script(replies.tool_calls(("finishRequest", {"reasoning": "already answered"})))
     app = make_app()
     slack.wait_for_call("reactions.remove")
@@ -95,8 +95,10 @@ def test_a_post_that_reached_slack_before_the_crash_is_not_posted_again(
     assert app.assistant.store.metadata(key)[2].slack_ts is not None
 
 
-def test_a_post_cut_short_before_slack_got_it_is_posted_once(make_app, slack, model, tmp_path):
-    key = crashed_after(tmp_path, slack, PostMessage(text="The café downstairs."), posted=False)
+def test_a_post_cut_short_before_slack_got_it_is_posted_once(make_app, slack, model, app_stores):
+    key = crashed_after(
+        app_stores[0], slack, PostMessage(text="The café downstairs."), posted=False
+    )
     model.script(replies.tool_calls(("finishRequest", {"reasoning": "answered"})))
     app = make_app()
     slack.wait_for_call("reactions.remove")

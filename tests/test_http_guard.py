@@ -165,8 +165,9 @@ def test_healthz_is_503_while_the_store_cannot_be_read(slack, model, postgres_ur
     assert "\n" not in said[0]
 
 
-def test_healthz_is_503_while_the_store_cannot_be_written(app):
+def test_healthz_is_503_while_the_store_cannot_be_written(make_app, tmp_path):
     # Another process holds SQLite's write lock: reads work, writes wait (and time out).
+    app = make_app(database_url=f"sqlite:///{tmp_path / 'locked.db'}")
     database = make_url(app.settings.database_url).database
     assert database is not None
     other = sqlite3.connect(database, isolation_level=None)
@@ -181,7 +182,8 @@ def test_healthz_is_503_while_the_store_cannot_be_written(app):
     assert app.request("GET", "/healthz").status == 200
 
 
-def test_a_failing_writes_log_line_does_not_show_the_message(app, slack, logs):
+def test_a_failing_writes_log_line_does_not_show_the_message(make_app, slack, logs, tmp_path):
+    app = make_app(database_url=f"sqlite:///{tmp_path / 'broken.db'}")  # a SQLite trigger
     database = make_url(app.settings.database_url).database
     assert database is not None
     with sqlite3.connect(database) as broken:

@@ -200,9 +200,9 @@ def test_a_text_with_nothing_visible_is_not_posted(app, slack, model, text):
     ]
 
 
-def test_a_refused_post_is_never_posted_by_a_resumed_run(make_app, slack, model, tmp_path):
+def test_a_refused_post_is_never_posted_by_a_resumed_run(make_app, slack, model, app_stores):
     refusal = REFUSED.format(index=2, why="this reply already posted 3 times, the most …")
-    key = crashed_after(tmp_path, slack, PostMessage(text="spam"), refusal)
+    key = crashed_after(app_stores[0], slack, PostMessage(text="spam"), refusal)
     model.script(replies.finish_request())
     app = make_app()
     slack.wait_for_call("reactions.remove")
@@ -215,9 +215,9 @@ def test_a_refused_post_is_never_posted_by_a_resumed_run(make_app, slack, model,
 
 @pytest.mark.parametrize("text", ["\u200b\u2060", "x" * 50_000], ids=["invisible", "50k"])
 def test_a_post_the_crash_left_undecided_is_decided_by_the_resumed_run(
-    make_app, slack, model, tmp_path, text
+    make_app, slack, model, app_stores, text
 ):
-    key = crashed_after(tmp_path, slack, PostMessage(text=text))
+    key = crashed_after(app_stores[0], slack, PostMessage(text=text))
     model.script(replies.finish_request())
     app = make_app()
     slack.wait_for_call("reactions.remove")
