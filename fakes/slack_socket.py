@@ -13,6 +13,7 @@ from aiohttp import WSMsgType, web
 
 from fakes import events
 from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
+from fakes.slack_params import Handler
 
 
 class SocketModeServer(BackgroundServer):
@@ -28,6 +29,12 @@ class SocketModeServer(BackgroundServer):
         self.socket_connections = 0  # how many Socket Mode connections were ever opened
         self.socket_frames: list[dict[str, Any]] = []  # everything clients sent over sockets
         self._acks: dict[str, dict[str, Any]] = {}
+
+    def _socket_mode_methods(self) -> dict[str, Handler]:
+        return {"apps.connections.open": self._apps_connections_open}
+
+    def _socket_mode_routes(self) -> list[web.RouteDef]:
+        return [web.get("/socket-mode", self._handle_socket)]
 
     async def _close_sockets(self) -> None:
         for ws in list(self._sockets):
