@@ -8,7 +8,7 @@ import time
 import pytest
 
 from fakes import events, ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import seed, thread_of
 

@@ -19,7 +19,7 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from fakes import FakeOpenAI, FakeSlack, events, ids
-from fakes import openai as model
+from fakes import openai_responses as model
 
 CHANNEL = ids.CHANNEL_ID
 
