@@ -11,8 +11,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from fakes import events
 from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
+from fakes.event_requests import event_callback
 from fakes.slack_params import Handler
 
 
@@ -113,7 +113,7 @@ class SocketModeServer(BackgroundServer):
 
     def send_event(self, event: dict[str, Any], **envelope: Any) -> str:
         """Wrap an inner event (see `fakes.events`) in an `event_callback` and push it."""
-        payload = events.event_callback(
+        payload = event_callback(
             event, team_id=self.team_id, api_app_id=self.app_id, bot_user_id=self.bot_user_id
         )
         return self.send_envelope(payload, **envelope)
