@@ -42,6 +42,7 @@ class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
         self._headers: list[dict[str, str]] = []
         self._holds: list[Hold] = []
         self.transcriptions: list[dict[str, Any]] = []
+        self._transcription_holds: deque[Hold] = deque()
         self.invalid_requests: list[str] = []  # why requests were refused as malformed
 
     @property

@@ -6,15 +6,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fakes._server import DEFAULT_TIMEOUT, in_thread
+from fakes._server import Hold
 
 ToolCallSpec = tuple[str, "dict[str, Any] | str"]
 
@@ -59,45 +57,6 @@ class Delay:
 
     seconds: float
     response: Response | None = None
-
-
-class Hold:
-    """A response that waits until `release()`: lets a test check what happened meanwhile."""
-
-    def __init__(self, response: Response | None = None) -> None:
-        self.response = response
-        self._lock = threading.Lock()
-        self._released = False
-        self._reached = threading.Event()
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-
-    def release(self) -> None:
-        with self._lock:
-            self._released = True
-            waiters, self._waiters = self._waiters, []
-        for loop, event in waiters:
-            loop.call_soon_threadsafe(event.set)
-
-    def wait_reached(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Block until a request is being held here."""
-        if not self._reached.wait(timeout):
-            raise TimeoutError(f"no request reached the hold within {timeout}s")
-
-    async def wait_reached_async(self, timeout: float = DEFAULT_TIMEOUT) -> None:
-        await in_thread(self.wait_reached, timeout)
-
-    @property
-    def reached(self) -> bool:
-        return self._reached.is_set()
-
-    async def _wait(self) -> None:
-        self._reached.set()
-        event = asyncio.Event()
-        with self._lock:
-            if self._released:
-                return
-            self._waiters.append((asyncio.get_running_loop(), event))
-        await event.wait()
 
 
 Response = Completion | Error | Raw | Disconnect | Delay | Hold

@@ -3,13 +3,15 @@
 Requests arrive exactly as slack-sdk sends them: POST with a form or JSON body, or (async
 client, read methods) GET with a query string, to `/api/<method>`, the token in
 `Authorization: Bearer` (or a `token` param). Answers use Slack's shapes. Every call is
-recorded; faults (`ok: false`, 429 with Retry-After, HTTP 5xx) can be scripted per method.
+recorded; faults (`ok: false`, 429 with Retry-After, HTTP 5xx) can be scripted per method,
+and a method's call or a file's download can be held until the test releases it.
 
 This module is the server: routing and the call log. Each API family is a module of its own
 with its method table, which the router merges: `slack_auth` (auth.test, token checks),
 `slack_chat` (chat.*), `slack_history` (conversations.replies/history, seeding messages),
 `slack_conversations` (conversations.info/members), `slack_reactions`, `slack_users`,
-`slack_files` (file downloads), `slack_socket` (Socket Mode); `slack_faults` scripts faults.
+`slack_files` (file downloads), `slack_socket` (Socket Mode); `slack_faults` scripts faults
+and `slack_holds` holds requests.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from fakes.slack_conversations import Conversations
 from fakes.slack_faults import DROPPED, FaultScripting
 from fakes.slack_files import FileServing
 from fakes.slack_history import HistoryMethods
+from fakes.slack_holds import RequestHolds
 from fakes.slack_params import Handler, bearer
 from fakes.slack_reactions import ReactionMethods
 from fakes.slack_socket import SocketModeServer
@@ -61,6 +64,7 @@ class FakeSlack(
     UserMethods,
     FileServing,
     FaultScripting,
+    RequestHolds,
     SocketModeServer,
 ):
     """Fake Slack. Use as `with FakeSlack() as slack:`; point clients at `slack.api_url`."""
@@ -99,6 +103,7 @@ class FakeSlack(
         self._calls: list[Call] = []
         self._init_files()
         self._init_faults()
+        self._init_holds()
         self._init_socket_mode()
         self._methods: dict[str, Handler] = {
             **self._auth_methods(),
@@ -124,6 +129,10 @@ class FakeSlack(
         return app
 
     async def _before_shutdown(self) -> None:
+        with self._cond:
+            held = list(self._held)
+        for hold in held:  # never leave a handler waiting on a test that has finished
+            hold.release()
         await self._close_sockets()
 
     # -- the call log --------------------------------------------------------------------------
@@ -171,6 +180,7 @@ class FakeSlack(
 
     async def _handle_api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
+        await self._wait_if_held(method)
         params = dict(request.query)
         try:
             params.update(await _read_body(request))

@@ -1,5 +1,6 @@
 """Files for `FakeSlack`: `add_file` makes a file object as a message's `files` list carries
-it, and its `url_private` serves the content to the bot token (`downloads` records which)."""
+it, and its `url_private` serves the content to the bot token (`downloads` records which;
+`hold_download` holds one)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from aiohttp import web
 
+from fakes.slack_holds import RequestHolds
 from fakes.slack_params import bearer
 
 SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in</body></html>"
@@ -21,7 +23,7 @@ class _File:
     access: bool
 
 
-class FileServing:
+class FileServing(RequestHolds):
     """Part of `FakeSlack`, which sets the attributes declared here."""
 
     bot_token: str | None
@@ -66,6 +68,7 @@ class FileServing:
 
     async def _handle_file(self, request: web.Request) -> web.StreamResponse:
         file_id = request.match_info["file_id"]
+        await self._wait_if_held(f"file:{file_id}")
         with self._cond:
             found = self._files.get(file_id)
             token = bearer(request.headers.get("Authorization"))
