@@ -27,7 +27,7 @@ from bench.report import Figure
 from bench.server import AppServer
 from context.storage import open_store
 from fakes import FakeOpenAI, FakeSlack
-from fakes.events import event_callback, signed_event_request
+from fakes.event_requests import event_callback, signed_event_request
 
 FULL = {"threads": 20, "per_thread": 5, "kills": 10}
 SMOKE = {"threads": 2, "per_thread": 2, "kills": 1}

@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from fakes.events import event_callback, signed_event_request
+from fakes.event_requests import event_callback, signed_event_request
 
 REQUEST_TIMEOUT = 30.0
 

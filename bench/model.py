@@ -16,8 +16,8 @@ from collections import Counter
 from typing import Any
 
 from bench import texts
-from fakes import openai as replies
-from fakes.openai import Hold, Response
+from fakes import openai_responses as replies
+from fakes.openai_responses import Hold, Response
 
 
 class AnsweringModel:

@@ -3,7 +3,8 @@
     with FakeSlack() as slack, FakeOpenAI() as model:
         ...  # point the app at slack.api_url and model.base_url
 
-See `fakes.slack`, `fakes.events` and `fakes.openai` for the details.
+See `fakes.slack`, `fakes.events`, `fakes.event_requests`, `fakes.openai` and
+`fakes.openai_responses` for the details.
 """
 
 from fakes.openai import FakeOpenAI

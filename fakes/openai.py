@@ -1,161 +1,27 @@
 """`FakeOpenAI`: an OpenAI-compatible Chat Completions server that answers from a script.
 
-Tests queue responses with `script(...)` using the helpers below (`tool_calls`, `text`,
-`error`, `rate_limited`, `hold`, `delay`; bodies that are not chat completions are in
-`fakes.openai_bodies`); each request takes the next one. Every request
-body is recorded before it is answered, so a test can see a held request.
+Tests queue responses with `script(...)` using the builders in `fakes.openai_responses`
+(`tool_calls`, `text`, `error`, `rate_limited`, `hold`, `delay`; bodies that are not chat
+completions are in `fakes.openai_bodies`); each request takes the next one. Every request
+body is recorded before it is answered, so a test can see a held request. The endpoints are
+in `fakes.openai_chat` (chat completions, request checking) and `fakes.openai_audio`
+(transcriptions).
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
-import json
-import time
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
-from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
-from pydantic import TypeAdapter, ValidationError
 
-from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, Hold, drop_connection, in_thread
-
-ToolCallSpec = tuple[str, "dict[str, Any] | str"]
-
-# OpenAI caches prompt prefixes of 1024+ tokens in 128-token steps; the fake mimics that from
-# a 4-characters-per-token estimate so benchmarks can see cache hits.
-_CHARS_PER_TOKEN = 4
-_CACHE_MIN_TOKENS = 1024
-_CACHE_STEP_TOKENS = 128
+from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
+from fakes.openai_audio import Transcriptions
+from fakes.openai_chat import ChatCompletions
+from fakes.openai_responses import DefaultResponse, Disconnect, Error, Hold, Response
 
 
-# -- scripted responses ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Completion:
-    """A successful chat.completion: `message` is the assistant message."""
-
-    message: dict[str, Any] | None
-    finish_reason: str
-    usage: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class Error:
-    """An HTTP error with OpenAI's error body."""
-
-    status: int
-    message: str
-    type: str
-    code: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Raw:
-    """An answer sent exactly as given: any status, content type and body."""
-
-    body: bytes
-    content_type: str = "application/json"
-    status: int = 200
-
-
-@dataclass(frozen=True)
-class Disconnect:
-    """No answer: the connection is closed on the request."""
-
-
-@dataclass(frozen=True)
-class Delay:
-    """Answer `response` after `seconds` (simulated model latency, for benchmarks)."""
-
-    seconds: float
-    response: Response | None = None
-
-
-Response = Completion | Error | Raw | Disconnect | Delay | Hold
-# A default may decide per request, from the request's parsed JSON body (e.g. from the log
-# the prompt carries), so concurrent threads each get the reply their state calls for.
-DefaultResponse = Response | Callable[[dict[str, Any]], Response | None]
-
-
-def tool_calls(*calls: ToolCallSpec, usage: dict[str, Any] | None = None) -> Completion:
-    """The model calls tools: `tool_calls(("postMessage", {"text": "hi", "reasoning": "…"}))`.
-
-    Dict arguments are JSON-encoded; a str is sent as-is (e.g. malformed JSON).
-    """
-    specs = [
-        {
-            "id": f"call_fake{next(_call_ids):06d}",
-            "type": "function",
-            "function": {
-                "name": name,
-                "arguments": args
-                if isinstance(args, str)
-                else json.dumps(args, ensure_ascii=False),
-            },
-        }
-        for name, args in calls
-    ]
-    message = {"role": "assistant", "content": None, "tool_calls": specs, "refusal": None}
-    return Completion(message, "tool_calls", usage)
-
-
-def text(content: str, usage: dict[str, Any] | None = None) -> Completion:
-    """The model answers in plain text instead of calling a tool."""
-    return Completion({"role": "assistant", "content": content, "refusal": None}, "stop", usage)
-
-
-def finish_request(reasoning: str = "Done.") -> Completion:
-    return tool_calls(("finishRequest", {"reasoning": reasoning}))
-
-
-def error(
-    status: int = 500, times: int = 1, message: str = "The server had an error"
-) -> list[Error]:
-    """`times` consecutive HTTP errors (script() flattens the list)."""
-    kind = "server_error" if status >= 500 else "invalid_request_error"
-    return [Error(status, message, kind)] * times
-
-
-def rate_limited(retry_after: int = 1, times: int = 1) -> list[Error]:
-    """`times` consecutive 429s with `retry-after` (seconds), in OpenAI's shape."""
-    err = Error(
-        429,
-        "Rate limit reached for requests. Please try again in 1s.",
-        "requests",
-        "rate_limit_exceeded",
-        {"retry-after": str(retry_after), "x-ratelimit-remaining-requests": "0"},
-    )
-    return [err] * times
-
-
-def disconnect(times: int = 1) -> list[Disconnect]:
-    """`times` requests whose connection is closed before any answer."""
-    return [Disconnect()] * times
-
-
-def hold(response: Response | None = None) -> Hold:
-    """Hold the request until `.release()`; then answer `response` (default: the fake's default)."""
-    return Hold(response)
-
-
-def delay(seconds: float, response: Response | None = None) -> Delay:
-    return Delay(seconds, response)
-
-
-_call_ids = itertools.count(1)
-_completion_ids = itertools.count(1)
-
-
-# -- the server --------------------------------------------------------------------------------
-
-
-class FakeOpenAI(BackgroundServer):
+class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
     """Fake model server. Point `openai.OpenAI(base_url=fake.base_url, api_key=...)` at it."""
 
     def __init__(
@@ -185,8 +51,8 @@ class FakeOpenAI(BackgroundServer):
 
     def _build_app(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/chat/completions", self._handle_chat)
-        app.router.add_post("/v1/audio/transcriptions", self._handle_transcription)
+        app.router.add_routes(self._chat_routes())
+        app.router.add_routes(self._audio_routes())
         return app
 
     async def _before_shutdown(self) -> None:
@@ -234,183 +100,3 @@ class FakeOpenAI(BackgroundServer):
         self, count: int, timeout: float = DEFAULT_TIMEOUT
     ) -> list[dict[str, Any]]:
         return await in_thread(self.wait_for_requests, count, timeout)
-
-    def hold_transcription(self) -> Hold:
-        """The next transcription request is recorded, then waits until `.release()`."""
-        hold = Hold()
-        with self._cond:
-            self._transcription_holds.append(hold)
-        return hold
-
-    # -- handlers ------------------------------------------------------------------------------
-
-    async def _handle_chat(self, request: web.Request) -> web.Response:
-        if not request.headers.get("Authorization", "").startswith("Bearer "):
-            return _error_response(
-                Error(
-                    401,
-                    "You didn't provide an API key.",
-                    "invalid_request_error",
-                    "invalid_api_key",
-                )
-            )
-        try:
-            body = await request.json()
-        except ValueError:
-            return _error_response(
-                Error(400, "We could not parse the JSON body.", "invalid_request_error")
-            )
-        if not isinstance(body, dict) or "model" not in body or "messages" not in body:
-            return _error_response(
-                Error(400, "'model' and 'messages' are required.", "invalid_request_error")
-            )
-        problem = request_problem(body)
-        if problem is not None:
-            # A real service would refuse it too; tests see the 400 as a model failure.
-            self.invalid_requests.append(problem)
-            return _error_response(Error(400, problem, "invalid_request_error"))
-        with self._cond:
-            self._requests.append(body)
-            self._headers.append(dict(request.headers))
-            previous = self._requests[:-1]
-            response = self._script.popleft() if self._script else self._default_for(body)
-            if isinstance(response, Hold):
-                self._holds.append(response)
-            self._cond.notify_all()
-        if isinstance(response, Disconnect):
-            return drop_connection(request)
-        return await self._respond(response, body, previous)
-
-    async def _respond(
-        self, response: Response | None, body: dict[str, Any], previous: list[dict[str, Any]]
-    ) -> web.Response:
-        # Unwrap holds and delays (they may nest: hold(delay(1, text("x")))).
-        while isinstance(response, Hold | Delay):
-            if isinstance(response, Hold):
-                await response._wait()
-            else:
-                await asyncio.sleep(response.seconds)
-            if response.response is not None:
-                response = response.response
-            else:
-                with self._cond:
-                    response = self._default_for(body)
-        if response is None:
-            return _error_response(Error(500, "fake model: script exhausted", "server_error"))
-        if isinstance(response, Error):
-            return _error_response(response)
-        if isinstance(response, Raw):
-            headers = {"Content-Type": response.content_type}
-            return web.Response(body=response.body, status=response.status, headers=headers)
-        return web.json_response(_completion(response, body, previous))
-
-    def _default_for(self, body: dict[str, Any]) -> Response | None:
-        default = self.default
-        return default(body) if callable(default) else default
-
-    async def _handle_transcription(self, request: web.Request) -> web.Response:
-        form = await request.post()
-        upload = form.get("file")
-        record = {
-            "model": form.get("model"),
-            "filename": getattr(upload, "filename", None),
-            "size": len(upload.file.read()) if hasattr(upload, "file") else 0,
-            "fields": {k: v for k, v in form.items() if isinstance(v, str)},
-        }
-        with self._cond:
-            self.transcriptions.append(record)
-            hold = self._transcription_holds.popleft() if self._transcription_holds else None
-            if hold is not None:
-                self._holds.append(hold)
-            self._cond.notify_all()
-        if hold is not None:
-            await hold._wait()
-        if form.get("response_format") == "text":
-            return web.Response(text=self.transcription_text)
-        return web.json_response({"text": self.transcription_text})
-
-
-_REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
-
-
-def request_problem(body: dict[str, Any]) -> str | None:
-    """What is wrong with a chat completion request by the openai package's own request
-    types (messages, content parts, tools), or None. The types use lazily validated
-    iterables: each is consumed to check its items."""
-    try:
-        params = _REQUEST.validate_python(body)
-        for message in params["messages"]:
-            content = message.get("content")
-            if content is not None and not isinstance(content, str):
-                list(content)
-        list(params.get("tools") or [])
-    except ValidationError as exc:
-        return f"invalid request: {exc.error_count()} problems, first: {exc.errors()[0]['loc']}"
-    return None
-
-
-def _completion(
-    response: Completion, body: dict[str, Any], previous: list[dict[str, Any]]
-) -> dict[str, Any]:
-    prompt = _prompt_text(body)
-    prompt_tokens = max(1, len(prompt) // _CHARS_PER_TOKEN)
-    completion_tokens = max(1, len(json.dumps(response.message)) // _CHARS_PER_TOKEN)
-    usage = response.usage or {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-        "prompt_tokens_details": {
-            "cached_tokens": _cached_tokens(prompt, previous),
-            "audio_tokens": 0,
-        },
-        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
-    }
-    return {
-        "id": f"chatcmpl-fake{next(_completion_ids):08d}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": body.get("model", "fake-model"),
-        "choices": [
-            {
-                "index": 0,
-                "message": response.message,
-                "logprobs": None,
-                "finish_reason": response.finish_reason,
-            }
-        ],
-        "usage": usage,
-        "service_tier": "default",
-        "system_fingerprint": "fp_fake",
-    }
-
-
-def _prompt_text(body: dict[str, Any]) -> str:
-    # Tools come before messages in what providers cache, so they join the prefix first.
-    return json.dumps([body.get("tools"), body.get("messages")], ensure_ascii=False)
-
-
-def _cached_tokens(prompt: str, previous: list[dict[str, Any]]) -> int:
-    if len(prompt) // _CHARS_PER_TOKEN < _CACHE_MIN_TOKENS:
-        return 0
-    best = 0
-    for earlier in previous[-50:]:
-        best = max(best, _common_prefix(prompt, _prompt_text(earlier)))
-    tokens = best // _CHARS_PER_TOKEN
-    return tokens // _CACHE_STEP_TOKENS * _CACHE_STEP_TOKENS if tokens >= _CACHE_MIN_TOKENS else 0
-
-
-def _common_prefix(a: str, b: str) -> int:
-    # Binary search over slice comparisons: done in C, fast on prompts of 100k+ characters.
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-def _error_response(err: Error) -> web.Response:
-    body = {"error": {"message": err.message, "type": err.type, "param": None, "code": err.code}}
-    return web.json_response(body, status=err.status, headers=err.headers)

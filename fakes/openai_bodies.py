@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fakes.openai import Completion, Raw, Response
+from fakes.openai_responses import Completion, Raw, Response
 
 SIGN_IN_PAGE = (
     b"<!DOCTYPE html><html><head><title>Sign in</title></head>"

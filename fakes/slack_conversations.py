@@ -13,14 +13,14 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from fakes.slack_params import Handler
 from fakes.slack_store import SlackError
 
 Kind = Literal["public", "private", "im", "mpim"]
-Handler = Callable[[dict[str, Any]], dict[str, Any]]
 CREATED = 1_700_000_000
 
 

@@ -11,8 +11,9 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from fakes import events
 from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
+from fakes.event_requests import event_callback
+from fakes.slack_params import Handler
 
 
 class SocketModeServer(BackgroundServer):
@@ -28,6 +29,12 @@ class SocketModeServer(BackgroundServer):
         self.socket_connections = 0  # how many Socket Mode connections were ever opened
         self.socket_frames: list[dict[str, Any]] = []  # everything clients sent over sockets
         self._acks: dict[str, dict[str, Any]] = {}
+
+    def _socket_mode_methods(self) -> dict[str, Handler]:
+        return {"apps.connections.open": self._apps_connections_open}
+
+    def _socket_mode_routes(self) -> list[web.RouteDef]:
+        return [web.get("/socket-mode", self._handle_socket)]
 
     async def _close_sockets(self) -> None:
         for ws in list(self._sockets):
@@ -106,7 +113,7 @@ class SocketModeServer(BackgroundServer):
 
     def send_event(self, event: dict[str, Any], **envelope: Any) -> str:
         """Wrap an inner event (see `fakes.events`) in an `event_callback` and push it."""
-        payload = events.event_callback(
+        payload = event_callback(
             event, team_id=self.team_id, api_app_id=self.app_id, bot_user_id=self.bot_user_id
         )
         return self.send_envelope(payload, **envelope)

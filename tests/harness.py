@@ -22,7 +22,8 @@ from assistant.settings import Settings, load_settings
 from assistant.web_server import server_config
 from context.storage import ThreadKey
 from fakes import FakeOpenAI, FakeSlack, ids
-from fakes.events import app_mention, event_callback, signed_event_request
+from fakes.event_requests import event_callback, signed_event_request
+from fakes.events import app_mention
 
 TIMEOUT = 15
 

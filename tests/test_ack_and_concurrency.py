@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
 

@@ -7,7 +7,7 @@ import json
 from context.canonical import load_log
 from context.render import render_log
 from fakes import ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
 

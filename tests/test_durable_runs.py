@@ -15,7 +15,7 @@ from context.entry import UserContent
 from context.storage import EntryMeta, ThreadKey, open_store
 from context.toolcalls import PostMessage
 from fakes import ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from fakes import events, ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
+from fakes.event_requests import event_callback
 from tests.harness import mention as say
 from tests.harness import seed, thread_of
 
@@ -41,7 +42,7 @@ ANSWERED = [("system", 0), ("user", 0), ("assistant", 1), ("assistant", 1)]
 def test_a_retried_delivery_is_recorded_and_answered_once(app, slack, model):
     answer(model)
     mention = say(slack, "one answer please")
-    payload = events.event_callback(mention)
+    payload = event_callback(mention)
     assert app.send_event(mention, payload=payload).status == 200
     assert app.send_event(mention, payload=payload, retry_num=1).status == 200
     slack.wait_for_call("reactions.remove")
@@ -214,7 +215,7 @@ def test_the_same_channel_and_ts_in_two_workspaces_are_two_threads(app, slack, m
     mention = say(slack, "hello")
     assert app.send_event(mention).status == 200
     app.wait_handled()
-    other = events.event_callback(mention, team_id="T0OTHERTEAM")
+    other = event_callback(mention, team_id="T0OTHERTEAM")
     assert app.send_event(mention, payload=other).status == 200
     app.wait_handled()
 

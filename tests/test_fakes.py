@@ -19,7 +19,8 @@ from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from fakes import FakeOpenAI, FakeSlack, events, ids
-from fakes import openai as model
+from fakes import openai_responses as model
+from fakes.event_requests import signed_event_request
 
 CHANNEL = ids.CHANNEL_ID
 
@@ -213,7 +214,7 @@ async def test_socket_mode_handshake_envelope_and_ack(slack: FakeSlack) -> None:
 
 def test_signed_event_request_verifies_like_bolt() -> None:
     event = events.message("hello", thread_ts="1700000000.000100")
-    body, headers = events.signed_event_request(event, retry_num=1)
+    body, headers = signed_event_request(event, retry_num=1)
     verifier = SignatureVerifier(ids.SIGNING_SECRET)
     assert verifier.is_valid_request(body, headers)
     payload = json.loads(body)

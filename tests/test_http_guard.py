@@ -15,8 +15,8 @@ from sqlalchemy import create_engine, make_url, text
 
 from assistant.request_guard import MAX_BODY_BYTES
 from fakes import attacks, ids
-from fakes import openai as replies
-from fakes.events import sign
+from fakes import openai_responses as replies
+from fakes.event_requests import sign
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from fakes import ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.agent import SORRY_MODEL
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from fakes import events, ids
-from fakes import openai as replies
+from fakes import event_requests, events, ids
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 
@@ -87,7 +87,7 @@ def test_a_mention_that_cannot_be_recorded_is_acknowledged_with_one_warning(
     app, slack, model, warnings, break_it, field
 ):
     mention = say(slack, SECRET_TEXT)
-    payload = events.event_callback(mention)
+    payload = event_requests.event_callback(mention)
     break_it(payload)
     assert app.send_event(mention, payload=payload).status == 200
     app.wait_handled()
@@ -102,7 +102,7 @@ def test_a_direct_message_without_a_channel_is_acknowledged_with_one_warning(
 ):
     dm = events.dm(SECRET_TEXT)
     del dm["channel"]
-    payload = events.event_callback(dm)
+    payload = event_requests.event_callback(dm)
     assert app.send_event(dm, payload=payload).status == 200
     app.wait_handled()
 
@@ -114,7 +114,7 @@ def test_a_mention_whose_text_is_not_a_string_is_recorded_without_it(app, slack,
     answer(model)
     mention = say(slack, "hi")
     mention["text"] = {"text": SECRET_TEXT}
-    payload = events.event_callback(mention)
+    payload = event_requests.event_callback(mention)
     assert app.send_event(mention, payload=payload).status == 200
     slack.wait_for_call("reactions.remove")
     app.wait_handled()
@@ -141,7 +141,7 @@ def test_a_message_with_bad_files_among_good_ones_is_recorded_with_the_good_one_
         {"id": "F0BADPORT", "name": "y.png", "url_private": "https://files.slack.com:99999/y"},
     ]
     mention = say(slack, "look", files=[bad[0], good, *bad[1:]])
-    payload = events.event_callback(mention)
+    payload = event_requests.event_callback(mention)
     assert app.send_event(mention, payload=payload).status == 200
     slack.wait_for_call("reactions.remove")
     app.wait_handled()
@@ -172,7 +172,7 @@ def test_files_that_are_not_a_list_are_left_out_with_a_note(app, slack, model, w
     answer(model)
     mention = say(slack, "see attached", files=[])
     mention["files"] = "F0123"
-    payload = events.event_callback(mention)
+    payload = event_requests.event_callback(mention)
     assert app.send_event(mention, payload=payload).status == 200
     slack.wait_for_call("reactions.remove")
     app.wait_handled()
@@ -225,13 +225,13 @@ def link(channel: str, ts: str) -> str:
 
 
 def edit_of(mention: dict[str, Any]) -> Payload:
-    return events.event_callback(
+    return event_requests.event_callback(
         events.message_changed(ts=mention["ts"], text="new words", previous_text=mention["text"])
     )
 
 
 def deletion_of(mention: dict[str, Any]) -> Payload:
-    return events.event_callback(
+    return event_requests.event_callback(
         events.message_deleted(deleted_ts=mention["ts"], previous_text=mention["text"])
     )
 

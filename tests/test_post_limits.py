@@ -14,7 +14,7 @@ from assistant.slack_text import split_message
 from assistant.tools.post_message import REFUSED
 from context.toolcalls import PostMessage
 from fakes import ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 from tests.test_durable_runs import bot_texts, crashed_after

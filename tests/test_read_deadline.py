@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from fakes import events, ids
-from fakes import openai as replies
+from fakes import event_requests, ids
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 
@@ -127,7 +127,7 @@ def test_a_retry_during_the_read_does_not_read_again_and_is_recorded_once(app, s
     held = slack.hold("conversations.history")
     png = slack.add_file("shot.png", "image/png", PNG)
     mention = say(slack, f"see {link(linked['ts'])}", files=[png])
-    payload = events.event_callback(mention)
+    payload = event_requests.event_callback(mention)
 
     with ThreadPoolExecutor(1) as pool:
         first = pool.submit(app.send_event, mention, payload=payload)

@@ -13,7 +13,7 @@ from context.entry import UserContent
 from context.log import ContextLog
 from context.render import TraceWriter, render_entry, render_log
 from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.cli import DATA, ROOT, run_cli
 from tests.harness import mention as say
 from tests.harness import thread_of

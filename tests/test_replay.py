@@ -11,7 +11,7 @@ import pytest
 from context.canonical import load_log
 from context.render import render_log
 from fakes import ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.cli import DATA, ROOT
 from tests.harness import prompt_log
 from tests.process import clean_env, run_assistant

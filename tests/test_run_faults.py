@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from assistant.agent import SORRY_MODEL, SORRY_STEPS, SORRY_UNEXPECTED
 from assistant.runs import store_unavailable
 from context.storage import ThreadKey
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from fakes.openai_bodies import BAD_BODIES, html_page
 from tests.harness import RunningApp, app_settings, thread_of
 from tests.harness import mention as say

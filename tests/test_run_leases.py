@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import make_url
 
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 from tests.tcp_proxy import TcpProxy

@@ -14,7 +14,7 @@ from bench.model import AnsweringModel
 from bench.server import AppServer
 from context.storage import open_store
 from fakes import FakeOpenAI, FakeSlack
-from fakes.events import event_callback, signed_event_request
+from fakes.event_requests import event_callback, signed_event_request
 
 THREADS, PER_THREAD = 50, 10
 IN_FLIGHT = 16  # events whose two deliveries are under way at once

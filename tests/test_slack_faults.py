@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.agent import SORRY_SLACK
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.test_model_failures import answered, script_one_answer, still_answers, system_texts
 
 

@@ -12,7 +12,7 @@ import socket
 from context.render import render_log
 from context.storage import open_store
 from fakes import ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 from tests.process import TIMEOUT, AssistantProcess, clean_env

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from fakes import ids
-from fakes import openai as replies
+from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 

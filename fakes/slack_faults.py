@@ -1,0 +1,61 @@
+"""Scripted faults for `FakeSlack`, per Web API method: `ok: false` errors, 429 with
+`Retry-After`, HTTP 5xx and dropped connections, taken in order by the next calls."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+DROPPED = 0  # a fault's status for "the connection was closed, nothing was answered"
+
+
+@dataclass
+class _Fault:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class FaultScripting:
+    """Part of `FakeSlack`: its router takes a call's fault with `_take_fault`."""
+
+    _cond: threading.Condition
+
+    def _init_faults(self) -> None:
+        self._faults: dict[str, deque[_Fault]] = {}
+
+    def fail(self, method: str, error: str, *, times: int = 1, **extra: Any) -> None:
+        """The next `times` calls to `method` answer `{"ok": false, "error": error, **extra}`.
+
+        `method="*"` applies to whichever method is called next.
+        """
+        self._add_fault(method, times, _Fault(200, {"ok": False, "error": error, **extra}))
+
+    def rate_limit(self, method: str, *, retry_after: int = 1, times: int = 1) -> None:
+        """The next `times` calls get HTTP 429 with `Retry-After` (whole seconds, like Slack)."""
+        fault = _Fault(
+            429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
+        )
+        self._add_fault(method, times, fault)
+
+    def server_error(self, method: str, *, status: int = 500, times: int = 1) -> None:
+        """The next `times` calls get an HTTP 5xx."""
+        self._add_fault(method, times, _Fault(status, {"ok": False, "error": "fatal_error"}))
+
+    def disconnect(self, method: str, *, times: int = 1) -> None:
+        """The next `times` calls get no answer: the connection is closed on them (recorded
+        as calls with status 0)."""
+        self._add_fault(method, times, _Fault(DROPPED, {}))
+
+    def _add_fault(self, method: str, times: int, fault: _Fault) -> None:
+        with self._cond:
+            self._faults.setdefault(method, deque()).extend([fault] * times)
+
+    def _take_fault(self, method: str) -> _Fault | None:
+        for key in (method, "*"):
+            queue = self._faults.get(key)
+            if queue:
+                return queue.popleft()
+        return None
