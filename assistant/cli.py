@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from assistant.commands import CliError, logs, slack, threads
+from assistant.commands import CliError, demo, logs, replay, slack, threads
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,7 +15,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A Slack assistant whose threads are structured context logs.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, slack):
+    for group in (logs, threads, slack, replay, demo):
         group.register(commands)
     return parser
 

@@ -7,8 +7,9 @@ import sys
 from context.canonical import load_log
 from context.entry import UserContent
 from context.log import ContextLog
-from context.render import TraceWriter, render_entry, render_log
+from context.render import render_entry, render_log
 from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
+from context.trace import TraceWriter
 from tests.cli import DATA, ROOT, run_cli
 
 SEED = (DATA / "aya-lunch.json").read_bytes()
