@@ -59,6 +59,10 @@ class ChannelNames:
             name = None
         self._names[channel] = name
 
+    async def settle(self) -> None:
+        """Until the lookups under way have their answers."""
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+
     async def close(self) -> None:
         """Stop the lookups still under way."""
         tasks = list(self._tasks.values())
