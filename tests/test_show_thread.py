@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import signal
 
+from sqlalchemy import create_engine, make_url, text
+
 from context.canonical import load_log
 from context.entry import UserContent
 from context.render import render_log
-from context.storage import EntryMeta, ThreadKey, open_store
+from context.storage import EntryMeta, ThreadKey, database_url, open_store
 from context.toolcalls import PostMessage
 from tests.cli import DATA, run_cli
 from tests.process import AssistantProcess, clean_env
@@ -85,3 +87,34 @@ def test_show_says_what_is_wrong_with_its_argument(tmp_path):
     (tmp_path / str(LUNCH)).write_bytes((DATA / "aya-lunch.json").read_bytes())
     as_file = run_cli("show", str(LUNCH), env={"DATABASE_URL": "mysql://x/y"}, cwd=tmp_path)
     assert as_file.returncode == 0 and as_file.stdout == GOLDEN
+
+
+def test_follow_keeps_going_when_the_database_drops_its_connection(postgres_url, tmp_path):
+    fill(postgres_url)
+    url = make_url(postgres_url)
+    follower_url = url.update_query_dict({"application_name": "assistant-follow"})
+    env = clean_env(DATABASE_URL=follower_url.render_as_string(hide_password=False))
+    with AssistantProcess("show", str(LUNCH), "--follow", env=env, cwd=tmp_path) as follower:
+        follower.stdout.wait_for("Suggesting a lunch option to the user\n")
+        engine = create_engine(database_url(postgres_url))
+        try:
+            with engine.begin() as connection:  # as a database restart does to it
+                cut = connection.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE application_name = 'assistant-follow'"
+                    )
+                ).all()
+            assert cut
+        finally:
+            engine.dispose()
+        store = open_store(postgres_url)
+        try:
+            store.append(LUNCH, PostMessage(text="Still here."), "2025-04-04T12:37:00Z")
+            follower.stdout.wait_for('"Still here."\n')
+            entries = store.entries(LUNCH)
+        finally:
+            store.close()
+        assert follower.stop(signal.SIGINT) == 130
+    assert follower.stdout.text == render_log(entries)
+    assert "Traceback" not in follower.stderr.text

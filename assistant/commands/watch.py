@@ -14,6 +14,8 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from assistant.commands import CliError
 from assistant.commands.threads import _store
 from context.entry import Entry
@@ -40,8 +42,26 @@ def show_thread(key: ThreadKey, start: int, follow: bool, out: TextIO = sys.stdo
         if not follow:
             return 0
         following = max(len(entries), first)
+        failing = False
         while True:  # until Ctrl-C
             time.sleep(POLL_SECONDS)
-            for entry in store.entries(key, following):
+            try:
+                new = store.entries(key, following)
+            except SQLAlchemyError as exc:
+                # A database restart or a network blip must not end a watch at 3 a.m.: say
+                # so once, and keep asking.
+                if not failing:
+                    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+                    print(
+                        f"assistant show: cannot read the store ({reason}); retrying",
+                        file=sys.stderr,
+                        flush=True,
+                    )
+                failing = True
+                continue
+            if failing:
+                print("assistant show: the store can be read again", file=sys.stderr, flush=True)
+                failing = False
+            for entry in new:
                 trace.write(entry)
                 following = entry.index + 1
