@@ -10,11 +10,15 @@ import json
 import re
 from dataclasses import asdict
 
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.channel_names import ChannelNames
 from context.canonical import load_log
 from context.entry import UserContent, make_entry
 from context.render import render_log
 from context.storage import EntryMeta, ThreadKey
 from context.trace import JsonTrace, TraceWriter, thread_header
+from fakes import ids
 from fakes import openai as replies
 from tests.cli import DATA
 from tests.harness import mention as say
@@ -165,3 +169,24 @@ def test_json_lines_escape_line_breaks_and_control_characters():
     assert parsed["thread"] == "T/C/1" and parsed["name"] == "#general"
     assert parsed["entry"]["content"]["text"] == text
     assert parsed["meta"] == asdict(EntryMeta())
+
+
+async def test_channel_names_are_asked_of_slack_once_and_a_refusal_leaves_the_id(slack):
+    client = AsyncWebClient(token=ids.BOT_TOKEN, base_url=slack.api_url)
+    names = ChannelNames(client)
+    general = ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, "1.0")
+    dm = ThreadKey(ids.TEAM_ID, ids.DM_CHANNEL_ID, "2.0")
+    hidden = ThreadKey(ids.TEAM_ID, "C0HIDDEN01", "3.0")  # Slack answers channel_not_found
+    try:
+        # Never waits for Slack: unknown until the answer comes.
+        assert [names(general), names(dm), names(hidden)] == [None, None, None]
+        await names.settle()
+        assert names(general) == "#general"
+        assert names(ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, "9.0")) == "#general"
+        assert names(dm) == f"DM with <@{ids.USER_ID}>"
+        assert names(hidden) is None
+        await names.settle()
+        asked = [call.params["channel"] for call in slack.calls_to("conversations.info")]
+        assert sorted(asked) == sorted([ids.CHANNEL_ID, ids.DM_CHANNEL_ID, "C0HIDDEN01"])
+    finally:
+        await names.close()
