@@ -12,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
 from assistant.agent import Agent
+from assistant.channel_names import ChannelNames
 from assistant.events import EventRecorder
 from assistant.history import ThreadHistory
 from assistant.link_access import LinkAccess
@@ -21,8 +22,8 @@ from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
 from assistant.slack_client import close_slack_client, configure_slack_client
-from context.render import TraceWriter
 from context.storage import Store, open_store
+from context.trace import open_trace
 
 EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
 
@@ -36,9 +37,11 @@ class Assistant:
     scheduler: RunScheduler
     events: EventRecorder
     app: AsyncApp
+    channel_names: ChannelNames
 
     async def close(self) -> None:
         await self.scheduler.stop()
+        await self.channel_names.close()
         await self.model.close()
         await self.events.files.close()
         await close_slack_client(self.client)
@@ -46,10 +49,12 @@ class Assistant:
         self.store.close()
 
 
-def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assistant:
-    """Build every part; call inside the event loop that will serve it."""
+def create_assistant(
+    settings: Settings, trace: TextIO | None = None, resume: bool = True
+) -> Assistant:
+    """Build every part; call inside the event loop that will serve it. `resume`: look for
+    threads that crashed runs left owed, now and every half lease (see `RunScheduler`)."""
     store = open_store(settings.database_url)
-    recorder = Recorder(store, TraceWriter(trace or sys.stdout))
     assert settings.slack_bot_token is not None
     # Bolt is given the token, not a client: given a client, it still reads SLACK_BOT_TOKEN
     # from the environment (whenever no token is passed) and then warns that the token it
@@ -66,6 +71,10 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
         process_before_response=True,
     )
     client = configure_slack_client(app.client, settings)
+    channel_names = ChannelNames(client)
+    recorder = Recorder(
+        store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
+    )
     model = ModelClient(settings)
     history = ThreadHistory(store, client)
     budget = settings.prompt_budget()
@@ -88,7 +97,8 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
         post_caps=settings.post_caps(),
     )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
-    scheduler.start()
+    if resume:
+        scheduler.start()
     # Events are recorded before Slack gets its acknowledgement: their store calls get
     # threads of their own, so that they never wait behind the runs' (a few ms each, but
     # hundreds of them under load).
@@ -98,4 +108,4 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
         settings, event_recorder, scheduler, client, files, model.transcribe, LinkAccess(client)
     )
     listeners.register(app, events)
-    return Assistant(settings, store, client, model, scheduler, events, app)
+    return Assistant(settings, store, client, model, scheduler, events, app, channel_names)

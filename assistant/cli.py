@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from assistant.commands import CliError, logs, slack, threads
+from assistant.commands import CliError, demo, logs, replay, slack, threads
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -16,7 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A Slack assistant whose threads are structured context logs.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, slack):
+    for group in (logs, threads, slack, replay, demo):
         group.register(commands)
     return parser
 

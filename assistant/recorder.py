@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 
 from assistant.runs import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
-from context.render import TraceWriter
 from context.storage import EntryMeta, ImageRef, Store, ThreadKey, ThreadMessage
+from context.trace import Trace
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ T = TypeVar("T")
 class Recorder:
     """`executor`: the threads its store calls run in (None: the event loop's default)."""
 
-    def __init__(self, store: Store, trace: TraceWriter, executor: Executor | None = None) -> None:
+    def __init__(self, store: Store, trace: Trace, executor: Executor | None = None) -> None:
         self.store = store
         self.trace = trace
         self._executor = executor
@@ -60,7 +60,7 @@ class Recorder:
             images,
         )
         if entry is not None:
-            self.trace.write(entry)
+            self.trace.write(entry, key, meta)
         return entry
 
     async def record_message(
@@ -86,7 +86,8 @@ class Recorder:
             images,
         )
         for entry in entries:
-            self.trace.write(entry)
+            # Entry 0 (the persona) has no metadata of its own.
+            self.trace.write(entry, key, meta if entry is entries[-1] else None)
         return entries[-1] if entries else None
 
     def close(self) -> None:

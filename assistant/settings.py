@@ -22,6 +22,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from assistant.post_limits import PostCaps
 from assistant.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.storage import DEFAULT_URL, database_url
+from context.trace import TraceKind
 
 Mode = Literal["socket", "http", "replay"]
 
@@ -99,6 +100,8 @@ class Settings(StoreSettings):
     assistant_transcription_model: str = "whisper-1"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
+    # The console trace: `text` for people, `json` lines for log collectors, `off`.
+    assistant_trace: TraceKind = "text"
 
     port: int = Field(default=3000, ge=1, le=65535)
 

@@ -21,6 +21,7 @@ BENCHMARKS = {
     "slack_calls": "bench.slack_calls",
     "throughput": "bench.throughput",
     "store": "bench.store",
+    "follow": "bench.follow",
     "prompt_prefix": "bench.prompt_prefix",
     "chaos": "bench.chaos",
     "flood": "bench.flood",

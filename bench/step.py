@@ -47,10 +47,10 @@ from bench.report import Figure, median, ms
 from context.budget import BuiltPrompt
 from context.entry import Content, Entry, UserContent, format_timestamp
 from context.log import ContextLog
-from context.render import TraceWriter
-from context.storage import ThreadKey
+from context.storage import EntryMeta, ThreadKey
 from context.storage.store import SqlStore
 from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
+from context.trace import TraceWriter
 
 # Size -> steps timed there; each step adds an entry, so steps stay below the next size.
 FULL_STEPS = {10: 40, 100: 100, 1_000: 100, 10_000: 60}
@@ -153,9 +153,11 @@ class TimedTrace(TraceWriter):
         super().__init__(io.StringIO(), colour=False)
         self.clock = clock
 
-    def write(self, entry: Entry) -> None:
+    def write(
+        self, entry: Entry, key: ThreadKey | None = None, meta: EntryMeta | None = None
+    ) -> None:
         started = time.perf_counter()
-        super().write(entry)
+        super().write(entry, key, meta)
         self.clock.add("render", time.perf_counter() - started)
 
 

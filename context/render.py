@@ -100,17 +100,3 @@ def wants_colour(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
-
-class TraceWriter:
-    """Prints entries as they are recorded; the concatenated output equals `render_log`."""
-
-    def __init__(self, stream: TextIO, colour: bool | None = None) -> None:
-        self._stream = stream
-        self._colour = wants_colour(stream) if colour is None else colour
-        self._started = False
-
-    def write(self, entry: Entry) -> None:
-        separator = "\n" if self._started else ""
-        self._stream.write(f"{separator}{render_entry(entry, self._colour)}\n")
-        self._stream.flush()
-        self._started = True

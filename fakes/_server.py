@@ -9,6 +9,7 @@ sleeping.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import threading
 from collections.abc import Awaitable, Callable
 from types import TracebackType
@@ -25,6 +26,10 @@ class BackgroundServer:
     """Base class: subclasses add routes in `_build_app` and keep their state under `_cond`."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        if not is_loopback(host):
+            # Installed with the package, a fake must never be reachable from the network: it
+            # answers anyone, with any token.
+            raise ValueError(f"{type(self).__name__} serves on loopback only, not on {host!r}")
         self.host = host
         self._requested_port = port
         self.port: int | None = None
@@ -187,6 +192,16 @@ class Hold:
                 return
             self._waiters.append((asyncio.get_running_loop(), event))
         await event.wait()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is an address of this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

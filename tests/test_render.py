@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from context.canonical import export_json, load_log
 from context.entry import UserContent
 from context.log import ContextLog
-from context.render import TraceWriter, render_entry, render_log
+from context.render import render_entry, render_log
 from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage
+from context.trace import TraceWriter
 from fakes import openai_responses as replies
 from tests.cli import DATA, ROOT, run_cli
 from tests.harness import mention as say

@@ -175,3 +175,11 @@ def test_a_complete_dotenv_is_enough_to_run(slack, model, tmp_path):
     assert code == 0, app.stderr.text
     assert {c.token for c in slack.calls_to("apps.connections.open")} == {ids.APP_TOKEN}
     assert (tmp_path / "from-dotenv.db").exists()
+
+
+def test_an_unknown_trace_format_is_named(tmp_path):
+    result = start("replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_TRACE="yaml")
+    assert result.returncode == 2
+    assert problems(result.stderr, "replay") == {
+        "ASSISTANT_TRACE": "Input should be 'text', 'json' or 'off'"
+    }

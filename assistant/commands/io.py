@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 from assistant.commands import CliError
+from context.storage import ThreadKey
 
 
 def read_input(path: str) -> bytes:
@@ -28,3 +29,16 @@ def write_output(text: str, out: str | None) -> None:
         Path(out).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror}") from None
+
+
+def file_or_thread(source: str) -> str | ThreadKey:
+    """What a command's FILE-or-THREAD argument names: `-` or an existing file (a file wins,
+    should a path look like a thread id), else a stored thread TEAM/CHANNEL/THREAD_TS."""
+    if source == "-" or Path(source).exists():
+        return source
+    try:
+        return ThreadKey.parse(source)
+    except ValueError:
+        raise CliError(
+            f"cannot read {source}: no such file (nor is it a thread id TEAM/CHANNEL/THREAD_TS)"
+        ) from None

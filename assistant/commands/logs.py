@@ -6,19 +6,42 @@ import argparse
 import json
 import sys
 
-from assistant.commands.io import read_input
+from assistant.commands import CliError
+from assistant.commands.io import file_or_thread, read_input
+from assistant.commands.watch import first_shown, show_thread
 from context.render import render_log, wants_colour
 from context.schema import log_json_schema
+from context.storage import ThreadKey
 from context.validate import Problem, validate_log
 
 
 def register(commands: argparse._SubParsersAction) -> None:
     show = commands.add_parser(
         "show",
-        help="render a saved log as the console trace",
-        description="Render a saved context log in the emoji trace format.",
+        help="render a saved log or a stored thread as the console trace",
+        description="Render a context log in the emoji trace format: a saved file, or a "
+        "thread of the store (DATABASE_URL), which --follow keeps printing as any process "
+        "records in it, until Ctrl-C.",
     )
-    show.add_argument("file", metavar="FILE", help="a log file, or - for standard input")
+    show.add_argument(
+        "file",
+        metavar="FILE|THREAD",
+        help="a log file, - for standard input, or a thread id TEAM/CHANNEL/THREAD_TS "
+        "(a file wins over a thread id of the same name)",
+    )
+    show.add_argument(
+        "--from",
+        dest="start",
+        metavar="INDEX",
+        type=int,
+        default=0,
+        help="start at entry INDEX (negative: that many entries before the end)",
+    )
+    show.add_argument(
+        "--follow",
+        action="store_true",
+        help="a stored thread only: keep printing its new entries until Ctrl-C",
+    )
     show.set_defaults(handler=run_show)
 
     validate = commands.add_parser(
@@ -44,11 +67,17 @@ def _print_problems(source: str, problems: list[Problem]) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    report = validate_log(read_input(args.file))
+    source = file_or_thread(args.file)
+    if isinstance(source, ThreadKey):
+        return show_thread(source, args.start, args.follow)
+    if args.follow:
+        raise CliError("--follow watches a stored thread TEAM/CHANNEL/THREAD_TS, not a file")
+    report = validate_log(read_input(source))
     if report.problems:
         _print_problems(_source(args.file), report.problems)
         return 1
-    sys.stdout.write(render_log(report.entries, colour=wants_colour(sys.stdout)))
+    entries = report.entries[first_shown(report.entries, args.start) :]
+    sys.stdout.write(render_log(entries, colour=wants_colour(sys.stdout)))
     return 0
 
 

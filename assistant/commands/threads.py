@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="list the threads in the store",
         description="List every thread in the store (DATABASE_URL), most recent first: "
         "its id TEAM/CHANNEL/THREAD_TS, entry count, last update and token totals.",
+    )
+    threads.add_argument("--channel", metavar="CHANNEL", help="only threads in this channel id")
+    threads.add_argument(
+        "--since",
+        metavar="WHEN",
+        type=_since,
+        help="only threads updated since WHEN: a time ago (30m, 2h, 7d) or a UTC date or "
+        "time (2025-06-01, 2025-06-01T09:00:00Z)",
+    )
+    threads.add_argument(
+        "--json", action="store_true", help="one JSON object per thread per line (JSON Lines)"
     )
     threads.set_defaults(handler=run_threads)
 
@@ -118,9 +130,32 @@ def _has_store(url: URL) -> bool:
         engine.dispose()
 
 
+_AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+
+def _since(text: str) -> datetime:
+    """`--since`: a time ago (`90m`, `2h`, `7d`) or an ISO date or time (UTC unless it says)."""
+    ago = _AGO.match(text.strip())
+    if ago:
+        return datetime.now(UTC) - timedelta(**{_UNITS[ago[2]]: float(ago[1])})
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a time: {text!r}; use e.g. 2h, 7d, 2025-06-01 or 2025-06-01T09:00:00Z"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
 def run_threads(args: argparse.Namespace) -> int:
     with _store("threads") as store:
-        for summary in store.threads():
+        for summary in store.threads(args.channel, args.since):
+            if args.json:
+                fields = asdict(summary)
+                row = {"thread": str(summary.key), **fields.pop("key"), **fields}
+                print(json.dumps(row, ensure_ascii=False))
+                continue
             tokens = summary.prompt_tokens + summary.completion_tokens
             print(
                 f"{summary.key}\t{summary.entries} entries\tupdated {summary.updated_at}"

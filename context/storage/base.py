@@ -207,8 +207,11 @@ class ImageStore(Protocol):
 class Housekeeping(Protocol):
     """What operators read and delete: thread listings, side metadata, purges."""
 
-    def threads(self) -> list[ThreadSummary]:
-        """Every thread, most recently updated first, with token totals."""
+    def threads(
+        self, channel: str | None = None, updated_since: datetime | None = None
+    ) -> list[ThreadSummary]:
+        """Every thread, most recently updated first, with token totals; only those of
+        `channel`, and only those updated at or after `updated_since`, when given."""
         ...
 
     def purge(self, updated_before: datetime, dry_run: bool = False) -> list[ThreadKey]:

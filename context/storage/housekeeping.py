@@ -26,7 +26,9 @@ _TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
 class SqlHousekeeping(Repository):
     """`Housekeeping` over SQL."""
 
-    def threads(self) -> list[ThreadSummary]:
+    def threads(
+        self, channel: str | None = None, updated_since: datetime | None = None
+    ) -> list[ThreadSummary]:
         totals = (
             select(
                 entries_table.c.thread_id,
@@ -43,6 +45,10 @@ class SqlHousekeeping(Repository):
             .outerjoin(totals, totals.c.thread_id == threads_table.c.id)
             .order_by(threads_table.c.updated_at.desc(), threads_table.c.id.desc())
         )
+        if channel is not None:
+            query = query.where(threads_table.c.channel == channel)
+        if updated_since is not None:
+            query = query.where(threads_table.c.updated_at >= moment(updated_since))
         with self._db.read() as connection:
             return [
                 ThreadSummary(

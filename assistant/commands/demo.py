@@ -1,0 +1,70 @@
+"""`assistant demo`: see the bot work, with no Slack workspace and no OpenAI key."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from assistant.commands import CliError
+from assistant.settings import SettingsError, load_store_settings
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    demo = commands.add_parser(
+        "demo",
+        help="play a short conversation on local fakes of Slack and the model",
+        description="Start a fake Slack and a scripted fake model on loopback, run the bot "
+        "against them, play a short conversation in a thread (a mention that makes the bot "
+        "read the thread's history, then a follow-up) and print its trace. The thread stays "
+        "in the store, for threads, show, export and replay. Needs no Slack or OpenAI "
+        "variable, and never uses them.",
+    )
+    demo.add_argument(
+        "--database",
+        metavar="URL",
+        help="the store to leave the thread in: a database URL or a SQLite file "
+        "(default: DATABASE_URL, else assistant.db in the current directory)",
+    )
+    demo.set_defaults(handler=run_demo)
+
+
+def _database(option: str | None) -> tuple[str, bool]:
+    """The store's URL, and whether the other commands need to be told it."""
+    if option:
+        url = option if "://" in option else f"sqlite:///{Path(option).resolve()}"
+        return url, True
+    try:
+        return load_store_settings().database_url, False
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from assistant.demo import DemoError
+    from assistant.demo import run_demo as play
+
+    url, tell = _database(args.database)
+    try:
+        played = play(url, sys.stdout)
+    except SettingsError as exc:
+        raise CliError(f"the settings are wrong:\n{exc}") from None
+    except DemoError as exc:
+        print(f"assistant demo: {exc}", file=sys.stderr)
+        return 1
+    thread = played.thread
+    prefix = f"DATABASE_URL={shlex.quote(url)} " if tell else ""
+    print(
+        f"\nassistant demo: {played.answers} answers in thread {thread}, kept in the store. "
+        "Try:\n"
+        f"  {prefix}assistant threads\n"
+        f"  {prefix}assistant show {thread}\n"
+        f"  {prefix}assistant export {thread} --with-metadata\n"
+        f"  {prefix}assistant replay {thread} --at 2 --demo-model",
+        file=sys.stderr,
+    )
+    if played.answers < 2:
+        print(f"assistant demo: expected 2 answers, Slack got {played.answers}", file=sys.stderr)
+        return 1
+    return 0
