@@ -13,10 +13,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant import listeners
 from assistant.agent import Agent
 from assistant.events import EventRecorder
+from assistant.feedback import Feedback
 from assistant.history import ThreadHistory
 from assistant.link_access import LinkAccess
 from assistant.media import ImageParts, SlackFiles
 from assistant.model import ModelClient
+from assistant.panel import Panel
+from assistant.panel_status import PanelStatus
 from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
@@ -72,6 +75,7 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
         budget,
         images=images,
         post_caps=settings.post_caps(),
+        panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
     )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
     scheduler.start()
@@ -94,5 +98,5 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
         # process killed before that leaves Slack to retry it, so no message is lost.
         process_before_response=True,
     )
-    listeners.register(app, events)
+    listeners.register(app, events, Panel(settings, event_recorder), Feedback(event_recorder))
     return Assistant(settings, store, client, model, scheduler, events, app)

@@ -18,6 +18,7 @@ from aiohttp import web
 
 from fakes import ids
 from fakes._server import DEFAULT_TIMEOUT, drop_connection, in_thread
+from fakes.slack_assistant import AssistantThreads
 from fakes.slack_conversations import Conversations
 from fakes.slack_socket import SocketModeServer
 from fakes.slack_store import SlackError, SlackStore
@@ -95,6 +96,7 @@ class FakeSlack(SocketModeServer):
         self.conversations = Conversations(self._cond, team_id, bot_user_id)
         self.conversations.public(ids.CHANNEL_ID, [ids.USER_ID], name="general")
         self.conversations.im(ids.DM_CHANNEL_ID, ids.USER_ID)
+        self.assistant_threads = AssistantThreads(self._cond, self.store)  # the panel's methods
         self._calls: list[Call] = []
         self._files: dict[str, _File] = {}
         self.downloads: list[str] = []  # file ids served, in order
@@ -110,10 +112,10 @@ class FakeSlack(SocketModeServer):
             "conversations.history": self._conversations_history,
             "reactions.add": self._reactions_add,
             "reactions.remove": self._reactions_remove,
-            "assistant.threads.setStatus": lambda params: {"ok": True},
             "users.info": self._users_info,
             "apps.connections.open": self._apps_connections_open,
             **self.conversations.methods(),
+            **self.assistant_threads.methods(),
         }
 
     @property
