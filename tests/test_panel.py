@@ -18,7 +18,6 @@ from fakes.panel_events import (
 )
 from tests.harness import mention, prompt_log, seed, thread_of
 
-PANEL = ThreadKey  # a panel thread's key: (workspace, the app's DM, the thread's root ts)
 OPENER = f"<@{ids.USER_ID}>"
 
 
@@ -116,7 +115,8 @@ def test_a_panel_opened_while_viewing_no_channel(app, slack):
 def test_a_question_is_answered_under_the_status_and_titles_the_thread(app, slack, model):
     started = opened(app, slack)
     key = panel_key(started)
-    question = ask(app, slack, model, started, "  What's a *good* lunch near <#C0FAKECHN1|general>?")
+    text = "  What's a *good* lunch near <#C0FAKECHN1|general>?"
+    question = ask(app, slack, model, started, text)
 
     statuses = slack.calls_to("assistant.threads.setStatus")
     assert [(c.params["channel_id"], c.params["thread_ts"]) for c in statuses] == [

@@ -1,16 +1,19 @@
 """The panel's side metadata and the feedback votes in the store, on both backends: each
 written with its system entry in one transaction, a replay or a repeated click recorded once,
-purged with the thread."""
+purged with the thread, listed by `assistant threads` and written by `assistant export
+--with-metadata`."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from context.entry import UserContent
-from context.storage import EntryMeta, PanelThread, Store, ThreadKey, Vote
+from context.storage import EntryMeta, PanelThread, Store, ThreadKey, Vote, open_store
 from context.toolcalls import FinishRequest, PostMessage
+from tests.cli import run_cli
 
 TS = "2025-04-04T12:33:00Z"
 KEY = ThreadKey("T1", "D1", "1712233980.000100")
@@ -107,3 +110,37 @@ def test_purge_deletes_the_panel_metadata_and_the_votes(store: Store):
     assert store.purge(datetime.now(UTC) + timedelta(days=1)) == [KEY]
     assert store.panel(KEY) is None and store.votes(KEY) == []
     assert opened(store)[0].index == 0  # the thread starts over
+
+
+def test_threads_shows_the_votes_and_export_writes_them(store_url: str, tmp_path):
+    store = open_store(store_url)
+    try:
+        answer = answered(store)
+        store.record_vote(KEY, Vote(answer, "<@U1>", "good"), "good", TS, EntryMeta(event_id="1"))
+        store.record_vote(KEY, Vote(answer, "<@U2>", "bad"), "bad", TS, EntryMeta(event_id="2"))
+        store.record_vote(KEY, Vote(answer, "<@U3>", "good"), "good", TS, EntryMeta(event_id="3"))
+        store.claim_title(KEY, "Lunch")
+    finally:
+        store.close()
+    env = {"DATABASE_URL": store_url}
+
+    listed = run_cli("threads", env=env, cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    [line] = listed.stdout.decode().splitlines()
+    assert line.split("\t")[0] == str(KEY)
+    assert line.split("\t")[-1] == "feedback 2 good, 1 bad"
+
+    out = tmp_path / "panel.json"
+    exported = run_cli("export", str(KEY), "--with-metadata", "--out", str(out), env=env)
+    assert exported.returncode == 0, exported.stderr
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert document["panel"] == {"user": "U1", "context": CONTEXT, "title": "Lunch"}
+    assert document["feedback"] == {
+        "good": 2,
+        "bad": 1,
+        "votes": [
+            {"answer": answer, "user": "<@U1>", "vote": "good"},
+            {"answer": answer, "user": "<@U2>", "vote": "bad"},
+            {"answer": answer, "user": "<@U3>", "vote": "good"},
+        ],
+    }
