@@ -81,8 +81,14 @@ class Panel:
         and shortened. Other threads, and later messages, change nothing."""
         title = title_of(event.get("text", ""))
         key = thread_key(team, event["channel"], event)
-        if not title or not await self.recorder.call(self.recorder.store.claim_title, key, title):
+        if not title:
             return
+        # A read first (it never waits for SQLite's writer): most messages are not the first.
+        panel = await self.recorder.call(self.recorder.store.panel, key)
+        if panel is None or panel.title is not None:
+            return
+        if not await self.recorder.call(self.recorder.store.claim_title, key, title):
+            return  # another delivery of the first message set it meanwhile
         try:
             await set_title(title)
         except SLACK_ERRORS as exc:
