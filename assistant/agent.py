@@ -230,7 +230,7 @@ class Agent:
                 await react(channel=key.channel, timestamp=message_ts, name=PROGRESS_REACTION)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             # Progress is a courtesy: failing to show it must not fail the run.
-            log.info("progress reaction failed in %s: %s", key, _slack_reason(exc))
+            log.info("showing progress failed in %s: %s", key, _slack_reason(exc))
 
 
 def _slack_reason(exc: BaseException) -> str:

@@ -77,7 +77,7 @@ def test_opening_the_panel_records_it_and_greets_with_suggested_prompts(make_app
     assert log[0]["content"] == app.settings.instructions()
     assert log[1]["content"] == f"{OPENER} opened the assistant panel from <#C0WATCHED1>."
     assert log[2]["content"] == (
-        f"The app greeted {OPENER} (its words, not the model's): \"Olá! Em que posso ajudar?\"\n"
+        f'The app greeted {OPENER} (its words, not the model\'s): "Olá! Em que posso ajudar?"\n'
         'Suggested prompts shown: "Lunch" (sends "What should I eat?").'
     )
 
@@ -103,6 +103,27 @@ def test_the_default_greeting_and_prompts(app, slack, model):
         "Draft a message",
         "Brainstorm ideas",
     ]
+
+
+def test_what_slack_refuses_of_the_greeting_and_the_title_is_recorded(app, slack, model):
+    slack.fail("chat.postMessage", "not_in_channel")
+    started = opened(app, slack)
+    key = panel_key(started)
+    assert contents(app, key)[2] == (
+        "The greeting could not be posted: not_in_channel (from chat.postMessage).\n"
+        'Suggested prompts shown: "Explain something" (sends "Explain how DNS works, in a few '
+        'short paragraphs."); "Draft a message" (sends "Help me write a short, friendly note '
+        'asking my team for feedback on a draft."); "Brainstorm ideas" (sends "Give me five '
+        'ideas for a team offsite.").'
+    )
+    slack.fail("assistant.threads.setTitle", "invalid_thread_ts")
+    ask(app, slack, model, started, "lunch?")
+    refused = (
+        "The conversation's title could not be set: "
+        "invalid_thread_ts (from assistant.threads.setTitle)."
+    )
+    assert refused in contents(app, key)
+    assert app.assistant.store.panel(key).title == "lunch?"  # tried once, not on every message
 
 
 def test_a_panel_opened_while_viewing_no_channel(app, slack):
