@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.history import ThreadHistory
 from assistant.media import ImagePart, ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply
+from assistant.panel_status import PanelStatus
 from assistant.post_limits import PostCaps, PostLimits
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
@@ -68,6 +69,7 @@ class Agent:
     tools: dict[str, ToolFunction] = field(default_factory=lambda: dict(SLACK_TOOLS))
     images: ImageParts | None = None  # None: the prompt carries image markers only (replay)
     post_caps: PostCaps = field(default_factory=PostCaps)
+    panel_status: PanelStatus | None = None  # None: no Slack status (replay)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -84,7 +86,8 @@ class Agent:
             PostLimits(self.post_caps),
         )
         message_ts = requests[-1].message_ts
-        await self._show_progress(key, message_ts, working=True)
+        in_panel = self.panel_status is not None and await self.panel_status.applies(key)
+        await self._show_progress(key, message_ts, working=True, in_panel=in_panel)
         try:
             if self.client is not None:
                 await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
@@ -97,7 +100,7 @@ class Agent:
                 raise  # the request stays owed: the scheduler resumes it
             await self._fail_unexpectedly(ctx, exc)
         finally:
-            await self._show_progress(key, message_ts, working=False)
+            await self._show_progress(key, message_ts, working=False, in_panel=in_panel)
 
     async def _steps(self, ctx: RunContext) -> None:
         prompts = self.budget.prompts(ctx.log)
@@ -212,16 +215,22 @@ class Agent:
             log.info("auth.test failed: %s", _slack_reason(exc))
             return None
 
-    async def _show_progress(self, key: ThreadKey, message_ts: str, working: bool) -> None:
-        """The :eyes: reaction on the message being answered, while the run works."""
+    async def _show_progress(
+        self, key: ThreadKey, message_ts: str, working: bool, in_panel: bool = False
+    ) -> None:
+        """The :eyes: reaction on the message being answered, while the run works; in a
+        thread of the assistant panel, Slack's status instead."""
         if self.client is None:
             return
         react = self.client.reactions_add if working else self.client.reactions_remove
         try:
-            await react(channel=key.channel, timestamp=message_ts, name=PROGRESS_REACTION)
+            if in_panel and self.panel_status is not None:
+                await self.panel_status.show(key, working)
+            else:
+                await react(channel=key.channel, timestamp=message_ts, name=PROGRESS_REACTION)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             # Progress is a courtesy: failing to show it must not fail the run.
-            log.info("progress reaction failed in %s: %s", key, _slack_reason(exc))
+            log.info("showing progress failed in %s: %s", key, _slack_reason(exc))
 
 
 def _slack_reason(exc: BaseException) -> str:

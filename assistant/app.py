@@ -14,10 +14,13 @@ from assistant import listeners
 from assistant.agent import Agent
 from assistant.channel_names import ChannelNames
 from assistant.events import EventRecorder
+from assistant.feedback import Feedback
 from assistant.history import ThreadHistory
 from assistant.link_access import LinkAccess
 from assistant.media import ImageParts, SlackFiles
 from assistant.model import ModelClient
+from assistant.panel import Panel
+from assistant.panel_status import PanelStatus
 from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
@@ -95,6 +98,7 @@ def create_assistant(
         budget,
         images=images,
         post_caps=settings.post_caps(),
+        panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
     )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
     if resume:
@@ -107,5 +111,5 @@ def create_assistant(
     events = EventRecorder(
         settings, event_recorder, scheduler, client, files, model.transcribe, LinkAccess(client)
     )
-    listeners.register(app, events)
+    listeners.register(app, events, Panel(settings, event_recorder), Feedback(event_recorder))
     return Assistant(settings, store, client, model, scheduler, events, app, channel_names)

@@ -1,9 +1,10 @@
 """Recording entries: into the store, then onto the console trace
 (docs/log-format.md#what-is-recorded, #console-trace).
 
-Every entry of every thread goes through `Recorder.record`, so each one is printed exactly
-once, when it is recorded. The store is synchronous; its calls run in worker threads so the
-event loop keeps serving other threads meanwhile.
+Every entry of every thread goes through `Recorder.record` (or `record_message`,
+`record_by`), so each one is printed exactly once, when it is recorded. The store is
+synchronous; its calls run in worker threads so the event loop keeps serving other threads
+meanwhile.
 """
 
 from __future__ import annotations
@@ -89,6 +90,20 @@ class Recorder:
             # Entry 0 (the persona) has no metadata of its own.
             self.trace.write(entry, key, meta if entry is entries[-1] else None)
         return entries[-1] if entries else None
+
+    async def record_by(
+        self, write: Callable[..., Entry | Sequence[Entry] | None], *args: Any
+    ) -> list[Entry]:
+        """Record through a store write of its own (one that keeps side metadata with its
+        entries in one transaction, see `PanelStore`) and print what it recorded."""
+        written = await self.call(write, *args)
+        if written is None or isinstance(written, Sequence):
+            entries = list(written or [])
+        else:
+            entries = [written]
+        for entry in entries:
+            self.trace.write(entry)
+        return entries
 
     def close(self) -> None:
         """Let its threads go (they finish what they were given)."""

@@ -6,7 +6,7 @@ One `Settings` object is built at start and passed in; nothing else reads the en
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import (
     Field,
@@ -17,8 +17,16 @@ from pydantic import (
     model_validator,
 )
 from pydantic_core import ErrorDetails
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from assistant.panel_settings import (
+    DEFAULT_GREETING,
+    DEFAULT_LOADING_MESSAGES,
+    DEFAULT_PROMPTS,
+    SuggestedPrompt,
+    parse_loading_messages,
+    parse_prompts,
+)
 from assistant.post_limits import PostCaps
 from assistant.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.storage import DEFAULT_URL, database_url
@@ -102,6 +110,13 @@ class Settings(StoreSettings):
     assistant_answer_bots: bool = False
     # The console trace: `text` for people, `json` lines for log collectors, `off`.
     assistant_trace: TraceKind = "text"
+    # The assistant panel (assistant.panel_settings): read as written, not as pydantic-settings
+    # decodes lists, so that a bad value is one clear problem like any other.
+    assistant_greeting: str | None = None
+    assistant_suggested_prompts: Annotated[tuple[SuggestedPrompt, ...], NoDecode] = (
+        DEFAULT_PROMPTS
+    )
+    assistant_loading_messages: Annotated[tuple[str, ...], NoDecode] = DEFAULT_LOADING_MESSAGES
 
     port: int = Field(default=3000, ge=1, le=65535)
 
@@ -121,6 +136,17 @@ class Settings(StoreSettings):
         if self.assistant_prompt and self.assistant_prompt_file:
             raise ValueError("set ASSISTANT_PROMPT or ASSISTANT_PROMPT_FILE, not both")
         return self
+
+    _suggested_prompts = field_validator("assistant_suggested_prompts", mode="before")(
+        parse_prompts
+    )
+    _loading_messages = field_validator("assistant_loading_messages", mode="before")(
+        parse_loading_messages
+    )
+
+    def greeting(self) -> str:
+        """What the panel says when a person opens it (ASSISTANT_GREETING)."""
+        return self.assistant_greeting or DEFAULT_GREETING.format(name=self.assistant_name)
 
     def instructions(self) -> str:
         """Entry 0 of every new thread: the persona."""

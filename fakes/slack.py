@@ -24,6 +24,7 @@ from aiohttp import web
 
 from fakes import ids
 from fakes._server import DEFAULT_TIMEOUT, drop_connection, in_thread
+from fakes.slack_assistant import AssistantThreads
 from fakes.slack_auth import AuthMethods
 from fakes.slack_chat import ChatMethods
 from fakes.slack_conversations import Conversations
@@ -100,6 +101,7 @@ class FakeSlack(
         self.conversations = Conversations(self._cond, team_id, bot_user_id)
         self.conversations.public(ids.CHANNEL_ID, [ids.USER_ID], name="general")
         self.conversations.im(ids.DM_CHANNEL_ID, ids.USER_ID)
+        self.assistant_threads = AssistantThreads(self._cond, self.store)  # the panel's methods
         self._calls: list[Call] = []
         self._init_files()
         self._init_faults()
@@ -110,10 +112,10 @@ class FakeSlack(
             **self._chat_methods(),
             **self._history_methods(),
             **self._reaction_methods(),
-            "assistant.threads.setStatus": lambda params: {"ok": True},
             **self._user_methods(),
             **self._socket_mode_methods(),
             **self.conversations.methods(),
+            **self.assistant_threads.methods(),
         }
 
     @property

@@ -42,7 +42,9 @@ def test_a_mention_is_recorded_answered_and_traced(app, slack, model):
     assert len(posts) == 1
     assert posts[0].params["channel"] == mention["channel"]
     assert posts[0].params["thread_ts"] == mention["ts"]
-    assert posts[0].params["blocks"] == [{"type": "markdown", "text": "Risotto!"}]
+    markdown, feedback = posts[0].params["blocks"]
+    assert markdown == {"type": "markdown", "text": "Risotto!"}
+    assert feedback["type"] == "context_actions"  # the answer's feedback buttons
     assert [c.method for c in slack.calls if c.method.startswith("reactions.")] == [
         "reactions.add",
         "reactions.remove",

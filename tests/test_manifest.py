@@ -1,5 +1,6 @@
 """manifest.yml: every bot scope the code needs and no more, exactly the events the
-listeners handle, a bot user that takes DMs, Socket Mode on."""
+listeners handle, a bot user that takes DMs, Socket Mode on, the assistant panel with the
+default suggested prompts, interactivity on exactly when a listener takes block actions."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import yaml
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.panel_settings import DEFAULT_PROMPTS, MAX_PROMPTS
 from tests.cli import ROOT
 
 SOURCE = ROOT / "assistant"
@@ -38,6 +40,24 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "users_info": {"users:read"},
     "files_info": {"files:read"},
     "assistant_threads_setStatus": {"assistant:write"},
+    "assistant_threads_setSuggestedPrompts": {"assistant:write"},
+    "assistant_threads_setTitle": {"assistant:write"},
+}
+
+# Bolt's helpers that a listener may take instead of calling a method by name -> the method.
+BOLT_HELPERS: dict[str, str] = {
+    "AsyncSay": "chat_postMessage",
+    "AsyncSetStatus": "assistant_threads_setStatus",
+    "AsyncSetSuggestedPrompts": "assistant_threads_setSuggestedPrompts",
+    "AsyncSetTitle": "assistant_threads_setTitle",
+}
+
+# Bolt's assistant listeners (`AsyncAssistant`'s decorators) -> the event type each takes.
+ASSISTANT_LISTENERS: dict[str, str] = {
+    "thread_started": "assistant_thread_started",
+    "thread_context_changed": "assistant_thread_context_changed",
+    "user_message": "message",
+    "bot_message": "message",
 }
 
 # Event type a listener handles -> the bot events to subscribe to for it.
@@ -45,6 +65,8 @@ LISTENER_EVENTS: dict[str, set[str]] = {
     "app_mention": {"app_mention"},
     "message": {"message.channels", "message.groups", "message.im", "message.mpim"},
     "member_joined_channel": {"member_joined_channel"},
+    "assistant_thread_started": {"assistant_thread_started"},
+    "assistant_thread_context_changed": {"assistant_thread_context_changed"},
 }
 
 # Bot event -> the bot scope Slack requires to deliver it.
@@ -55,6 +77,9 @@ EVENT_SCOPES: dict[str, set[str]] = {
     "message.im": {"im:history"},
     "message.mpim": {"mpim:history"},
     "member_joined_channel": {"channels:read", "groups:read"},
+    # Slack delivers the panel's events to apps with the assistant:write scope.
+    "assistant_thread_started": {"assistant:write"},
+    "assistant_thread_context_changed": {"assistant:write"},
 }
 
 
@@ -75,16 +100,23 @@ def web_api_methods() -> set[str]:
 
 def called_methods() -> set[str]:
     """Every Web API method named as a word anywhere in assistant/ (attribute calls, and the
-    `getattr(client, "reactions_add")` strings alike)."""
+    `getattr(client, "reactions_add")` strings alike), and those behind Bolt's helpers."""
     text = "\n".join(sources().values())
-    return {name for name in web_api_methods() if re.search(rf"\b{name}\b", text)}
+    named = {name for name in web_api_methods() if re.search(rf"\b{name}\b", text)}
+    helped = {
+        method for helper, method in BOLT_HELPERS.items() if re.search(rf"\b{helper}\b", text)
+    }
+    return named | helped
 
 
 def handled_event_types() -> set[str]:
-    """The `type` of every `@app.event(...)` listener: a string, or a dict's "type"."""
+    """The `type` of every `@app.event(...)` listener (a string, or a dict's "type") and of
+    every assistant listener (`@assistant.thread_started`, …)."""
     types = set()
     for path, text in sources().items():
         for node in ast.walk(ast.parse(text, str(path))):
+            if isinstance(node, ast.Attribute) and node.attr in ASSISTANT_LISTENERS:
+                types.add(ASSISTANT_LISTENERS[node.attr])
             if not (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -172,3 +204,37 @@ def test_the_bot_takes_direct_messages_and_socket_mode_is_on():
     assert app_home["messages_tab_read_only_enabled"] is False
     assert MANIFEST["settings"]["socket_mode_enabled"] is True
     assert MANIFEST["display_information"]["name"]
+
+
+def action_listeners() -> int:
+    """How many `@app.action(...)` listeners (block actions) the app has."""
+    return sum(
+        1
+        for path, text in sources().items()
+        for node in ast.walk(ast.parse(text, str(path)))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "action"
+    )
+
+
+def test_the_scans_find_the_panel_and_the_feedback_buttons():
+    assert {"assistant_thread_started", "assistant_thread_context_changed"} <= (
+        handled_event_types()
+    )
+    assert {"assistant_threads_setSuggestedPrompts", "assistant_threads_setTitle"} <= (
+        called_methods()
+    )
+    assert action_listeners() >= 1
+
+
+def test_interactivity_is_on_exactly_when_a_listener_takes_block_actions():
+    assert MANIFEST["settings"]["interactivity"]["is_enabled"] is (action_listeners() > 0)
+
+
+def test_the_assistant_panel_is_on_with_the_default_suggested_prompts():
+    view = MANIFEST["features"]["assistant_view"]
+    assert set(view) == {"assistant_description", "suggested_prompts"}
+    assert view["assistant_description"].strip()
+    assert len(view["suggested_prompts"]) <= MAX_PROMPTS
+    assert view["suggested_prompts"] == [prompt.model_dump() for prompt in DEFAULT_PROMPTS]

@@ -3,10 +3,12 @@ by variable name, never a secret value, never a traceback; `.env` in the working
 
 from __future__ import annotations
 
+import json
 import signal
 
 import pytest
 
+from assistant.settings import load_settings
 from fakes import ids
 from tests.process import TIMEOUT, AssistantProcess, clean_env, run_assistant
 
@@ -182,4 +184,60 @@ def test_an_unknown_trace_format_is_named(tmp_path):
     assert result.returncode == 2
     assert problems(result.stderr, "replay") == {
         "ASSISTANT_TRACE": "Input should be 'text', 'json' or 'off'"
+    }
+
+
+FIVE_PROMPTS = json.dumps([{"title": f"t{n}", "message": f"m{n}"} for n in range(5)])
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param(FIVE_PROMPTS, "at most 4 prompts, found 5", id="too-many"),
+        pytest.param('[{"title": "Lunch"}]', "prompt 1, message: Field required", id="no-message"),
+        pytest.param(
+            '[{"title": "", "message": "x"}]',
+            "prompt 1, title: String should have at least 1 character",
+            id="empty-title",
+        ),
+        pytest.param('["Lunch"]', 'prompt 1: must be an object {"title"', id="not-an-object"),
+        pytest.param("[{]", "not JSON (", id="not-json"),
+        pytest.param("prompts.json", "no such file prompts.json", id="no-file"),
+    ],
+)
+def test_bad_suggested_prompts_are_refused_at_start(value, message, tmp_path):
+    result = start("serve", tmp_path, ASSISTANT_SUGGESTED_PROMPTS=value)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    found = problems(result.stderr, "serve")
+    assert set(found) == {"ASSISTANT_SUGGESTED_PROMPTS"} | REQUIRED["serve"]
+    assert message in found["ASSISTANT_SUGGESTED_PROMPTS"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_suggested_prompts_in_a_file_are_read_and_checked(tmp_path):
+    good = tmp_path / "good.json"
+    good.write_text('[{"title": "Lunch", "message": "What should I eat?"}]', encoding="utf-8")
+    settings = load_settings(
+        "replay", _env_file=None, openai_api_key="sk-x", assistant_suggested_prompts=str(good)
+    )
+    assert [p.model_dump() for p in settings.assistant_suggested_prompts] == [
+        {"title": "Lunch", "message": "What should I eat?"}
+    ]
+    (tmp_path / "bad.json").write_text('[{"title": "Lunch", "text": "x"}]', encoding="utf-8")
+    result = start(
+        "replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_SUGGESTED_PROMPTS="bad.json"
+    )
+    assert result.returncode == 2
+    found = problems(result.stderr, "replay")["ASSISTANT_SUGGESTED_PROMPTS"]
+    assert found.startswith("in bad.json: prompt 1, message: Field required")
+    assert "text: Extra inputs are not permitted" in found
+
+
+def test_bad_loading_messages_are_refused_at_start(tmp_path):
+    eleven = json.dumps(["Thinking…"] * 11)
+    result = start("replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_LOADING_MESSAGES=eleven)
+    assert result.returncode == 2
+    assert problems(result.stderr, "replay") == {
+        "ASSISTANT_LOADING_MESSAGES": "at most 10 messages, found 11"
     }

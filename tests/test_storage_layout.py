@@ -16,6 +16,7 @@ from context.storage import (
     ImageStore,
     LogStore,
     MessageCopies,
+    PanelStore,
     Pending,
     RunStore,
     Store,
@@ -28,6 +29,7 @@ from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.store import SqlStore
 from context.toolcalls import FinishRequest
@@ -40,6 +42,7 @@ CONCERNS = [
     (RunStore, SqlRuns),
     (MessageCopies, SqlMessageCopies),
     (ImageStore, SqlImages),
+    (PanelStore, SqlPanel),
     (Housekeeping, SqlHousekeeping),
 ]
 
@@ -75,7 +78,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "remember_messages", "forget_message", "thread_messages",
         "recent_images",
         "threads", "purge", "metadata",
-    }  # fmt: skip
+    } | {"record_panel", "panel", "claim_title", "record_vote", "votes"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("protocol", "repository"), CONCERNS, ids=lambda c: c.__name__)

@@ -34,7 +34,7 @@ def test_threads_lists_each_thread_with_its_id(store_url, tmp_path):
     lines = result.stdout.decode().splitlines()
     assert [line.split("\t")[0] for line in lines] == [str(OTHER), str(LUNCH)]
     assert lines[1].split("\t")[1:2] == ["4 entries"]
-    assert lines[1].endswith("440 tokens (prompt 400, cached 0, completion 40)")
+    assert lines[1].split("\t")[3] == "440 tokens (prompt 400, cached 0, completion 40)"
 
 
 def test_export_writes_a_log_that_validates_and_renders(store_url, tmp_path):

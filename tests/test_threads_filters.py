@@ -68,6 +68,8 @@ def test_threads_json_is_one_object_per_line(store_url, tmp_path):
         "prompt_tokens": 0,
         "cached_tokens": 0,
         "completion_tokens": 0,
+        "good_votes": 0,
+        "bad_votes": 0,
     }
 
 

@@ -28,7 +28,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "threads",
         help="list the threads in the store",
         description="List every thread in the store (DATABASE_URL), most recent first: "
-        "its id TEAM/CHANNEL/THREAD_TS, entry count, last update and token totals.",
+        "its id TEAM/CHANNEL/THREAD_TS, entry count, last update, token totals and feedback "
+        "(the people's latest votes on its answers).",
     )
     threads.add_argument("--channel", metavar="CHANNEL", help="only threads in this channel id")
     threads.add_argument(
@@ -53,8 +54,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     export.add_argument(
         "--with-metadata",
         action="store_true",
-        help="write {thread, totals, log, metadata} instead of the bare log: each entry's side "
-        "metadata (Slack ts, event id, model, token usage, latency) and the token totals",
+        help="write {thread, totals, log, metadata, panel, feedback} instead of the bare log: "
+        "each entry's side metadata (Slack ts, event id, model, token usage, latency), the token "
+        "totals, the assistant panel's (who opened it, what they view, the title; null for "
+        "other threads) and the feedback votes",
     )
     export.set_defaults(handler=run_export)
 
@@ -161,6 +164,7 @@ def run_threads(args: argparse.Namespace) -> int:
                 f"{summary.key}\t{summary.entries} entries\tupdated {summary.updated_at}"
                 f"\t{tokens} tokens (prompt {summary.prompt_tokens}, cached "
                 f"{summary.cached_tokens}, completion {summary.completion_tokens})"
+                f"\tfeedback {summary.good_votes} good, {summary.bad_votes} bad"
             )
     return 0
 
@@ -189,6 +193,8 @@ def run_export(args: argparse.Namespace) -> int:
             write_output(export_json(entries), args.out)
             return 0
         metadata = [asdict(meta) for meta in store.metadata(key)]
+        panel = store.panel(key)
+        votes = store.votes(key)
         document = {
             "thread": str(key),
             "totals": {
@@ -197,6 +203,12 @@ def run_export(args: argparse.Namespace) -> int:
             },
             "log": [entry.as_dict() for entry in entries],
             "metadata": metadata,
+            "panel": asdict(panel) if panel is not None else None,
+            "feedback": {
+                "good": sum(vote.vote == "good" for vote in votes),
+                "bad": sum(vote.vote == "bad" for vote in votes),
+                "votes": [asdict(vote) for vote in votes],
+            },
         }
         write_output(json.dumps(document, ensure_ascii=False, indent=2) + "\n", args.out)
     return 0

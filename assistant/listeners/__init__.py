@@ -5,8 +5,14 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from assistant.events import EventRecorder
+from assistant.feedback import Feedback
+from assistant.listeners.actions import register as register_actions
+from assistant.listeners.assistant import register as register_assistant
 from assistant.listeners.events import register as register_events
+from assistant.panel import Panel
 
 
-def register(app: AsyncApp, events: EventRecorder) -> None:
+def register(app: AsyncApp, events: EventRecorder, panel: Panel, feedback: Feedback) -> None:
+    register_assistant(app, events, panel)  # a middleware: it sees DM threads' messages first
     register_events(app, events)
+    register_actions(app, feedback)

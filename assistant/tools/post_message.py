@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assistant.feedback import feedback_blocks
 from assistant.runs import ensure_lease
 from assistant.slack_text import markdown_blocks, neutralize_mentions, split_message
 from context.entry import Entry
@@ -61,11 +62,15 @@ async def _post(ctx: RunContext, index: int, chunks: list[str], already: dict[in
             last_ts = already[part]
             continue
         ensure_lease()  # a run that may have lost its thread to another posts nothing
+        blocks = markdown_blocks(chunk)
+        # Feedback (assistant.feedback): the answer's last message ends with the buttons.
+        if part == len(chunks) - 1:
+            blocks = [*blocks, *feedback_blocks(index)]
         response = await ctx.client.chat_postMessage(
             channel=ctx.key.channel,
             thread_ts=ctx.key.thread_ts,
             text=chunk,
-            blocks=markdown_blocks(chunk),
+            blocks=blocks,
             metadata=post_metadata(index, part),
         )
         last_ts = response["ts"]

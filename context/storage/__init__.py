@@ -5,11 +5,12 @@ The store is split by concern, each with its own Protocol (in `base`) and its ow
 all over one engine and one transaction helper (`engine.Database`):
 
 - `base`: the values kept (ThreadKey, EntryMeta, ...) and the Protocols: `LogStore`,
-  `RunStore`, `MessageCopies`, `ImageStore`, `Housekeeping`, and `Store`, all of them.
+  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`, and `Store`, all
+  of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
-- `log`, `runs`, `copies`, `images`, `housekeeping`: one repository per concern.
+- `log`, `runs`, `copies`, `images`, `panel`, `housekeeping`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 
 `SqlStore` combines the repositories by inheritance rather than forwarding to them: each
@@ -32,12 +33,15 @@ from context.storage.base import (
     ImageStore,
     LogStore,
     MessageCopies,
+    PanelStore,
+    PanelThread,
     Pending,
     RunStore,
     Store,
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
+    Vote,
 )
 
 __all__ = [
@@ -48,12 +52,15 @@ __all__ = [
     "ImageStore",
     "LogStore",
     "MessageCopies",
+    "PanelStore",
+    "PanelThread",
     "Pending",
     "RunStore",
     "Store",
     "ThreadKey",
     "ThreadMessage",
     "ThreadSummary",
+    "Vote",
     "database_url",
     "open_store",
 ]

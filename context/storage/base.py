@@ -2,8 +2,8 @@
 (docs/architecture.md#storage).
 
 The values it keeps, and one small Protocol per concern (`LogStore`, `RunStore`,
-`MessageCopies`, `ImageStore`, `Housekeeping`); `Store` is all of them, for code that uses
-the whole store. Code that needs one concern can ask for its Protocol alone.
+`MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`); `Store` is all of them, for code
+that uses the whole store. Code that needs one concern can ask for its Protocol alone.
 """
 
 from __future__ import annotations
@@ -89,6 +89,27 @@ class ThreadSummary:
     prompt_tokens: int = 0
     cached_tokens: int = 0
     completion_tokens: int = 0
+    good_votes: int = 0  # feedback: the people's latest votes on the thread's answers
+    bad_votes: int = 0
+
+
+@dataclass(frozen=True)
+class PanelThread:
+    """A thread opened in Slack's assistant panel: who opened it, the context Slack last sent
+    (`channel_id`, `team_id`, `enterprise_id`: what they are viewing) and the title set."""
+
+    user: str
+    context: dict[str, str]
+    title: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class Vote:
+    """One person's latest feedback on one answer (the index of its postMessage entry)."""
+
+    answer: int
+    user: str
+    vote: str  # "good" or "bad"
 
 
 class LogStore(Protocol):
@@ -204,14 +225,57 @@ class ImageStore(Protocol):
         ...
 
 
+class PanelStore(Protocol):
+    """Side metadata of Slack's assistant panel and of feedback clicks, each written in the
+    same transaction as the system entry that records it in the log."""
+
+    def record_panel(
+        self,
+        key: ThreadKey,
+        panel: PanelThread,
+        content: str,
+        timestamp: str,
+        meta: EntryMeta,
+        instructions: tuple[str, str],
+    ) -> list[Entry]:
+        """The panel of a thread was opened, or shows another context: in one transaction,
+        entry 0 from `instructions` (text, timestamp) if the thread has no entry yet, the
+        system entry `content`, and `panel`'s user and context kept as the thread's (its
+        title stays). The entries recorded; [] when `meta.event_id` is recorded already."""
+        ...
+
+    def panel(self, key: ThreadKey) -> PanelThread | None:
+        """The thread's panel side metadata; None for a thread not opened in the panel."""
+        ...
+
+    def claim_title(self, key: ThreadKey, title: str) -> bool:
+        """Keep `title` as the panel thread's title if it has none yet: True when it was
+        kept (then, and only then, the caller sets it in Slack)."""
+        ...
+
+    def record_vote(
+        self, key: ThreadKey, vote: Vote, content: str, timestamp: str, meta: EntryMeta
+    ) -> Entry | None:
+        """A feedback click: in one transaction, the system entry `content` and `vote` as the
+        person's latest on that answer. None, recording nothing, when `meta.event_id` is
+        recorded already or the person's latest vote on that answer is this one already.
+        ValueError when the thread has no postMessage entry `vote.answer`."""
+        ...
+
+    def votes(self, key: ThreadKey) -> list[Vote]:
+        """Each person's latest vote on each answer of the thread, by answer then person."""
+        ...
+
+
 class Housekeeping(Protocol):
     """What operators read and delete: thread listings, side metadata, purges."""
 
     def threads(
         self, channel: str | None = None, updated_since: datetime | None = None
     ) -> list[ThreadSummary]:
-        """Every thread, most recently updated first, with token totals; only those of
-        `channel`, and only those updated at or after `updated_since`, when given."""
+        """Every thread, most recently updated first, with token totals and vote counts;
+        only those of `channel`, and only those updated at or after `updated_since`, when
+        given."""
         ...
 
     def purge(self, updated_before: datetime, dry_run: bool = False) -> list[ThreadKey]:
@@ -225,7 +289,7 @@ class Housekeeping(Protocol):
         ...
 
 
-class Store(LogStore, RunStore, MessageCopies, ImageStore, Housekeeping, Protocol):
+class Store(LogStore, RunStore, MessageCopies, ImageStore, PanelStore, Housekeeping, Protocol):
     """Every backend keeps these promises, across processes too."""
 
     def urgent(self) -> Store:

@@ -1,26 +1,37 @@
 """Housekeeping over SQL (`Housekeeping`): what the `threads` commands read and delete (thread
-listings with token totals, entries' side metadata, purges)."""
+listings with token totals and vote counts, entries' side metadata, purges)."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 
 from context.storage.base import EntryMeta, ThreadKey, ThreadSummary
 from context.storage.engine import Repository
 from context.storage.tables import (
     entries_table,
     entry_images_table,
+    feedback_votes_table,
     is_thread,
     moment,
+    panel_threads_table,
     thread_messages_table,
     threads_table,
 )
 
 _META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
 _TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
+_VOTE_COLUMNS = {"good_votes": "good", "bad_votes": "bad"}
+# Every table with rows of a thread, children first.
+_THREAD_TABLES = (
+    entries_table,
+    thread_messages_table,
+    entry_images_table,
+    panel_threads_table,
+    feedback_votes_table,
+)
 
 
 class SqlHousekeeping(Repository):
@@ -37,12 +48,25 @@ class SqlHousekeeping(Repository):
             .group_by(entries_table.c.thread_id)
             .subquery()
         )
+        votes = (
+            select(
+                feedback_votes_table.c.thread_id,
+                *(
+                    func.sum(case((feedback_votes_table.c.vote == vote, 1), else_=0)).label(name)
+                    for name, vote in _VOTE_COLUMNS.items()
+                ),
+            )
+            .group_by(feedback_votes_table.c.thread_id)
+            .subquery()
+        )
         query = (
             select(
                 threads_table,
                 *(func.coalesce(totals.c[name], 0).label(name) for name in _TOKEN_COLUMNS),
+                *(func.coalesce(votes.c[name], 0).label(name) for name in _VOTE_COLUMNS),
             )
             .outerjoin(totals, totals.c.thread_id == threads_table.c.id)
+            .outerjoin(votes, votes.c.thread_id == threads_table.c.id)
             .order_by(threads_table.c.updated_at.desc(), threads_table.c.id.desc())
         )
         if channel is not None:
@@ -59,6 +83,8 @@ class SqlHousekeeping(Repository):
                     prompt_tokens=row.prompt_tokens,
                     cached_tokens=row.cached_tokens,
                     completion_tokens=row.completion_tokens,
+                    good_votes=row.good_votes,
+                    bad_votes=row.bad_votes,
                 )
                 for row in connection.execute(query)
             ]
@@ -76,7 +102,7 @@ class SqlHousekeeping(Repository):
             ).all()
             ids = [row.id for row in rows]
             if ids and not dry_run:
-                for table in (entries_table, thread_messages_table, entry_images_table):
+                for table in _THREAD_TABLES:
                     connection.execute(table.delete().where(table.c.thread_id.in_(ids)))
                 connection.execute(threads_table.delete().where(threads_table.c.id.in_(ids)))
         return [ThreadKey(row.team, row.channel, row.thread_ts) for row in rows]

@@ -50,7 +50,7 @@ class SqlLog(Repository):
         meta = meta or EntryMeta()
         role = role_of(content)
         with self._db.transaction() as connection:
-            thread = _lock_thread(connection, key)
+            thread = lock_thread(connection, key)
             if expect_index is not None and thread.next_index != expect_index:
                 return None
             if _already_recorded(connection, thread.id, role, meta):
@@ -73,7 +73,7 @@ class SqlLog(Repository):
         images: Sequence[ImageRef] = (),
     ) -> list[Entry]:
         with self._db.transaction() as connection:
-            thread = _lock_thread(connection, key)
+            thread = lock_thread(connection, key)
             if _already_recorded(connection, thread.id, "user", meta):
                 return []
             tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
@@ -113,7 +113,7 @@ class SqlLog(Repository):
             return connection.execute(query).first() is not None
 
 
-def _lock_thread(connection: Connection, key: ThreadKey) -> Row:
+def lock_thread(connection: Connection, key: ThreadKey) -> Row:
     """The thread's row, created if new, locked until the transaction ends."""
     names = {"team": key.team, "channel": key.channel, "thread_ts": key.thread_ts}
     # FOR UPDATE on PostgreSQL; SQLite renders none, BEGIN IMMEDIATE already locked it all.
@@ -183,6 +183,31 @@ _SAME_MESSAGE = (
     .where(entries_table.c.slack_ts == bindparam("slack_ts"), entries_table.c.role == "user")
     .limit(1)
 )
+
+
+def append_locked(
+    connection: Connection,
+    thread: Row,
+    content: Content,
+    timestamp: str,
+    meta: EntryMeta,
+    opening: tuple[str, str] | None = None,
+) -> list[Entry]:
+    """For a write that records an entry together with facts of another concern, inside the
+    caller's transaction, after `lock_thread`: entry 0 from `opening` (text, timestamp) first
+    when the thread has none, then the entry; its tail saved. [] for a duplicate (as `append`
+    drops them), writing nothing."""
+    if _already_recorded(connection, thread.id, role_of(content), meta):
+        return []
+    tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
+    recorded = []
+    if opening is not None and thread.next_index == 0:
+        first, tail = _insert(connection, thread.id, tail, opening[0], opening[1], EntryMeta())
+        recorded.append(first)
+    entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta)
+    recorded.append(entry)
+    _save_tail(connection, thread.id, tail, answered_through=thread.answered_through)
+    return recorded
 
 
 def _insert(

@@ -11,10 +11,11 @@ from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 
 
-class SqlStore(SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlHousekeeping):
+class SqlStore(SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlHousekeeping):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 
     The repositories keep no state but the `Database` they share, and no two define the same

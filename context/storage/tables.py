@@ -130,6 +130,40 @@ entry_images_table = Table(
 )
 
 
+# The assistant panel (migration 0005): a thread opened in Slack's assistant split view, who
+# opened it, the context Slack last sent (the channel they are viewing) and the title set.
+panel_threads_table = Table(
+    "panel_threads",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_panel_threads_thread"),
+        primary_key=True,
+    ),
+    Column("user", String, nullable=False),
+    Column("context_json", Text, nullable=False),
+    Column("title", Text),
+)
+
+# Feedback buttons: each person's latest vote ("good" or "bad") on each answer (the index of
+# its postMessage entry). The clicks themselves are system entries of the log.
+feedback_votes_table = Table(
+    "feedback_votes",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_feedback_votes_thread"),
+        nullable=False,
+    ),
+    Column("answer_idx", Integer, nullable=False),
+    Column("user", String, nullable=False),
+    Column("vote", String, nullable=False),
+    PrimaryKeyConstraint("thread_id", "answer_idx", "user", name="pk_feedback_votes"),
+)
+
+
 def is_thread(key: ThreadKey) -> ColumnElement[bool]:
     """The condition on `threads_table` that selects the row of `key`."""
     return (

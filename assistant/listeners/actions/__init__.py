@@ -1,0 +1,12 @@
+"""Interactivity: block actions (the feedback buttons)."""
+
+from __future__ import annotations
+
+from slack_bolt.async_app import AsyncApp
+
+from assistant.feedback import Feedback
+from assistant.listeners.actions import feedback as feedback_buttons
+
+
+def register(app: AsyncApp, feedback: Feedback) -> None:
+    feedback_buttons.register(app, feedback)

@@ -1,0 +1,39 @@
+"""Slack's assistant panel, on Bolt's own assistant support (`AsyncAssistant`): the panel's
+events and the messages people write in its threads."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from slack_bolt.async_app import AsyncApp, AsyncAssistant
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.request.payload_utils import is_other_message_sub_event_in_assistant_thread
+from slack_bolt.response import BoltResponse
+
+from assistant.events import EventRecorder
+from assistant.listeners.assistant import context_changed, thread_started, user_message
+from assistant.panel import Panel
+
+
+class PanelAssistant(AsyncAssistant):
+    """Bolt's assistant middleware, except that edits and deletions in a DM's threads go on to
+    the app's own listeners (`listeners.events`), which record them: Bolt would acknowledge
+    them here and drop them, and the log would miss them."""
+
+    async def async_process(
+        self,
+        *,
+        req: AsyncBoltRequest,
+        resp: BoltResponse,
+        next: Callable[[], Awaitable[BoltResponse]],
+    ) -> BoltResponse | None:
+        if is_other_message_sub_event_in_assistant_thread(req.body):
+            return await next()  # no assistant listener takes these: nothing is skipped
+        return await super().async_process(req=req, resp=resp, next=next)
+
+
+def register(app: AsyncApp, events: EventRecorder, panel: Panel) -> None:
+    assistant = PanelAssistant()
+    for module in (thread_started, context_changed, user_message):
+        module.register(assistant, events, panel)
+    app.assistant(assistant)

@@ -1,0 +1,30 @@
+"""A person opened the assistant panel: the thread's log begins, and they are greeted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncAssistant, AsyncSay
+from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
+    AsyncSetSuggestedPrompts,
+)
+
+from assistant.events import EventRecorder
+from assistant.panel import Panel
+
+
+def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> None:
+    @assistant.thread_started
+    async def handle_thread_started(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        say: AsyncSay,
+        set_suggested_prompts: AsyncSetSuggestedPrompts,
+    ) -> None:
+        await panel.opened(
+            body["team_id"],
+            event["assistant_thread"],
+            body.get("event_id"),
+            say,
+            set_suggested_prompts,
+        )

@@ -1,0 +1,32 @@
+"""A person's message in a thread of the app's DM (the panel's threads among them): recorded
+and answered like a DM; the first one of a panel thread gives it its title."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncAssistant, AsyncBoltContext
+from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
+
+from assistant.event_shapes import person_message
+from assistant.events import EventRecorder
+from assistant.listeners.events.filters import from_person
+from assistant.panel import Panel
+
+
+def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> None:
+    @assistant.user_message
+    async def handle_user_message(
+        body: dict[str, Any],
+        event: dict[str, Any],
+        context: AsyncBoltContext,
+        set_title: AsyncSetTitle,
+    ) -> None:
+        if not from_person(event, events.settings) or not (
+            message := person_message(body, event)
+        ):
+            return
+        await events.message(
+            message, context.bot_user_id, mention=False, received_at=context.get("received_at")
+        )
+        await panel.titled(body["team_id"], event, set_title)

@@ -1,0 +1,142 @@
+"""Slack's assistant panel and feedback over SQL (`PanelStore`): which threads were opened in
+the panel, what the person views, the title, and each person's latest vote on each answer.
+
+Each of these facts is recorded in the log too (a system entry), in the same transaction as
+its side row, so the log and the side metadata never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import Connection, Row, select
+
+from context.entry import Entry, entry_from_json
+from context.storage.base import EntryMeta, PanelThread, ThreadKey, Vote
+from context.storage.engine import Repository
+from context.storage.log import append_locked, lock_thread
+from context.storage.tables import (
+    entries_table,
+    feedback_votes_table,
+    is_thread,
+    panel_threads_table,
+    threads_table,
+)
+from context.toolcalls import PostMessage
+
+
+class SqlPanel(Repository):
+    """`PanelStore` over SQL."""
+
+    def record_panel(
+        self,
+        key: ThreadKey,
+        panel: PanelThread,
+        content: str,
+        timestamp: str,
+        meta: EntryMeta,
+        instructions: tuple[str, str],
+    ) -> list[Entry]:
+        context = json.dumps(panel.context, sort_keys=True)
+        with self._db.transaction() as connection:
+            thread = lock_thread(connection, key)
+            recorded = append_locked(connection, thread, content, timestamp, meta, instructions)
+            if not recorded:
+                return []
+            kept = _panel_row(connection, thread.id)
+            if kept is None:
+                connection.execute(
+                    panel_threads_table.insert().values(
+                        thread_id=thread.id, user=panel.user, context_json=context
+                    )
+                )
+            else:
+                connection.execute(
+                    panel_threads_table.update()
+                    .where(panel_threads_table.c.thread_id == thread.id)
+                    .values(user=panel.user, context_json=context)
+                )
+        return recorded
+
+    def panel(self, key: ThreadKey) -> PanelThread | None:
+        query = select(panel_threads_table).join(threads_table).where(is_thread(key))
+        with self._db.read() as connection:
+            row = connection.execute(query).first()
+        if row is None:
+            return None
+        return PanelThread(row.user, json.loads(row.context_json), row.title)
+
+    def claim_title(self, key: ThreadKey, title: str) -> bool:
+        thread_id = select(threads_table.c.id).where(is_thread(key)).scalar_subquery()
+        with self._db.transaction() as connection:
+            done = connection.execute(
+                panel_threads_table.update()
+                .where(
+                    panel_threads_table.c.thread_id == thread_id,
+                    panel_threads_table.c.title.is_(None),
+                )
+                .values(title=title)
+            )
+            return done.rowcount == 1
+
+    def record_vote(
+        self, key: ThreadKey, vote: Vote, content: str, timestamp: str, meta: EntryMeta
+    ) -> Entry | None:
+        with self._db.transaction() as connection:
+            # Locked without creating it: a click never starts a thread.
+            thread = connection.execute(
+                select(threads_table).where(is_thread(key)).with_for_update()
+            ).first()
+            if thread is None or not _is_answer(connection, thread.id, vote.answer):
+                raise ValueError(f"thread {key} has no postMessage entry {vote.answer}")
+            same_person = (
+                (feedback_votes_table.c.thread_id == thread.id)
+                & (feedback_votes_table.c.answer_idx == vote.answer)
+                & (feedback_votes_table.c.user == vote.user)
+            )
+            latest = connection.scalar(select(feedback_votes_table.c.vote).where(same_person))
+            if latest == vote.vote:
+                return None  # a repeated click: nothing changed
+            recorded = append_locked(connection, thread, content, timestamp, meta)
+            if not recorded:
+                return None  # the same click delivered again
+            if latest is None:
+                connection.execute(
+                    feedback_votes_table.insert().values(
+                        thread_id=thread.id, answer_idx=vote.answer, user=vote.user, vote=vote.vote
+                    )
+                )
+            else:
+                connection.execute(
+                    feedback_votes_table.update().where(same_person).values(vote=vote.vote)
+                )
+        return recorded[-1]
+
+    def votes(self, key: ThreadKey) -> list[Vote]:
+        query = (
+            select(
+                feedback_votes_table.c.answer_idx,
+                feedback_votes_table.c.user,
+                feedback_votes_table.c.vote,
+            )
+            .join(threads_table)
+            .where(is_thread(key))
+            .order_by(feedback_votes_table.c.answer_idx, feedback_votes_table.c.user)
+        )
+        with self._db.read() as connection:
+            return [Vote(row.answer_idx, row.user, row.vote) for row in connection.execute(query)]
+
+
+def _panel_row(connection: Connection, thread_id: int) -> Row | None:
+    query = select(panel_threads_table).where(panel_threads_table.c.thread_id == thread_id)
+    return connection.execute(query).first()
+
+
+def _is_answer(connection: Connection, thread_id: int, index: int) -> bool:
+    """Whether entry `index` of the thread is a postMessage (an answer people can rate)."""
+    text = connection.scalar(
+        select(entries_table.c.content_json).where(
+            entries_table.c.thread_id == thread_id, entries_table.c.idx == index
+        )
+    )
+    return text is not None and isinstance(entry_from_json(text).content, PostMessage)
