@@ -22,6 +22,7 @@ from assistant.settings import Settings, load_settings
 from assistant.web_server import server_config
 from context.storage import ThreadKey
 from fakes import FakeOpenAI, FakeSlack, ids
+from fakes import openai_responses as replies
 from fakes.event_requests import event_callback, signed_event_request
 from fakes.events import app_mention
 
@@ -189,3 +190,25 @@ def thread_of(event: dict[str, Any], team: str = ids.TEAM_ID) -> ThreadKey:
 def prompt_log(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The log a model request carried: its user message's text, parsed."""
     return json.loads(request["messages"][1]["content"])
+
+
+def script_answers(model: FakeOpenAI, count: int = 1) -> None:
+    """The model answers `count` mentions, each with a post and finishRequest in one reply."""
+    model.script(
+        *[
+            replies.tool_calls(
+                ("postMessage", {"text": "Seen.", "reasoning": "answer"}),
+                ("finishRequest", {"reasoning": "done"}),
+            )
+            for _ in range(count)
+        ]
+    )
+
+
+def answered_log(app: RunningApp, slack: FakeSlack, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """Send a mention and wait until it is answered; its thread's log."""
+    before = len(slack.calls_to("reactions.remove"))
+    assert app.send_event(event).status == 200
+    slack.wait_for_call("reactions.remove", count=before + 1)
+    app.wait_idle()
+    return app.log(thread_of(event))

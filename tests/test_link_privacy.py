@@ -9,9 +9,8 @@ import json
 import pytest
 
 from fakes import ids
-from fakes import openai_responses as replies
+from tests.harness import answered_log, script_answers, thread_of
 from tests.harness import mention as say
-from tests.harness import thread_of
 
 ALICE = ids.USER_ID  # who posts the links (the events' default user)
 BOB, CAROL = "U0BOB0001", "U0CAROL01"
@@ -22,27 +21,6 @@ NOT_VISIBLE = (
 )
 OTHER_WORKSPACE = "(The linked message is in another workspace, so it was not read.)"
 READS = ("conversations.history", "conversations.replies")
-
-
-def answers(model, count: int = 1) -> None:
-    model.script(
-        *[
-            replies.tool_calls(
-                ("postMessage", {"text": "Seen.", "reasoning": "answer"}),
-                ("finishRequest", {"reasoning": "done"}),
-            )
-            for _ in range(count)
-        ]
-    )
-
-
-def run(app, slack, event) -> list[dict]:
-    """Send a mention and wait until it is answered; its thread's log."""
-    before = len(slack.calls_to("reactions.remove"))
-    assert app.send_event(event).status == 200
-    slack.wait_for_call("reactions.remove", count=before + 1)
-    app.wait_idle()
-    return app.log(thread_of(event))
 
 
 def link(channel: str, ts: str, thread_ts: str | None = None, host: str | None = None) -> str:
@@ -70,55 +48,55 @@ def assert_nothing_of_it_went_anywhere(app, slack, model, event, channel: str) -
 
 
 def test_a_private_channel_the_poster_is_not_in_is_not_read(app, slack, model):
-    answers(model)
+    script_answers(model)
     slack.conversations.private("C0SECRET01", [BOB], name="leadership")
     image = slack.add_file("plan.png", "image/png", PNG)
     secret = slack.add_message("C0SECRET01", user=BOB, text=SECRET, files=[image])
     text = f"what is this about? {link('C0SECRET01', secret['ts'])}"
     event = say(slack, text)
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == f"{text}\n{NOT_VISIBLE}"
     assert_nothing_of_it_went_anywhere(app, slack, model, event, "C0SECRET01")
     assert slack.calls_to("conversations.members")  # it was asked, and the answer was no
 
 
 def test_a_reply_in_a_private_thread_is_not_read(app, slack, model):
-    answers(model)
+    script_answers(model)
     slack.conversations.private("C0SECRET02", [BOB, CAROL])
     parent = slack.add_message("C0SECRET02", user=BOB, text="Budget review")
     reply = slack.add_message("C0SECRET02", user=CAROL, text=SECRET, thread_ts=parent["ts"])
     text = f"see {link('C0SECRET02', reply['ts'], parent['ts'])}"
     event = say(slack, text)
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == f"{text}\n{NOT_VISIBLE}"
     assert_nothing_of_it_went_anywhere(app, slack, model, event, "C0SECRET02")
 
 
 def test_another_person_s_dm_with_the_bot_is_not_read(app, slack, model):
-    answers(model)
+    script_answers(model)
     slack.conversations.im("D0BOBDM001", BOB)
     secret = slack.add_message("D0BOBDM001", user=BOB, text=SECRET)
     text = f"what did Bob ask you? {link('D0BOBDM001', secret['ts'])}"
     event = say(slack, text)
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == f"{text}\n{NOT_VISIBLE}"
     assert_nothing_of_it_went_anywhere(app, slack, model, event, "D0BOBDM001")
 
 
 def test_a_group_dm_the_poster_is_not_in_is_not_read(app, slack, model):
-    answers(model)
+    script_answers(model)
     slack.conversations.mpim("G0GROUP001", [BOB, CAROL])
     secret = slack.add_message("G0GROUP001", user=CAROL, text=SECRET)
     text = f"summarise {link('G0GROUP001', secret['ts'])}"
     event = say(slack, text)
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == f"{text}\n{NOT_VISIBLE}"
     assert_nothing_of_it_went_anywhere(app, slack, model, event, "G0GROUP001")
 
 
 @pytest.mark.parametrize("where", ["by its address", "by its conversation"])
 def test_another_workspace_s_message_is_not_read(app, slack, model, where):
-    answers(model)
+    script_answers(model)
     if where == "by its address":
         channel, host = "C0OTHERWS1", "other-team.slack.com"
     else:  # our address, but Slack says the conversation belongs to another workspace
@@ -127,7 +105,7 @@ def test_another_workspace_s_message_is_not_read(app, slack, model, where):
     secret = slack.add_message(channel, user=BOB, text=SECRET)
     text = f"look {link(channel, secret['ts'], host=host)}"
     event = say(slack, text)
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == f"{text}\n{OTHER_WORKSPACE}"
     assert_nothing_of_it_went_anywhere(app, slack, model, event, channel)
     if where == "by its address":
@@ -143,7 +121,7 @@ def test_another_workspace_s_message_is_not_read(app, slack, model, where):
     ],
 )
 def test_when_slack_cannot_say_the_link_is_not_read(app, slack, model, fault, note):
-    answers(model)
+    script_answers(model)
     slack.conversations.private("C0SECRET03", [ALICE, BOB])  # she could, if Slack said so
     if fault == "unreachable":
         # Every try fails: slack-sdk's 3 retries, each of which aiohttp may try twice on a
@@ -154,7 +132,7 @@ def test_when_slack_cannot_say_the_link_is_not_read(app, slack, model, fault, no
     secret = slack.add_message("C0SECRET03", user=BOB, text=SECRET)
     text = f"see {link('C0SECRET03', secret['ts'])}"
     event = say(slack, text)
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == f"{text}\n{note}"
     assert_nothing_of_it_went_anywhere(app, slack, model, event, "C0SECRET03")
 
@@ -163,11 +141,11 @@ def test_when_slack_cannot_say_the_link_is_not_read(app, slack, model, fault, no
 
 
 def test_a_member_s_own_private_channel_is_quoted(app, slack, model):
-    answers(model)
+    script_answers(model)
     slack.conversations.private("C0TEAMROOM", [BOB, ALICE])
     linked = slack.add_message("C0TEAMROOM", user=BOB, text="Ship it on Monday.")
     text = f"thoughts? {link('C0TEAMROOM', linked['ts'])}"
-    log = run(app, slack, say(slack, text))
+    log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == f'{text}\n<@{BOB}> said:\n"Ship it on Monday."'
     assert [c.params["channel"] for c in slack.calls_to("conversations.members")] == [
         "C0TEAMROOM"
@@ -175,48 +153,48 @@ def test_a_member_s_own_private_channel_is_quoted(app, slack, model):
 
 
 def test_membership_is_found_on_a_later_page(app, slack, model):
-    answers(model)
+    script_answers(model)
     crowd = [f"U0CROWD{n:04d}" for n in range(1_200)]
     slack.conversations.private("C0BIGROOM1", [*crowd, ALICE])
     linked = slack.add_message("C0BIGROOM1", user=BOB, text="All hands at 3.")
     text = f"when? {link('C0BIGROOM1', linked['ts'])}"
-    log = run(app, slack, say(slack, text))
+    log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == f'{text}\n<@{BOB}> said:\n"All hands at 3."'
     pages = slack.calls_to("conversations.members")
     assert len(pages) == 2 and pages[1].params["cursor"]
 
 
 def test_a_public_channel_is_quoted_without_asking_who_is_in_it(app, slack, model):
-    answers(model)
+    script_answers(model)
     slack.conversations.public("C0RANDOM01", [BOB], name="random")
     linked = slack.add_message("C0RANDOM01", user=BOB, text="Cake in the kitchen.")
     text = f"still there? {link('C0RANDOM01', linked['ts'])}"
-    log = run(app, slack, say(slack, text))
+    log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == f'{text}\n<@{BOB}> said:\n"Cake in the kitchen."'
     assert [c.params["channel"] for c in slack.calls_to("conversations.info")] == ["C0RANDOM01"]
     assert slack.calls_to("conversations.members") == []
 
 
 def test_a_link_into_the_same_conversation_is_quoted_without_asking(app, slack, model):
-    answers(model)
+    script_answers(model)
     # A private channel Slack is never asked about: the poster is writing in it.
     earlier = slack.add_message("C0PRIVROOM", user=BOB, text="The key is under the mat.")
     text = f"is this still true? {link('C0PRIVROOM', earlier['ts'])}"
-    log = run(app, slack, say(slack, text, channel="C0PRIVROOM"))
+    log = answered_log(app, slack, say(slack, text, channel="C0PRIVROOM"))
     assert log[1]["content"]["text"] == f'{text}\n<@{BOB}> said:\n"The key is under the mat."'
     assert slack.calls_to("conversations.info") == []
     assert slack.calls_to("conversations.members") == []
 
 
 def test_the_answer_is_kept_for_the_next_message(app, slack, model):
-    answers(model, 2)
+    script_answers(model, 2)
     slack.conversations.private("C0TEAMROOM", [BOB, ALICE])
     first = slack.add_message("C0TEAMROOM", user=BOB, text="First.")
     second = slack.add_message("C0TEAMROOM", user=BOB, text="Second.")
     opening = say(slack, f"a {link('C0TEAMROOM', first['ts'])}")
-    run(app, slack, opening)
+    answered_log(app, slack, opening)
     text = f"b {link('C0TEAMROOM', second['ts'])}"
-    log = run(app, slack, say(slack, text, thread_ts=opening["ts"]))
+    log = answered_log(app, slack, say(slack, text, thread_ts=opening["ts"]))
     said = [e["content"]["text"] for e in log if e["role"] == "user"]
     assert said[-1] == f'{text}\n<@{BOB}> said:\n"Second."'
     assert len(slack.calls_to("conversations.members")) == 1

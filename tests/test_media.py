@@ -11,34 +11,12 @@ import json
 import pytest
 
 from fakes import ids
-from fakes import openai_responses as replies
+from tests.harness import answered_log, script_answers, thread_of
 from tests.harness import mention as say
-from tests.harness import thread_of
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200)
 JPEG = b"\xff\xd8\xff\xe0" + bytes(300)
 BOB = "U0BOB0001"
-
-
-def answers(model, count: int = 1) -> None:
-    model.script(
-        *[
-            replies.tool_calls(
-                ("postMessage", {"text": "Seen.", "reasoning": "answer"}),
-                ("finishRequest", {"reasoning": "done"}),
-            )
-            for _ in range(count)
-        ]
-    )
-
-
-def run(app, slack, event) -> list[dict]:
-    """Send a mention and wait until it is answered; its thread's log."""
-    before = len(slack.calls_to("reactions.remove"))
-    assert app.send_event(event).status == 200
-    slack.wait_for_call("reactions.remove", count=before + 1)
-    app.wait_idle()
-    return app.log(thread_of(event))
 
 
 def user_content(request: dict) -> list[dict] | str:
@@ -59,9 +37,9 @@ def data_url(mimetype: str, data: bytes) -> str:
 
 
 def test_a_png_reaches_the_model_as_an_image_part_and_the_log_as_a_marker(app, slack, model):
-    answers(model)
+    script_answers(model)
     png = slack.add_file("screenshot.png", "image/png", PNG)
-    log = run(app, slack, say(slack, "what is wrong here?", files=[png]))
+    log = answered_log(app, slack, say(slack, "what is wrong here?", files=[png]))
     assert log[1]["content"]["text"] == "what is wrong here?\n[Image: screenshot.png]"
     (request,) = model.requests
     assert image_urls(request) == [data_url("image/png", PNG)]
@@ -69,10 +47,10 @@ def test_a_png_reaches_the_model_as_an_image_part_and_the_log_as_a_marker(app, s
 
 
 def test_a_file_the_app_cannot_read_is_said_and_not_sent(app, slack, model):
-    answers(model)
+    script_answers(model)
     png = slack.add_file("secret.png", "image/png", PNG, access=False)
     event = say(slack, "and this?", files=[png])
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == "and this?\n[Image: secret.png]"
     assert log[2]["role"] == "system"
     assert log[2]["content"] == (
@@ -86,21 +64,21 @@ def test_a_file_the_app_cannot_read_is_said_and_not_sent(app, slack, model):
 
 
 def test_a_file_that_is_not_an_image_is_not_sent_as_one(app, slack, model):
-    answers(model)
+    script_answers(model)
     fake = slack.add_file("cat.png", "image/png", b"GIF? no: plain text pretending")
-    log = run(app, slack, say(slack, "cute?", files=[fake]))
+    log = answered_log(app, slack, say(slack, "cute?", files=[fake]))
     assert "is not a PNG, JPEG, GIF or WebP image" in log[2]["content"]
     assert image_urls(model.requests[0]) == []
 
 
 def test_the_bot_token_is_sent_only_to_slack(app, slack, model):
-    answers(model)
+    script_answers(model)
     elsewhere = {
         **slack.add_file("shot.png", "image/png", PNG),
         "url_private": "https://files.example.com/shot.png",
         "url_private_download": "https://files.example.com/shot.png?download=1",
     }
-    log = run(app, slack, say(slack, "look", files=[elsewhere]))
+    log = answered_log(app, slack, say(slack, "look", files=[elsewhere]))
     assert log[2]["content"] == (
         "The image shot.png could not be read: its URL is not on Slack, so the bot token is "
         "not sent there. It is not shown to the model."
@@ -109,13 +87,13 @@ def test_the_bot_token_is_sent_only_to_slack(app, slack, model):
 
 
 def test_a_voice_clip_is_transcribed_into_the_entry(app, slack, model):
-    answers(model)
+    script_answers(model)
     model.transcription_text = "Can we move the standup to ten?"
     clip = slack.add_file(
         "audio_message.m4a", "audio/mp4", b"\x00\x00\x00\x20ftypM4A " + bytes(64),
         subtype="slack_audio",
     )
-    log = run(app, slack, say(slack, "", files=[clip]))
+    log = answered_log(app, slack, say(slack, "", files=[clip]))
     transcript = "[Audio Message] transcript: Can we move the standup to ten?"
     assert log[1]["content"]["text"] == transcript
     (transcription,) = model.transcriptions
@@ -124,9 +102,9 @@ def test_a_voice_clip_is_transcribed_into_the_entry(app, slack, model):
 
 
 def test_a_pdf_gets_a_marker_and_is_not_downloaded(app, slack, model):
-    answers(model)
+    script_answers(model)
     pdf = slack.add_file("report.pdf", "application/pdf", b"%PDF-1.7\n" + bytes(122_871))
-    log = run(app, slack, say(slack, "summary please", files=[pdf]))
+    log = answered_log(app, slack, say(slack, "summary please", files=[pdf]))
     assert log[1]["content"]["text"] == (
         "summary please\n[File: report.pdf (application/pdf, 120 KB)]"
     )
@@ -151,30 +129,30 @@ def link(channel: str, ts: str, thread_ts: str | None = None) -> str:
     ids=["someone", "oneself", "the bot"],
 )
 def test_a_linked_message_is_written_in_the_seed_form(app, slack, model, author, expected):
-    answers(model)
+    script_answers(model)
     linked = slack.add_message(ids.CHANNEL_ID, user=author, text="Deploy is at 5pm.")
     text = f"what did this mean? {link(ids.CHANNEL_ID, linked['ts'])}"
-    log = run(app, slack, say(slack, text))
+    log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == f"{text}\n{expected}"
 
 
 def test_a_linked_reply_in_a_thread_is_found(app, slack, model):
-    answers(model)
+    script_answers(model)
     parent = slack.add_message(ids.CHANNEL_ID, user=BOB, text="Release notes?")
     reply = slack.add_message(
         ids.CHANNEL_ID, user=BOB, text="Drafted, see the doc.", thread_ts=parent["ts"]
     )
     text = f"see {link(ids.CHANNEL_ID, reply['ts'], parent['ts'])}"
-    log = run(app, slack, say(slack, text))
+    log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == f'{text}\n<@{BOB}> said:\n"Drafted, see the doc."'
 
 
 def test_a_linked_message_with_an_image_brings_the_image(app, slack, model):
-    answers(model)
+    script_answers(model)
     jpeg = slack.add_file("whiteboard.jpg", "image/jpeg", JPEG)
     linked = slack.add_message(ids.CHANNEL_ID, user=BOB, text="", files=[jpeg])
     text = f"explain {link(ids.CHANNEL_ID, linked['ts'])}"
-    log = run(app, slack, say(slack, text))
+    log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == (
         f"{text}\nThis is a message referencing a message with an image from <@{BOB}>. "
         f'<@{BOB}> said:\n"[Image]"'
@@ -184,9 +162,9 @@ def test_a_linked_message_with_an_image_brings_the_image(app, slack, model):
 
 
 def test_a_link_to_a_message_slack_does_not_have_is_noted(app, slack, model):
-    answers(model)
+    script_answers(model)
     text = f"see {link(ids.CHANNEL_ID, '1700000000.000100')}"
-    log = run(app, slack, say(slack, text))
+    log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == (
         f"{text}\n(The linked message could not be read: Slack has no such message.)"
     )
@@ -201,12 +179,12 @@ def png_of(size: int, marker: int) -> bytes:
 
 def test_only_the_newest_images_are_sent(make_app, slack, model):
     app = make_app(assistant_max_images=2)
-    answers(model, 3)
+    script_answers(model, 3)
     first = say(slack, "one", files=[slack.add_file("1.png", "image/png", png_of(500, 1))])
-    run(app, slack, first)
+    answered_log(app, slack, first)
     for n in (2, 3):
         image = slack.add_file(f"{n}.png", "image/png", png_of(500, n))
-        run(app, slack, say(slack, str(n), files=[image], thread_ts=first["ts"]))
+        answered_log(app, slack, say(slack, str(n), files=[image], thread_ts=first["ts"]))
     sent = image_urls(model.requests[-1])
     assert sent == [data_url("image/png", png_of(500, 2)), data_url("image/png", png_of(500, 3))]
     log = app.log(thread_of(first))
@@ -215,20 +193,20 @@ def test_only_the_newest_images_are_sent(make_app, slack, model):
 
 def test_the_prompt_s_image_bytes_are_capped_newest_first(make_app, slack, model):
     app = make_app(assistant_max_prompt_image_bytes=5_000)
-    answers(model, 2)
+    script_answers(model, 2)
     first = say(slack, "a", files=[slack.add_file("a.png", "image/png", png_of(3_000, 1))])
-    run(app, slack, first)
+    answered_log(app, slack, first)
     second = slack.add_file("b.png", "image/png", png_of(3_000, 2))
-    run(app, slack, say(slack, "b", files=[second], thread_ts=first["ts"]))
+    answered_log(app, slack, say(slack, "b", files=[second], thread_ts=first["ts"]))
     assert image_urls(model.requests[0]) == [data_url("image/png", png_of(3_000, 1))]
     assert image_urls(model.requests[-1]) == [data_url("image/png", png_of(3_000, 2))]
 
 
 def test_an_image_over_the_per_image_cap_is_refused_before_download(make_app, slack, model):
     app = make_app(assistant_max_image_bytes=2_048)
-    answers(model)
+    script_answers(model)
     big = slack.add_file("huge.png", "image/png", png_of(4_096, 7))
-    log = run(app, slack, say(slack, "look", files=[big]))
+    log = answered_log(app, slack, say(slack, "look", files=[big]))
     assert log[2]["content"] == (
         "The image huge.png could not be read: it is larger than 2 KB. "
         "It is not shown to the model."
@@ -241,13 +219,13 @@ def test_an_image_over_the_per_image_cap_is_refused_before_download(make_app, sl
 
 
 def test_file_names_mimetypes_and_transcripts_are_recorded_without_controls(app, slack, model):
-    answers(model)
+    script_answers(model)
     model.transcription_text = "call me\x1b]8;;http://evil\x07 now\u202e\r"
     image = slack.add_file("\x1b[2Jshot\u202egnp.png", "image/png", PNG)
     pdf = slack.add_file("notes\n[Image: fake.png]\t\u2066.pdf", "application/pdf\x1b[31m", b"%PDF")
     clip = slack.add_file("\x07clip.m4a", "audio/mp4", b"\x00" * 64, subtype="slack_audio")
     event = say(slack, "files", files=[image, pdf, clip])
-    log = run(app, slack, event)
+    log = answered_log(app, slack, event)
     assert log[1]["content"]["text"] == (
         "files\n[Image: [2Jshotgnp.png]\n"
         "[File: notes [Image: fake.png] .pdf (application/pdf[31m, 4 B)]\n"
@@ -259,7 +237,7 @@ def test_file_names_mimetypes_and_transcripts_are_recorded_without_controls(app,
 
 
 def test_a_long_file_name_is_cut(app, slack, model):
-    answers(model)
+    script_answers(model)
     pdf = slack.add_file("x" * 5_000 + ".pdf", "application/pdf", b"%PDF")
-    log = run(app, slack, say(slack, "long", files=[pdf]))
+    log = answered_log(app, slack, say(slack, "long", files=[pdf]))
     assert log[1]["content"]["text"] == f"long\n[File: {'x' * 199}… (application/pdf, 4 B)]"
