@@ -12,7 +12,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.history import ThreadHistory
-from assistant.media import ImagePart, ImageParts
+from assistant.image_parts import ImagePart, ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply
 from assistant.panel_status import PanelStatus
 from assistant.post_limits import PostCaps, PostLimits

@@ -16,8 +16,8 @@ from assistant.channel_names import ChannelNames
 from assistant.events import EventRecorder
 from assistant.feedback import Feedback
 from assistant.history import ThreadHistory
+from assistant.image_parts import ImageParts
 from assistant.link_access import LinkAccess
-from assistant.media import ImageParts, SlackFiles
 from assistant.model import ModelClient
 from assistant.panel import Panel
 from assistant.panel_status import PanelStatus
@@ -25,6 +25,7 @@ from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
 from assistant.slack_client import close_slack_client, configure_slack_client
+from assistant.slack_files import SlackFiles
 from context.storage import Store, open_store
 from context.trace import open_trace
 

@@ -17,11 +17,12 @@ from assistant import references
 from assistant.event_shapes import Checked, files_unreadable, readable_files
 from assistant.history import slack_time
 from assistant.link_access import LinkAccess, Poster
-from assistant.media import Attachments, SlackFiles, Transcribe, check_images, describe_files
+from assistant.media import Attachments, Transcribe, check_images, describe_files
 from assistant.reading import READ_SECONDS, InFlight, until
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, RunScheduler
 from assistant.settings import Settings
+from assistant.slack_files import SlackFiles
 from assistant.slack_text import clean_user_text
 from context.entry import UserContent
 from context.storage import EntryMeta, ThreadKey, ThreadMessage

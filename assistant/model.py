@@ -17,8 +17,9 @@ import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from assistant.completion import NotACompletion, parse_completion
+from assistant.image_parts import ImagePart
 from assistant.instructions import SYSTEM_MESSAGE
-from assistant.media import ImagePart, TranscriptionError
+from assistant.media import TranscriptionError
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
 

@@ -8,11 +8,7 @@ subclasses of the real classes: load (Recorder.entries: the entries recorded sin
 step, from the store), build (ContextLog.add and the run's prompt builder, within the default
 context budget: 128,000 tokens less the answer's reserve, so from some thousands of entries on
 the prompt is the pruned log), record (Recorder.record: the store append, then the trace
-block). Medians over many steps.
-
-Timing the pieces inside the loop, not in a tight loop of their own, matters: a prompt of
-megabytes is a fresh allocation each step, and what that costs (page faults) depends on
-what else the process does in between.
+block). Medians over many steps. The loop and its timers are in bench/timed_agent.py.
 
 The naive baseline is the same loop with the prompt built the obvious way: a list of dicts
 of every entry, then json.dumps, on every step.
@@ -20,44 +16,24 @@ of every entry, then json.dumps, on every step.
 
 from __future__ import annotations
 
-import asyncio
-import io
 import itertools
-import json
 import random
-import resource
 import tempfile
-import time
-from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from assistant.agent import Agent
-from assistant.model import ModelReply, RawToolCall, build_messages
-from assistant.prompt import PromptBudget, RunPrompts
-from assistant.recorder import Recorder
-from assistant.settings import Settings
-from assistant.tools import TOOL_SCHEMAS
-from assistant.tools.run_context import RunContext
 from bench import texts
-from bench.report import Figure, median, ms
-from context.budget import BuiltPrompt
-from context.entry import Content, Entry, UserContent, format_timestamp
-from context.log import ContextLog
-from context.storage import EntryMeta, ThreadKey
+from bench.report import Figure, ms
+from bench.timed_agent import KEY, Loop, time_loop
+from context.entry import Content, UserContent, format_timestamp
 from context.storage.store import SqlStore
 from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
-from context.trace import TraceWriter
 
 # Size -> steps timed there; each step adds an entry, so steps stay below the next size.
 FULL_STEPS = {10: 40, 100: 100, 1_000: 100, 10_000: 60}
 SMOKE_STEPS = {10: 5, 30: 5}
 GOAL_S = 0.002  # per step, at the largest size
-KEY = ThreadKey("T0BENCH", "C0BENCH", "1700000000.000100")
-PIECES = ("load", "build", "record", "append", "render", "faults")
 
 
 def conversation(seed: int = 2) -> Iterator[Content]:
@@ -80,174 +56,6 @@ def conversation(seed: int = 2) -> Iterator[Content]:
 
 def stamp(seconds: int) -> str:
     return format_timestamp(datetime.fromtimestamp(1_743_770_000 + seconds, UTC))
-
-
-class Clock:
-    """Time spent in each piece since the last model call; one sample per step."""
-
-    def __init__(self) -> None:
-        self.current: dict[str, float] = defaultdict(float)
-        self.steps: list[dict[str, float]] = []
-        self.returned: float | None = None
-
-    def add(self, piece: str, amount: float) -> None:
-        self.current[piece] += amount
-
-    def model_called(self, now: float) -> None:
-        if self.returned is not None:  # the first window is the run's start, not a step
-            self.steps.append({**self.current, "step": now - self.returned})
-        self.current = defaultdict(float)
-
-    def median(self, piece: str) -> float:
-        return median([s.get(piece, 0.0) for s in self.steps])
-
-
-class TimedLog(ContextLog):
-    def __init__(self, entries: list[Entry], clock: Clock) -> None:
-        self.clock = clock
-        super().__init__(entries)
-
-    def add(self, entry: Entry) -> None:
-        started = time.perf_counter()
-        super().add(entry)
-        self.clock.add("build", time.perf_counter() - started)
-
-
-class TimedPrompts(RunPrompts):
-    """The real prompt builder of a run (within the default context budget), timed."""
-
-    def __init__(self, budget: PromptBudget, log: ContextLog, clock: Clock) -> None:
-        super().__init__(budget, log)
-        self.clock = clock
-
-    def next(self) -> BuiltPrompt:
-        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        started = time.perf_counter()
-        built = self.build()
-        self.clock.add("build", time.perf_counter() - started)
-        self.clock.add("faults", resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults)
-        return built
-
-    def build(self) -> BuiltPrompt:
-        return super().next()
-
-
-class NaivePrompts(TimedPrompts):
-    def build(self) -> BuiltPrompt:
-        dicts = [entry.as_dict() for entry in self.log.entries]
-        return BuiltPrompt(json.dumps(dicts, ensure_ascii=False, separators=(",", ":")), 0)
-
-
-@dataclass(frozen=True)
-class TimedBudget(PromptBudget):
-    clock: Clock | None = None
-    naive: bool = False
-
-    def prompts(self, log: ContextLog) -> RunPrompts:
-        assert self.clock is not None
-        return (NaivePrompts if self.naive else TimedPrompts)(self, log, self.clock)
-
-
-class TimedTrace(TraceWriter):
-    def __init__(self, clock: Clock) -> None:
-        super().__init__(io.StringIO(), colour=False)
-        self.clock = clock
-
-    def write(
-        self, entry: Entry, key: ThreadKey | None = None, meta: EntryMeta | None = None
-    ) -> None:
-        started = time.perf_counter()
-        super().write(entry, key, meta)
-        self.clock.add("render", time.perf_counter() - started)
-
-
-class TimedStore:
-    """The real store; its append timed in the worker thread it runs in."""
-
-    def __init__(self, store: SqlStore, clock: Clock) -> None:
-        self._store, self._clock = store, clock
-
-    def append(self, *args: Any, **kwargs: Any) -> Entry | None:
-        started = time.perf_counter()
-        entry = self._store.append(*args, **kwargs)
-        self._clock.add("append", time.perf_counter() - started)
-        return entry
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
-
-
-class TimedRecorder(Recorder):
-    def __init__(self, store: SqlStore, clock: Clock) -> None:
-        super().__init__(TimedStore(store, clock), TimedTrace(clock))  # type: ignore[arg-type]
-        self.clock = clock
-
-    async def record(self, *args: Any, **kwargs: Any) -> Entry | None:
-        started = time.perf_counter()
-        entry = await super().record(*args, **kwargs)
-        self.clock.add("record", time.perf_counter() - started)
-        return entry
-
-    async def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
-        started = time.perf_counter()
-        found = await super().entries(key, start)
-        self.clock.add("load", time.perf_counter() - started)
-        return found
-
-
-class InstantModel:
-    """Stands in for ModelClient: answers postMessage at once, marking each step's end. It
-    also times what the OpenAI client would do first with the prompt: encode the request
-    body (json.dumps with the SDK's options, then UTF-8); that is reported on its own, as a
-    cost of the model call rather than of the step."""
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-        self.prompt_bytes = 0
-        self.encode: list[float] = []
-
-    async def next_step(self, prompt_text: str, images: object = ()) -> ModelReply:
-        self.clock.model_called(time.perf_counter())
-        started = time.perf_counter()
-        body = {"model": "gpt-4o-mini", "messages": build_messages(prompt_text)}
-        json.dumps({**body, "tools": TOOL_SCHEMAS}, ensure_ascii=False, separators=(",", ":"))
-        self.encode.append(time.perf_counter() - started)
-        self.prompt_bytes = self.prompt_bytes or len(prompt_text.encode())  # at the size
-        arguments = json.dumps({"text": "Noted.", "reasoning": "Answering."})
-        self.clock.returned = time.perf_counter()
-        return ModelReply(calls=[RawToolCall("postMessage", arguments)], model="stub")
-
-
-async def _no_slack(call: object, ctx: RunContext, index: int) -> None:
-    return None
-
-
-@dataclass(frozen=True)
-class Loop:
-    """The medians of one timed run of the real loop."""
-
-    size: int
-    prompt_bytes: int
-    pieces: dict[str, float]
-    encode: float
-
-
-def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
-    clock = Clock()
-    recorder = TimedRecorder(store, clock)
-    model = InstantModel(clock)
-    tools = {"postMessage": _no_slack, "getThreadHistory": _no_slack, "finishRequest": _no_slack}
-    default = Settings(_env_file=None).prompt_budget()
-    budget = TimedBudget(default.tokens, default.counter, clock, naive)
-    agent = Agent(recorder, model, None, None, steps + 1, budget, tools)  # type: ignore[arg-type]
-
-    async def go() -> None:
-        log = TimedLog(await recorder.entries(KEY), clock)
-        await agent._steps(RunContext(KEY, None, None, "<@U0FAKEBOT1>", log, store))
-
-    asyncio.run(go())
-    pieces = {piece: clock.median(piece) for piece in (*PIECES, "step")}
-    return Loop(size, model.prompt_bytes, pieces, median(model.encode))
 
 
 def grow(store: SqlStore, contents: Iterator[Content], size: int) -> None:

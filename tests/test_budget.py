@@ -11,19 +11,15 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from context.budget import (
-    MARKER,
     BudgetError,
     BuiltPrompt,
     PromptBuilder,
-    PromptCache,
     build_prompt,
     carries_instructions,
-    full_text,
-    omission_note,
-    shortened_json,
 )
 from context.entry import Entry, UserContent
 from context.log import ContextLog
+from context.prompt_pieces import MARKER, PromptCache, full_text, omission_note, shortened_json
 from context.tokens import EstimateCounter, TokenCounter, exact_counter
 from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.tools import TOOL_SCHEMAS
-from context.budget import MARKER
+from context.prompt_pieces import MARKER
 from fakes import openai_responses as replies
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of

@@ -13,9 +13,9 @@ import jsonschema
 import pytest
 from pydantic import TypeAdapter
 
-from context.budget import omission_note
 from context.entry import ENTRY_ADAPTER
 from context.log import ContextLog
+from context.prompt_pieces import omission_note
 from context.render import render_log
 from context.schema import log_json_schema
 from context.toolcalls import AssistantContent

@@ -8,14 +8,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("context", "assistant", "fakes", "bench")
 MAX_LINES = 300
 
-# Over the limit already when the limit came in, and not split yet: the lead decides whether
-# and how. Remove an entry once its module is split (the second test insists).
-KNOWN_EXCEPTIONS = {
-    "assistant/media.py",
-    "bench/step.py",
-    "context/budget.py",
-}
-
 
 def line_counts() -> dict[str, int]:
     return {
@@ -26,18 +18,6 @@ def line_counts() -> dict[str, int]:
 
 
 def test_no_module_is_over_the_limit():
-    over = {
-        name: lines
-        for name, lines in line_counts().items()
-        if lines > MAX_LINES and name not in KNOWN_EXCEPTIONS
-    }
+    over = {name: lines for name, lines in line_counts().items() if lines > MAX_LINES}
     listing = ", ".join(f"{name} ({lines} lines)" for name, lines in sorted(over.items()))
     assert not over, f"over {MAX_LINES} lines, split by what they hold: {listing}"
-
-
-def test_the_known_exceptions_are_still_over_the_limit():
-    counts = line_counts()
-    stale = sorted(name for name in KNOWN_EXCEPTIONS if counts.get(name, 0) <= MAX_LINES)
-    assert not stale, (
-        f"no longer over {MAX_LINES} lines (or gone): drop from KNOWN_EXCEPTIONS: {stale}"
-    )

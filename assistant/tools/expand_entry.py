@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from context.budget import full_text
+from context.prompt_pieces import full_text
 from context.toolcalls import ExpandEntry
 
 if TYPE_CHECKING:
