@@ -74,7 +74,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
     # The methods of the store before it was split, each now in exactly one concern.
     assert every == {
         "append", "record_message", "entries", "has_thread", "has_message",
-        "claim", "release", "mark_answered", "pending", "waiting_threads", "mark_posted",
+        "claim", "release", "pending", "waiting_threads", "mark_posted",
         "remember_messages", "forget_message", "thread_messages",
         "recent_images",
         "threads", "purge", "metadata",

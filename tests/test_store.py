@@ -381,8 +381,8 @@ def test_pending_requests_until_a_run_ending_entry_answers_them(store: Store):
     assert store.claim(KEY, "A", 60) and store.release(KEY, "A")  # owed still
     store.append(KEY, "Error: x", TS, answered_through=0)  # never moves back
     assert store.pending(KEY) == [Pending(3, "1.3")]
-    store.mark_answered(KEY, 4)
-    store.mark_answered(KEY, 2)  # never moves back
+    store.append(KEY, "Error: y", TS, answered_through=4)
+    store.append(KEY, "Error: z", TS, answered_through=2)  # never moves back
     assert store.pending(KEY) == [] and store.waiting_threads() == []
     assert store.claim(KEY, "A", 60) and not store.release(KEY, "A")  # nothing owed
     assert store.metadata(KEY)[1].wants_answer and not store.metadata(KEY)[2].wants_answer

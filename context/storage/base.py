@@ -178,10 +178,6 @@ class RunStore(Protocol):
         answer (read in the same write, so nothing recorded before it is missed)."""
         ...
 
-    def mark_answered(self, key: ThreadKey, through: int) -> None:
-        """Raise the thread's answered_through to `through` (it never goes down)."""
-        ...
-
     def pending(self, key: ThreadKey) -> list[Pending]:
         """User entries that want an answer, after the thread's answered_through."""
         ...

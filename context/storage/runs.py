@@ -47,14 +47,6 @@ class SqlRuns(Repository):
             )
             return connection.execute(_owed(key).limit(1)).first() is not None
 
-    def mark_answered(self, key: ThreadKey, through: int) -> None:
-        with self._db.transaction() as connection:
-            connection.execute(
-                threads_table.update()
-                .where(is_thread(key), threads_table.c.answered_through < through)
-                .values(answered_through=through)
-            )
-
     def pending(self, key: ThreadKey) -> list[Pending]:
         with self._db.read() as connection:
             rows = connection.execute(_owed(key))
