@@ -18,6 +18,7 @@ BENCHMARKS = {
     "ack": "bench.ack",
     "step": "bench.step",
     "economy": "bench.economy",
+    "cost": "bench.cost",
     "slack_calls": "bench.slack_calls",
     "throughput": "bench.throughput",
     "store": "bench.store",
