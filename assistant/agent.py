@@ -15,7 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.history import ThreadHistory
 from assistant.media import ImagePart, ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply
-from assistant.prompt import PromptBudget
+from assistant.prompt import PromptBudget, ShownPrompt
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest
 from assistant.tools import ToolCallError, parse_tool_call
@@ -63,6 +63,7 @@ class RunContext:
     bot_mention: str
     log: ContextLog
     store: Store
+    shown: ShownPrompt = field(default_factory=ShownPrompt)  # what the last prompt showed whole
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ class Agent:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
                 return
+            ctx.shown.show(prompt, seen_through)
             # Images come only with people's messages: chosen again only after a new one.
             if self.images is not None and any(
                 entry.role == "user" for entry in ctx.log.entries[images_through + 1 :]
