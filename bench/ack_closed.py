@@ -1,7 +1,7 @@
-"""Ack latency under load: signed mentions over HTTP while every model call takes seconds.
-
-Slack retries an event that is not acknowledged within 3 seconds, so the time to the HTTP
-response is what decides double deliveries; it must not grow with the runs in flight.
+"""Ack latency in a closed loop: signed mentions over HTTP, a fixed number in flight, while
+every model call takes seconds. A secondary measure: with 50 requests in flight the time to an
+ack is about 50 x the app's CPU per event (Little's law), so it says more about the sender than
+about Slack's traffic; `bench.ack` (an open loop, events at their own times) is the goal's.
 
 "Answered exactly once" here means: every mention's label appears in exactly one
 chat.postMessage, posted in the mention's own thread. Mentions that arrive in a thread while

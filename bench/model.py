@@ -119,6 +119,11 @@ class AnsweringModel:
         with self._lock:
             self.holding = True
 
+    def stop_holding(self) -> None:
+        """Answer the next replies as usual; those held so far wait for `release_all()`."""
+        with self._lock:
+            self.holding = False
+
     def release_all(self) -> None:
         """Let every held reply go, and answer the next ones at once."""
         with self._lock:
