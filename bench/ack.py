@@ -88,7 +88,7 @@ class Traffic:
             else:
                 self.plain += 1
                 event = slack_events.message(f"unrelated {self.plain}")
-            made.append(Arrival(at, slack_events.event_callback(event)))
+            made.append(Arrival.of(at, event))
         return made
 
 
@@ -113,14 +113,16 @@ def run(smoke: bool = False) -> list[Figure]:
 
         # The held runs wait longer than the model client's default timeout allows.
         with AppServer(slack, fake, Path(workdir), OPENAI_TIMEOUT=str(HELD_TIMEOUT_S)) as app:
-            background = hold_runs(app, slack, model, fake, int(size["background"]))
-            main = measure(app.url, app.cpu_seconds, size["rate"], size["seconds"])
-            ours = highest_rate(
-                lambda r: measure(app.url, app.cpu_seconds, r, size["window"]),
-                size["rate"],
-                ceiling,
-            )
-            model.release_all()
+            try:
+                background = hold_runs(app, slack, model, fake, int(size["background"]))
+                main = measure(app.url, app.cpu_seconds, size["rate"], size["seconds"])
+                ours = highest_rate(
+                    lambda r: measure(app.url, app.cpu_seconds, r, size["window"]),
+                    size["rate"],
+                    ceiling,
+                )
+            finally:
+                model.release_all()  # else the app's shutdown waits on the held runs
             made = background + traffic.mentions
             conversation.wait_answered(slack, model, made, timeout=120 + 10 * size["latency"])
             once = conversation.answered_once(slack, made)

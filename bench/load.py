@@ -58,6 +58,11 @@ class Arrival:
     at: float  # seconds after the start of the schedule
     payload: dict[str, Any]  # an event_callback, its event_id given where the events are made
 
+    @classmethod
+    def of(cls, at: float, event: dict[str, Any]) -> Arrival:
+        """`event` wrapped as Slack delivers it, here: event ids stay unique across senders."""
+        return cls(at, event_callback(event))
+
 
 @dataclass(frozen=True)
 class Timed:
