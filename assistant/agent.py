@@ -117,6 +117,7 @@ class Agent:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
                 return
+            ctx.shown.show(prompt, seen_through)
             # Images come only with people's messages: chosen again only after a new one.
             if self.images is not None and any(
                 entry.role == "user" for entry in ctx.log.entries[images_through + 1 :]

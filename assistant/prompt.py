@@ -4,7 +4,7 @@ log's share of the model's window, and the prompts of one run built through one 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.tools import TOOL_SCHEMAS
@@ -65,3 +65,24 @@ class RunPrompts:
             if entries[i].role == "system" and isinstance(entries[i - 1].content, ExpandEntry)
         ]
         return self.builder.build(entries, exempt=expanded)
+
+
+@dataclass
+class ShownPrompt:
+    """Which entries the run's last prompt showed whole: not left out, not cut. A tool that
+    would repeat what the model has just read (getThreadHistory) names those entries instead."""
+
+    through: int = -1  # the last index the prompt held; -1 before the first prompt
+    omitted: tuple[tuple[int, int], ...] = ()
+    shortened: frozenset[int] = field(default_factory=frozenset)
+
+    def show(self, prompt: BuiltPrompt, through: int) -> None:
+        self.through, self.omitted = through, prompt.omitted
+        self.shortened = frozenset(prompt.shortened)
+
+    def in_full(self, index: int) -> bool:
+        return (
+            0 <= index <= self.through
+            and index not in self.shortened
+            and not any(first <= index <= last for first, last in self.omitted)
+        )

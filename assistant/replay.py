@@ -45,10 +45,15 @@ async def _history(call: GetThreadHistory, ctx: RunContext, index: int) -> str |
         return format_history(lines, call)
     lines = []
     for entry in ctx.log.entries:
+        # As in Slack: a message the last prompt showed whole is named by its entry's index.
+        shown = entry.index if ctx.shown.in_full(entry.index) else None
         if isinstance(entry, UserEntry):
-            lines.append(HistoryLine(entry.timestamp, entry.content.userid, entry.content.text))
+            author = entry.content.userid
         elif isinstance(entry, AssistantEntry) and isinstance(entry.content, PostMessage):
-            lines.append(HistoryLine(entry.timestamp, ctx.bot_mention, entry.content.text))
+            author = ctx.bot_mention
+        else:
+            continue
+        lines.append(HistoryLine(entry.timestamp, author, entry.content.text, shown))
     return format_history(lines, call)
 
 

@@ -16,8 +16,10 @@ from bench.report import RESULTS, Figure, append_results, machine, print_figures
 # Name -> module with `run(smoke: bool) -> list[Figure]`; imported only when chosen.
 BENCHMARKS = {
     "ack": "bench.ack",
+    "ack_closed": "bench.ack_closed",
     "step": "bench.step",
     "economy": "bench.economy",
+    "cost": "bench.cost",
     "slack_calls": "bench.slack_calls",
     "throughput": "bench.throughput",
     "store": "bench.store",

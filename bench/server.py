@@ -65,9 +65,7 @@ class AppServer:
 
     def cpu_seconds(self) -> float:
         """User + system CPU time the app process has used so far."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
-        return ticks / os.sysconf("SC_CLK_TCK")
+        return cpu_seconds(self.pid)
 
     def stop(self) -> None:
         self.process.stop()
@@ -87,6 +85,13 @@ class AppServer:
     ) -> None:
         if self.process.process.poll() is None:
             self.process.stop()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time process `pid` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15 of stat)
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def own_cpu_seconds() -> float:

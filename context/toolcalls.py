@@ -2,7 +2,9 @@
 
 Each model is at once the log entry's content, the validator of the model's arguments and
 (through `assistant.tools`) the OpenAI function schema. Field order is the canonical key order:
-`toolCall` first, `reasoning` last.
+`toolCall` first, `reasoning` last. The docstrings and field descriptions document the log's
+JSON Schema (`assistant schema`); the function schemas carry only names, types and bounds,
+since what each tool does is said once, in the system message (`assistant.instructions`).
 """
 
 from __future__ import annotations
@@ -40,26 +42,22 @@ class ToolCall(BaseModel):
         extra="forbid", frozen=True, json_schema_extra=require_in_schema("toolCall")
     )
     name: ClassVar[str]
-    description: ClassVar[str]
 
 
 class PostMessage(ToolCall):
+    """Post a reply in the thread (Markdown, converted for Slack)."""
+
     name: ClassVar[str] = "postMessage"
-    description: ClassVar[str] = (
-        "Post a reply in the current Slack thread. Standard Markdown is fine; "
-        "it is converted for Slack."
-    )
     toolCall: Literal["postMessage"] = "postMessage"
     text: Annotated[str, Field(min_length=1, description="The message to post, in Markdown.")]
     reasoning: Reasoning = None
 
 
 class GetThreadHistory(ToolCall):
+    """Read the thread's Slack messages, including those from before the bot was mentioned;
+    the result is the system entry after the call."""
+
     name: ClassVar[str] = "getThreadHistory"
-    description: ClassVar[str] = (
-        "Read the messages of the current Slack thread, including those from before you "
-        "were mentioned. The result is added to the log as a system entry."
-    )
     toolCall: Literal["getThreadHistory"] = "getThreadHistory"
     ascending: Annotated[
         bool, Field(strict=True, description="true for oldest first, false for newest first.")
@@ -77,20 +75,18 @@ class GetThreadHistory(ToolCall):
 
 
 class FinishRequest(ToolCall):
+    """End the work on the current request, once everything needed is posted."""
+
     name: ClassVar[str] = "finishRequest"
-    description: ClassVar[str] = (
-        "End your work on the current request. Call it once everything needed is posted."
-    )
     toolCall: Literal["finishRequest"] = "finishRequest"
     reasoning: Reasoning = None
 
 
 class ExpandEntry(ToolCall):
+    """Read one log entry in full when the prompt shows it cut short; the result is the
+    system entry after the call."""
+
     name: ClassVar[str] = "expandEntry"
-    description: ClassVar[str] = (
-        "Read one log entry in full when the prompt shows it cut short (its text ends with a "
-        "marker naming expandEntry). The full text is added to the log as a system entry."
-    )
     toolCall: Literal["expandEntry"] = "expandEntry"
     index: Annotated[int, Field(strict=True, ge=0, description="The entry's index.")]
     reasoning: Reasoning = None

@@ -87,3 +87,61 @@ def test_every_prompt_is_the_whole_log_and_extends_the_previous(app, slack, mode
         previous = text
     # the system message is the same on every call, so providers can cache it
     assert len({r["messages"][0]["content"] for r in requests}) == 1
+
+
+def answer_in_one_reply(text: str) -> replies.Completion:
+    """postMessage and finishRequest in one reply, as the system message asks when the
+    message completes the answer."""
+    return replies.tool_calls(
+        ("postMessage", {"text": text, "reasoning": "answer"}),
+        ("finishRequest", {"reasoning": "answered"}),
+    )
+
+
+def test_an_answer_in_one_reply_takes_one_call_and_marks_only_what_the_model_saw(
+    app, slack, model
+):
+    held = replies.hold(answer_in_one_reply("Risotto!"))
+    model.script(held, answer_in_one_reply("Pudding."))
+    first = say(slack, "lunch idea please?")
+    app.send_event(first)
+    held.wait_reached()
+    # A mention while the model answers: the reply's finishRequest does not cover it.
+    second = say(slack, "and dessert?", thread_ts=first["ts"])
+    app.send_event(second)
+    app.wait_listeners()
+    held.release()
+    slack.wait_for_call("reactions.remove", count=2)
+    app.wait_idle()
+
+    key = thread_of(first)
+    log = app.log(key)
+    assert [(e["index"], e["role"], e["content"].get("toolCall")) for e in log[1:]] == [
+        (1, "user", None),
+        (2, "user", None),
+        (3, "assistant", "postMessage"),
+        (4, "assistant", "finishRequest"),
+        (5, "assistant", "postMessage"),
+        (6, "assistant", "finishRequest"),
+    ]
+    # Two runs, one model call each: the first saw entries 0-1, the second all of them.
+    prompts = [prompt_log(r) for r in model.requests]
+    assert prompts == [log[:2], log[:5]]
+    assert app.assistant.store.pending(key) == []
+    # The reply's usage goes with its first entry only.
+    metas = app.assistant.store.metadata(key)
+    assert metas[3].prompt_tokens is not None and metas[4].prompt_tokens is None
+    # Each run: its reaction on, the post, its reaction off, in that order.
+    calls = [
+        (c.method, c.params.get("timestamp") or c.params.get("text"))
+        for c in slack.calls
+        if c.method in ("reactions.add", "reactions.remove", "chat.postMessage")
+    ]
+    assert calls == [
+        ("reactions.add", first["ts"]),
+        ("chat.postMessage", "Risotto!"),
+        ("reactions.remove", first["ts"]),
+        ("reactions.add", second["ts"]),
+        ("chat.postMessage", "Pudding."),
+        ("reactions.remove", second["ts"]),
+    ]

@@ -131,12 +131,12 @@ def test_a_context_budget_with_no_room_for_the_log_is_reported(tmp_path):
         tmp_path,
         OPENAI_API_KEY="sk-x",
         ASSISTANT_CONTEXT_TOKENS="3000",
-        ASSISTANT_ANSWER_TOKENS="1500",
+        ASSISTANT_ANSWER_TOKENS="1800",
     )
     assert result.returncode == 2
     found = problems(result.stderr, "replay")
     assert set(found) == {"ASSISTANT_CONTEXT_TOKENS"}
-    assert "ASSISTANT_ANSWER_TOKENS (1500)" in found["ASSISTANT_CONTEXT_TOKENS"]
+    assert "ASSISTANT_ANSWER_TOKENS (1800)" in found["ASSISTANT_CONTEXT_TOKENS"]
     assert "at least 1000 are needed" in found["ASSISTANT_CONTEXT_TOKENS"]
 
 

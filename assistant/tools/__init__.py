@@ -17,7 +17,12 @@ class ToolCallError(ValueError):
 
 def function_schema(tool: type[ToolCall]) -> dict[str, Any]:
     """The OpenAI function-calling form of a tool model: `toolCall` is the function name,
-    and `reasoning` is asked for on every call."""
+    and `reasoning` is asked for on every call.
+
+    Only names, types and bounds: every call sends these schemas, so what the tools do and
+    what `reasoning` is for are said once, in the system message, not again in descriptions.
+    Arguments the schema does not list are refused by the model's validation (`extra="forbid"`),
+    with an error the model reads, so `additionalProperties` is not sent either."""
     schema = tool.model_json_schema()
     properties = {k: _plain(v) for k, v in schema["properties"].items() if k != "toolCall"}
     required = [f for f in schema.get("required", []) if f != "toolCall"]
@@ -25,20 +30,19 @@ def function_schema(tool: type[ToolCall]) -> dict[str, Any]:
         "type": "function",
         "function": {
             "name": tool.name,
-            "description": tool.description,
             "parameters": {
                 "type": "object",
                 "properties": properties,
                 "required": [*required, "reasoning"],
-                "additionalProperties": False,
             },
         },
     }
 
 
 def _plain(prop: dict[str, Any]) -> dict[str, Any]:
-    """Drop pydantic's titles and null alternatives, which only add tokens to every call."""
-    prop = {k: v for k, v in prop.items() if k not in ("title", "default")}
+    """Drop pydantic's titles, descriptions, defaults and null alternatives, which only add
+    tokens to every call."""
+    prop = {k: v for k, v in prop.items() if k not in ("title", "description", "default")}
     variants = [v for v in prop.pop("anyOf", []) if v.get("type") != "null"]
     if len(variants) == 1:
         prop = {**variants[0], **prop}

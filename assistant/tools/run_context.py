@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.history import ThreadHistory
 from assistant.post_limits import PostLimits
+from assistant.prompt import ShownPrompt
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
 
@@ -26,6 +27,7 @@ class RunContext:
     log: ContextLog
     store: Store
     posts: PostLimits = field(default_factory=PostLimits)  # what the run has posted
+    shown: ShownPrompt = field(default_factory=ShownPrompt)  # what the last prompt showed whole
 
 
 # A tool gets its call, the run, and the index of the call's entry in the log; it returns
