@@ -11,6 +11,7 @@ message that a later cut may still move to the next message.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from assistant.slack_text import (
@@ -21,16 +22,28 @@ from assistant.slack_text import (
 )
 
 _BROADCAST_NAMES = ("channel", "here", "everyone", "group")
+_TOKEN = re.compile(r"<[!@][^<>]*>")  # as `neutralize_mentions` finds Slack's tokens
 
 
 def settled_end(text: str) -> int:
     """How much of `text`, the beginning of a model's text, `neutralize_mentions` treats the
     same whatever follows it."""
     end = len(text)
+    while (shorter := _open_from(text[:end])) < end:
+        end = shorter  # what is held back may have resolved something before it
+    return end
+
+
+def _open_from(text: str) -> int:
+    """Where the first thing whose reading depends on what comes next starts (len: none)."""
+    end = len(text)
     # Only the last `<` can be open: an earlier one is followed by this `<`, so no token.
     last = text.rfind("<")
     if last >= 0 and ">" not in text[last:] and text[last + 1 : last + 2] in ("", "!", "@"):
         end = last
+    waiting = _waiting_before_token(text)
+    if waiting is not None:
+        end = min(end, waiting)
     # Only after the last `@` can the text still be the start of a broadcast word.
     at = text.rfind("@")
     if at >= 0:
@@ -38,6 +51,27 @@ def settled_end(text: str) -> int:
         if any(name.startswith(tail) for name in _BROADCAST_NAMES):
             end = min(end, at)
     return end
+
+
+def _waiting_before_token(text: str) -> int | None:
+    """The first `<` right before a token that may become plain text (`<<!here>` reads
+    `<@here` then) with no `<` or `>` after it but in tokens (which may all become plain
+    text too): whether it opens a token of its own is not known yet."""
+    tokens = {m.start(): m.end() for m in _TOKEN.finditer(text)}
+    bare: list[int] = []  # `<` and `>` outside tokens, in order
+    at = 0
+    while at < len(text):
+        if at in tokens:
+            at = tokens[at]
+            continue
+        if text[at] in "<>":
+            bare.append(at)
+        at += 1
+    waiting = None
+    for place, position in enumerate(bare):
+        if text[position] == "<" and position + 1 in tokens and place == len(bare) - 1:
+            waiting = position
+    return waiting
 
 
 @dataclass(frozen=True)
