@@ -4,21 +4,29 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import threading
 import time
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import aiohttp
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from assistant.completion import NotACompletion, parse_completion
+from assistant.completion import (
+    ModelReply,
+    NotACompletion,
+    RawToolCall,
+    parse_completion,
+    reply_of,
+)
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.media import ImagePart, TranscriptionError
+from assistant.model_stream import ReplyAssembler, StepEvent, whole_events
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
 
@@ -37,21 +45,14 @@ class ModelError(Exception):
     and holds no secret."""
 
 
-@dataclass(frozen=True)
-class RawToolCall:
-    name: str
-    arguments: str
+__all__ = ["ModelClient", "ModelError", "ModelReply", "RawToolCall", "build_messages"]
 
 
 @dataclass(frozen=True)
-class ModelReply:
-    calls: list[RawToolCall] = field(default_factory=list)
-    text: str | None = None
-    model: str | None = None
-    prompt_tokens: int | None = None
-    cached_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_ms: float = 0.0
+class _Ended:
+    """The last item of a streamed step: its error, if it failed."""
+
+    error: BaseException | None = None
 
 
 def build_messages(
@@ -85,6 +86,9 @@ class ModelClient:
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, settings.assistant_answer_tokens)
         self._max_retries = settings.openai_max_retries
+        # Whether the server streams answers with tool calls; a server found not to is asked
+        # for whole answers from then on (for this process).
+        self.streams = True
         self._client = AsyncOpenAI(
             api_key=settings.openai_api_key.get_secret_value(),
             base_url=settings.openai_base_url,
@@ -101,6 +105,36 @@ class ModelClient:
     async def next_step(self, prompt_text: str, images: Sequence[ImagePart] = ()) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now."""
         return await self._on_own_loop(self._next_step(prompt_text, images))
+
+    async def stream_step(
+        self, prompt_text: str, images: Sequence[ImagePart] = ()
+    ) -> AsyncIterator[StepEvent]:
+        """Ask the model for its next tool calls, streamed: each call as it starts, the
+        pieces of its arguments, each call once complete, then the whole reply. A server that
+        does not stream gives the same events once its whole answer is in. Raises ModelError."""
+        loop = asyncio.get_running_loop()
+        events: asyncio.Queue[StepEvent | _Ended] = asyncio.Queue()
+
+        def emit(item: StepEvent | _Ended) -> None:
+            with contextlib.suppress(RuntimeError):  # the caller's loop is gone
+                loop.call_soon_threadsafe(events.put_nowait, item)
+
+        async def produce() -> None:
+            try:
+                await self._stream_step(prompt_text, images, emit)
+            except BaseException as exc:  # handed to the caller, in its loop
+                emit(_Ended(exc))
+            else:
+                emit(_Ended())
+
+        future = asyncio.run_coroutine_threadsafe(produce(), self._loop)
+        try:
+            while not isinstance(item := await events.get(), _Ended):
+                yield item
+            if item.error is not None:
+                raise item.error
+        finally:
+            future.cancel()  # the caller stopped early: the answer is not read further
 
     async def transcribe(self, name: str, data: bytes, mimetype: str) -> str:
         """The text of an audio file, through the transcription endpoint."""
@@ -138,23 +172,73 @@ class ModelClient:
                     raise ModelError(what) from None
                 log.warning("%s; retrying", what)
                 await asyncio.sleep(min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY))
-        latency_ms = (time.perf_counter() - started) * 1000
-        message = completion.choices[0].message
-        usage = completion.usage
-        details = usage.prompt_tokens_details if usage else None
-        return ModelReply(
-            calls=[
-                RawToolCall(call.function.name, call.function.arguments)
-                for call in message.tool_calls or []
-                if call.type == "function"
-            ],
-            text=message.content,
-            model=completion.model,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            cached_tokens=details.cached_tokens if details else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            latency_ms=latency_ms,
-        )
+        return reply_of(completion, (time.perf_counter() - started) * 1000)
+
+    async def _stream_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart],
+        emit: Callable[[StepEvent], None],
+    ) -> None:
+        started = time.perf_counter()
+        if not self.streams:
+            for event in whole_events(await self._next_step(prompt_text, images)):
+                emit(event)
+            return
+        for attempt in range(self._max_retries + 1):
+            sent = False  # whether events of this answer went out: then it is not retried
+            try:
+                async with self._client.chat.completions.with_streaming_response.create(
+                    model=self._model,
+                    messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
+                    tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
+                    tool_choice="required",
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    **self._answer_limit,  # type: ignore[arg-type]
+                ) as response:
+                    kind = response.headers.get("content-type", "")
+                    if not kind.startswith("text/event-stream"):
+                        # A server that ignores `stream` answers whole: so be it, from now on.
+                        completion = parse_completion(await response.read(), kind)
+                        self._remember_no_streaming("answered a streamed request whole")
+                        latency_ms = (time.perf_counter() - started) * 1000
+                        for event in whole_events(reply_of(completion, latency_ms)):
+                            emit(event)
+                        return
+                    assembler = ReplyAssembler()
+                    async for chunk in await response.parse():
+                        for event in assembler.feed(chunk.to_dict()):
+                            sent = True
+                            emit(event)
+                    if not assembler.finished:
+                        raise ModelError("the model service's stream ended before its answer did")
+                    for event in assembler.end((time.perf_counter() - started) * 1000):
+                        emit(event)
+                    return
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                # Some servers refuse to stream an answer with tools: ask for it whole.
+                reply = await self._next_step(prompt_text, images)
+                self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
+                for event in whole_events(reply):
+                    emit(event)
+                return
+            except openai.APIError as exc:
+                what = _what_failed(exc, "the model service", "the model")
+                if sent and isinstance(exc, openai.APIConnectionError):
+                    what = "the model service's answer was cut off"
+                raise ModelError(what) from None
+            except NotACompletion as exc:
+                what = f"the model service answered with {exc}, not a chat completion"
+                if sent or attempt == self._max_retries:
+                    raise ModelError(what) from None
+                log.warning("%s; retrying", what)
+                await asyncio.sleep(min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY))
+
+    def _remember_no_streaming(self, what: str) -> None:
+        if self.streams:
+            log.warning("the model service %s; asking for whole answers from now on", what)
+        self.streams = False
 
     async def _transcribe(self, name: str, data: bytes, mimetype: str) -> str:
         try:
@@ -185,6 +269,8 @@ def _what_failed(error: openai.APIError, service: str, responder: str) -> str:
         return f"{service} answered HTTP {error.status_code}"
     if isinstance(error, openai.APITimeoutError) and not _connection_failed(error):
         return f"{responder} did not answer in time"
+    if not isinstance(error, openai.APIConnectionError):  # an error event in a stream
+        return f"{service} sent an error instead of the rest of its answer"
     return f"{service} could not be reached"
 
 

@@ -19,10 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
-from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from openai.types.chat.completion_create_params import (
+    CompletionCreateParamsNonStreaming,
+    CompletionCreateParamsStreaming,
+)
 from pydantic import TypeAdapter, ValidationError
 
 from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, drop_connection, in_thread
+from fakes.openai_stream import REFUSAL, Streamed, StreamSettings, stream_completion
 
 ToolCallSpec = tuple[str, "dict[str, Any] | str"]
 
@@ -117,7 +121,7 @@ class Hold:
         await event.wait()
 
 
-Response = Completion | Error | Raw | Disconnect | Delay | Hold
+Response = Completion | Error | Raw | Disconnect | Delay | Hold | Streamed
 # A default may decide per request, from the request's parsed JSON body (e.g. from the log
 # the prompt carries), so concurrent threads each get the reply their state calls for.
 DefaultResponse = Response | Callable[[dict[str, Any]], Response | None]
@@ -217,6 +221,7 @@ class FakeOpenAI(BackgroundServer):
         self._holds: list[Hold] = []
         self.transcriptions: list[dict[str, Any]] = []
         self.invalid_requests: list[str] = []  # why requests were refused as malformed
+        self.streaming = StreamSettings()  # how requests with "stream": true are answered
 
     @property
     def base_url(self) -> str:
@@ -304,6 +309,9 @@ class FakeOpenAI(BackgroundServer):
         with self._cond:
             self._requests.append(body)
             self._headers.append(dict(request.headers))
+            if body.get("stream") and self.streaming.mode == "refused":
+                self._cond.notify_all()
+                return _error_response(Error(400, REFUSAL, "invalid_request_error"))
             previous = self._requests[:-1]
             response = self._script.popleft() if self._script else self._default_for(body)
             if isinstance(response, Hold):
@@ -311,11 +319,15 @@ class FakeOpenAI(BackgroundServer):
             self._cond.notify_all()
         if isinstance(response, Disconnect):
             return drop_connection(request)
-        return await self._respond(response, body, previous)
+        return await self._respond(request, response, body, previous)
 
     async def _respond(
-        self, response: Response | None, body: dict[str, Any], previous: list[dict[str, Any]]
-    ) -> web.Response:
+        self,
+        request: web.Request,
+        response: Response | None,
+        body: dict[str, Any],
+        previous: list[dict[str, Any]],
+    ) -> web.StreamResponse:
         # Unwrap holds and delays (they may nest: hold(delay(1, text("x")))).
         while isinstance(response, Hold | Delay):
             if isinstance(response, Hold):
@@ -334,7 +346,14 @@ class FakeOpenAI(BackgroundServer):
         if isinstance(response, Raw):
             headers = {"Content-Type": response.content_type}
             return web.Response(body=response.body, status=response.status, headers=headers)
-        return web.json_response(_completion(response, body, previous))
+        style = self.streaming.style
+        if isinstance(response, Streamed):
+            response, style = response.response, response.style
+        completion = _completion(response, body, previous)
+        if body.get("stream") and self.streaming.mode == "sse":
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return await stream_completion(request, completion, style, usage)
+        return web.json_response(completion)
 
     def _default_for(self, body: dict[str, Any]) -> Response | None:
         default = self.default
@@ -358,6 +377,7 @@ class FakeOpenAI(BackgroundServer):
 
 
 _REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
+_STREAMED_REQUEST = TypeAdapter(CompletionCreateParamsStreaming)
 
 
 def request_problem(body: dict[str, Any]) -> str | None:
@@ -365,7 +385,7 @@ def request_problem(body: dict[str, Any]) -> str | None:
     types (messages, content parts, tools), or None. The types use lazily validated
     iterables: each is consumed to check its items."""
     try:
-        params = _REQUEST.validate_python(body)
+        params = (_STREAMED_REQUEST if body.get("stream") else _REQUEST).validate_python(body)
         for message in params["messages"]:
             content = message.get("content")
             if content is not None and not isinstance(content, str):

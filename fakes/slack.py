@@ -9,6 +9,7 @@ recorded; faults (`ok: false`, 429 with Retry-After, HTTP 5xx) can be scripted p
 from __future__ import annotations
 
 import json
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from fakes._server import DEFAULT_TIMEOUT, drop_connection, in_thread
 from fakes.slack_conversations import Conversations
 from fakes.slack_socket import SocketModeServer
 from fakes.slack_store import SlackError, SlackStore
+from fakes.slack_stream import RateLimited, Streams
 
 JSON_TYPE = "application/json"
 
@@ -35,6 +37,7 @@ class Call:
     token: str | None = None
     status: int = 200
     response: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)  # when it was answered
 
     @property
     def ok(self) -> bool:
@@ -99,6 +102,7 @@ class FakeSlack(SocketModeServer):
         self._files: dict[str, _File] = {}
         self.downloads: list[str] = []  # file ids served, in order
         self._faults: dict[str, deque[_Fault]] = {}
+        self.streams = Streams(self.store, bot_user_id, bot_id, app_id)
         self._init_socket_mode()
         self._methods: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
             "auth.test": self._auth_test,
@@ -114,6 +118,7 @@ class FakeSlack(SocketModeServer):
             "users.info": self._users_info,
             "apps.connections.open": self._apps_connections_open,
             **self.conversations.methods(),
+            **self.streams.methods(),
         }
 
     @property
@@ -311,6 +316,12 @@ class FakeSlack(SocketModeServer):
                     method, params, request, token, fault.status, fault.body, fault.headers
                 )
             handler = self._methods.get(method)
+            try:
+                self.streams.check_rate(method)
+            except RateLimited as exc:
+                limited = {"ok": False, "error": "ratelimited"}
+                headers = {"Retry-After": str(exc.retry_after)}
+                return self._answer(method, params, request, token, 429, limited, headers)
             try:
                 if handler is None:
                     body = {"ok": False, "error": "unknown_method", "req_method": method}

@@ -75,6 +75,8 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "remember_messages", "forget_message", "thread_messages",
         "recent_images",
         "threads", "purge", "metadata",
+        # Added since: streamed answers.
+        "set_usage", "set_open_streams", "open_streams",
     }  # fmt: skip
 
 

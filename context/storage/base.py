@@ -137,6 +137,12 @@ class LogStore(Protocol):
         """The thread's entries with index >= start, in order; [] for an unknown thread."""
         ...
 
+    def set_usage(self, key: ThreadKey, index: int, meta: EntryMeta) -> None:
+        """Put a model call's figures (model, tokens, latency) in the side metadata of entry
+        `index`, recorded before the call's answer was complete (a streamed answer's usage
+        comes last)."""
+        ...
+
     def has_thread(self, key: ThreadKey) -> bool: ...
 
     def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
@@ -173,9 +179,17 @@ class RunStore(Protocol):
         self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()
     ) -> None:
         """Note in the side metadata that entry `index` (a postMessage) reached Slack as the
-        message `slack_ts` (its last, when split), and keep copies of the `messages` it
-        became (see `remember_messages`), in one write."""
+        message `slack_ts` (its last, when split), keep copies of the `messages` it became
+        (see `remember_messages`), and forget the thread's open streams (they were its
+        messages), in one write."""
         ...
+
+    def set_open_streams(self, key: ThreadKey, streams: Sequence[str]) -> None:
+        """The Slack messages (ts) the thread's run is streaming now and has not finished:
+        a run resumed after a crash finds them (`open_streams`)."""
+        ...
+
+    def open_streams(self, key: ThreadKey) -> list[str]: ...
 
 
 class MessageCopies(Protocol):

@@ -94,6 +94,21 @@ class SqlLog(Repository):
             rows = connection.scalars(_ENTRIES_FROM, {**names, "start": start})
             return [entry_from_json(text) for text in rows]
 
+    def set_usage(self, key: ThreadKey, index: int, meta: EntryMeta) -> None:
+        thread_id = select(threads_table.c.id).where(is_thread(key)).scalar_subquery()
+        with self._db.transaction() as connection:
+            connection.execute(
+                entries_table.update()
+                .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
+                .values(
+                    model=meta.model,
+                    prompt_tokens=meta.prompt_tokens,
+                    cached_tokens=meta.cached_tokens,
+                    completion_tokens=meta.completion_tokens,
+                    latency_ms=meta.latency_ms,
+                )
+            )
+
     def has_thread(self, key: ThreadKey) -> bool:
         with self._db.read() as connection:
             return connection.scalar(select(threads_table.c.id).where(is_thread(key))) is not None

@@ -47,6 +47,9 @@ threads_table = Table(
     Column("answered_through", Integer, nullable=False, server_default="-1"),
     Column("run_holder", String),
     Column("run_expires", String),
+    # Streams (migration 0005): the Slack ts of each message the run is streaming and has not
+    # finished (stopped and marked posted, or deleted), space-separated; NULL when none.
+    Column("open_streams", Text),
     UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
 )
 
