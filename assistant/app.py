@@ -21,6 +21,7 @@ from assistant.recorder import Recorder
 from assistant.runs import RunScheduler
 from assistant.settings import Settings
 from assistant.slack_client import close_slack_client, create_slack_client
+from assistant.streaming import SlackStreaming
 from context.render import TraceWriter
 from context.storage import Store, open_store
 
@@ -72,6 +73,7 @@ def create_assistant(settings: Settings, trace: TextIO | None = None) -> Assista
         budget,
         images=images,
         post_caps=settings.post_caps(),
+        streaming=SlackStreaming() if settings.assistant_stream == "auto" else None,
     )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
     scheduler.start()

@@ -113,9 +113,11 @@ class ModelClient:
         pieces of its arguments, each call once complete, then the whole reply. A server that
         does not stream gives the same events once its whole answer is in. Raises ModelError."""
         loop = asyncio.get_running_loop()
-        events: asyncio.Queue[StepEvent | _Ended] = asyncio.Queue()
+        # The events of one chunk go together: the caller sees a call end (and stops its
+        # stream) before it awaits anything, when a chunk brought the whole call.
+        events: asyncio.Queue[list[StepEvent] | _Ended] = asyncio.Queue()
 
-        def emit(item: StepEvent | _Ended) -> None:
+        def emit(item: list[StepEvent] | _Ended) -> None:
             with contextlib.suppress(RuntimeError):  # the caller's loop is gone
                 loop.call_soon_threadsafe(events.put_nowait, item)
 
@@ -129,8 +131,10 @@ class ModelClient:
 
         future = asyncio.run_coroutine_threadsafe(produce(), self._loop)
         try:
-            while not isinstance(item := await events.get(), _Ended):
-                yield item
+            while not isinstance(batch := await events.get(), _Ended):
+                for event in batch:
+                    yield event
+            item = batch
             if item.error is not None:
                 raise item.error
         finally:
@@ -178,12 +182,11 @@ class ModelClient:
         self,
         prompt_text: str,
         images: Sequence[ImagePart],
-        emit: Callable[[StepEvent], None],
+        emit: Callable[[list[StepEvent]], None],
     ) -> None:
         started = time.perf_counter()
         if not self.streams:
-            for event in whole_events(await self._next_step(prompt_text, images)):
-                emit(event)
+            emit(whole_events(await self._next_step(prompt_text, images)))
             return
         for attempt in range(self._max_retries + 1):
             sent = False  # whether events of this answer went out: then it is not retried
@@ -203,25 +206,22 @@ class ModelClient:
                         completion = parse_completion(await response.read(), kind)
                         self._remember_no_streaming("answered a streamed request whole")
                         latency_ms = (time.perf_counter() - started) * 1000
-                        for event in whole_events(reply_of(completion, latency_ms)):
-                            emit(event)
+                        emit(whole_events(reply_of(completion, latency_ms)))
                         return
                     assembler = ReplyAssembler()
                     async for chunk in await response.parse():
-                        for event in assembler.feed(chunk.to_dict()):
+                        if batch := assembler.feed(chunk.to_dict()):
                             sent = True
-                            emit(event)
+                            emit(batch)
                     if not assembler.finished:
                         raise ModelError("the model service's stream ended before its answer did")
-                    for event in assembler.end((time.perf_counter() - started) * 1000):
-                        emit(event)
+                    emit(assembler.end((time.perf_counter() - started) * 1000))
                     return
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 # Some servers refuse to stream an answer with tools: ask for it whole.
                 reply = await self._next_step(prompt_text, images)
                 self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
-                for event in whole_events(reply):
-                    emit(event)
+                emit(whole_events(reply))
                 return
             except openai.APIError as exc:
                 what = _what_failed(exc, "the model service", "the model")

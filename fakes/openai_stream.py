@@ -19,16 +19,19 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from aiohttp import web
-
-if TYPE_CHECKING:
-    from fakes.openai import Completion, Hold
 
 # A token of the model's output, roughly as a BPE tokenizer cuts JSON and prose (about four
 # characters): escapes such as \\u00e9 get cut across pieces too.
 _TOKEN = re.compile(r"\s?[A-Za-z]{1,6}|\s?\d{1,3}|\s+|[^A-Za-z\d\s]{1,2}", re.DOTALL)
+
+
+class Gate(Protocol):
+    """What a pause waits on: a `fakes.openai.Hold`."""
+
+    async def _wait(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,7 @@ class StreamStyle:
     tokens_per_second: float | None = None  # None: as fast as the connection goes
     whole_calls: bool = False  # every tool call in one chunk (llama.cpp, Ollama)
     pause_after: int | None = None  # after that many tokens, wait for `pause` to be released
-    pause: Hold | None = None
+    pause: Gate | None = None
     cut_after: int | None = None  # after that many tokens, the connection is closed
 
 
@@ -54,7 +57,7 @@ class StreamSettings:
 class Streamed:
     """A scripted answer streamed its own way: `Streamed(tool_calls(...), StreamStyle(...))`."""
 
-    response: Completion
+    response: Any  # a `fakes.openai.Completion`
     style: StreamStyle
 
 
@@ -122,19 +125,22 @@ async def stream_completion(
     )
     await response.prepare(request)
     sent = 0
-    for item in chunks(completion, style, usage):
-        counts = item.pop("token", False)
-        if counts and style.cut_after is not None and sent >= style.cut_after:
-            if request.transport is not None:
-                request.transport.close()  # the server died mid-answer
-            return response
-        if counts and style.pause is not None and sent == style.pause_after:
-            await style.pause._wait()
-        await response.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
-        if counts:
-            sent += 1
-            if style.tokens_per_second:
-                await asyncio.sleep(1 / style.tokens_per_second)  # the model's pace
-    await response.write(b"data: [DONE]\n\n")
-    await response.write_eof()
+    try:
+        for item in chunks(completion, style, usage):
+            counts = item.pop("token", False)
+            if counts and style.cut_after is not None and sent >= style.cut_after:
+                if request.transport is not None:
+                    request.transport.close()  # the server died mid-answer
+                return response
+            if counts and style.pause is not None and sent == style.pause_after:
+                await style.pause._wait()
+            await response.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
+            if counts:
+                sent += 1
+                if style.tokens_per_second:
+                    await asyncio.sleep(1 / style.tokens_per_second)  # the model's pace
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+    except ConnectionResetError:
+        pass  # the client went away (a process killed mid-answer): nobody to write to
     return response
