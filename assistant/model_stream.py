@@ -11,7 +11,6 @@ later call arrives or the answer finishes. Only what is read is checked (as for 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -94,7 +93,8 @@ class ReplyAssembler:
         self._ended = 0  # calls before this one are complete (CallEnded sent)
         self.finished = False  # a finish_reason came
 
-    def feed(self, data: dict[str, Any]) -> list[StepEvent]:
+    def feed(self, data: object) -> list[StepEvent]:
+        """One chunk, as JSON."""
         try:
             chunk = Chunk.model_validate(data)
         except ValidationError as exc:

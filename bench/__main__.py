@@ -22,6 +22,7 @@ BENCHMARKS = {
     "throughput": "bench.throughput",
     "store": "bench.store",
     "prompt_prefix": "bench.prompt_prefix",
+    "stream": "bench.stream",
     "chaos": "bench.chaos",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a

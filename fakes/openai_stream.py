@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -43,6 +44,7 @@ class StreamStyle:
     pause_after: int | None = None  # after that many tokens, wait for `pause` to be released
     pause: Gate | None = None
     cut_after: int | None = None  # after that many tokens, the connection is closed
+    sent: list[float] | None = field(default=None, compare=False)  # when each token went out
 
 
 @dataclass
@@ -137,6 +139,8 @@ async def stream_completion(
             await response.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
             if counts:
                 sent += 1
+                if style.sent is not None:
+                    style.sent.append(time.monotonic())
                 if style.tokens_per_second:
                     await asyncio.sleep(1 / style.tokens_per_second)  # the model's pace
         await response.write(b"data: [DONE]\n\n")

@@ -147,3 +147,4 @@ def test_a_stream_going_back_to_an_ended_call_is_not_a_completion():
     back = {"index": 0, "function": {"arguments": "{}"}}
     with pytest.raises(NotACompletion, match="went back"):
         assembler.feed({"choices": [{"index": 0, "delta": {"tool_calls": [back]}}]})
+
