@@ -151,9 +151,8 @@ class PostStream:
         failure, self._failure = self._failure, None
         if failure is not None:
             if not isinstance(failure, LeaseLost):
-                for part in self.parts:  # its ts may not be in the store: no trace left
-                    with contextlib.suppress(Exception):
-                        await self._drop(part)
+                with contextlib.suppress(Exception):  # its ts may not be in the store
+                    await self._drop_all()
             raise failure
 
     # -- the sender ------------------------------------------------------------------------
@@ -184,7 +183,8 @@ class PostStream:
         """Start or append what is sure now; whether some of it had to wait."""
         text = "".join(self._text)
         shown = shown_parts(text, self._ctx.posts.caps.people_per_message)
-        if not is_invisible(text) and self._ctx.posts.refusal(text, len(shown.parts)):
+        messages = max(1, shown.settled + bool(shown.parts[-1].strip()))
+        if not is_invisible(text) and self._ctx.posts.refusal(text, messages):
             # It will not be posted (the run's caps): nothing of it stays in the thread.
             self._closing.set()
             await self._drop_all()
@@ -223,12 +223,10 @@ class PostStream:
         self._last_call = time.monotonic()
         try:
             response = await self._client.chat_startStream(
-                channel=key.channel,
-                thread_ts=key.thread_ts,
-                markdown_text=text,
+                channel=key.channel, thread_ts=key.thread_ts, markdown_text=text,
                 recipient_user_id=self._recipient,
                 recipient_team_id=key.team if self._recipient else None,
-            )
+            )  # fmt: skip
         except SLACK_FAILURES as exc:
             if isinstance(exc, SlackApiError):
                 self._refused(exc)
@@ -265,12 +263,9 @@ class PostStream:
             ensure_lease()
             try:
                 await self._client.chat_stopStream(
-                    channel=self._ctx.key.channel,
-                    ts=part.ts,
-                    markdown_text=rest or None,
-                    metadata=metadata,
-                    blocks=blocks or None,
-                )
+                    channel=self._ctx.key.channel, ts=part.ts, markdown_text=rest or None,
+                    metadata=metadata, blocks=blocks or None,
+                )  # fmt: skip
                 return True
             except SLACK_FAILURES as exc:
                 if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
