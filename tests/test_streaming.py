@@ -249,9 +249,10 @@ def test_a_text_past_one_message_continues_in_a_second_streamed_message(make_app
     assert app.assistant.store.metadata(thread_of(event))[2].slack_ts == messages[1]["ts"]
 
 
-def test_slack_refusing_to_stream_means_one_whole_post(make_app, slack, model):
+@pytest.mark.parametrize("refusal", ["unknown_method", "not_allowed_token_type"])
+def test_slack_refusing_to_stream_means_one_whole_post(make_app, slack, model, refusal):
     app = make_app(assistant_stream="auto")
-    slack.fail("chat.startStream", "not_allowed_token_type")
+    slack.fail("chat.startStream", refusal)
     model.script(replies.tool_calls(post(ANSWER), FINISH))
     event = say(slack, "where do we eat?")
     answer(app, slack, event)
