@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import aiohttp
@@ -24,9 +22,10 @@ from assistant.completion import (
     parse_completion,
     reply_of,
 )
+from assistant.handoff import Handoff
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.media import ImagePart, TranscriptionError
-from assistant.model_stream import ReplyAssembler, StepEvent, whole_events
+from assistant.model_stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
 
@@ -38,6 +37,8 @@ log = logging.getLogger(__name__)
 # between its own retries: 0.5 s, doubling, at most 8 s.
 RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
+# A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
+HANDOFF_PAUSE = 0.05
 
 
 class ModelError(Exception):
@@ -46,13 +47,6 @@ class ModelError(Exception):
 
 
 __all__ = ["ModelClient", "ModelError", "ModelReply", "RawToolCall", "build_messages"]
-
-
-@dataclass(frozen=True)
-class _Ended:
-    """The last item of a streamed step: its error, if it failed."""
-
-    error: BaseException | None = None
 
 
 def build_messages(
@@ -112,31 +106,24 @@ class ModelClient:
         """Ask the model for its next tool calls, streamed: each call as it starts, the
         pieces of its arguments, each call once complete, then the whole reply. A server that
         does not stream gives the same events once its whole answer is in. Raises ModelError."""
-        loop = asyncio.get_running_loop()
-        # The events of one chunk go together: the caller sees a call end (and stops its
-        # stream) before it awaits anything, when a chunk brought the whole call.
-        events: asyncio.Queue[list[StepEvent] | _Ended] = asyncio.Queue()
+        handoff: Handoff[StepEvent] = Handoff(asyncio.get_running_loop(), HANDOFF_PAUSE)
 
-        def emit(item: list[StepEvent] | _Ended) -> None:
-            with contextlib.suppress(RuntimeError):  # the caller's loop is gone
-                loop.call_soon_threadsafe(events.put_nowait, item)
+        def emit(events: list[StepEvent]) -> None:
+            # A call complete goes at once: its post is finished while the model goes on.
+            handoff.send(events, urgent=any(isinstance(e, CallEnded | ReplyEnded) for e in events))
 
         async def produce() -> None:
             try:
                 await self._stream_step(prompt_text, images, emit)
             except BaseException as exc:  # handed to the caller, in its loop
-                emit(_Ended(exc))
+                handoff.close(exc)
             else:
-                emit(_Ended())
+                handoff.close()
 
         future = asyncio.run_coroutine_threadsafe(produce(), self._loop)
         try:
-            while not isinstance(batch := await events.get(), _Ended):
-                for event in batch:
-                    yield event
-            item = batch
-            if item.error is not None:
-                raise item.error
+            async for event in handoff.receive():
+                yield event
         finally:
             future.cancel()  # the caller stopped early: the answer is not read further
 

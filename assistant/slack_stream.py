@@ -197,7 +197,7 @@ class PostStream:
                     self._closing.set()  # past the tier: the rest is posted whole
                     return False
                 await self._start(sure)
-                return False
+                return index + 1 < len(shown.parts)  # the next message is due too
             part = self.parts[index]
             new = sure[len(part.shown) :]
             if not part.ok or not sure.startswith(part.shown):
@@ -220,7 +220,6 @@ class PostStream:
     async def _start(self, text: str) -> None:
         ensure_lease()
         key = self._ctx.key
-        self._last_call = time.monotonic()
         try:
             response = await self._client.chat_startStream(
                 channel=key.channel, thread_ts=key.thread_ts, markdown_text=text,
@@ -233,6 +232,8 @@ class PostStream:
             log.info("no stream in %s: %s", key, _briefly(exc))
             self._closing.set()
             return
+        finally:
+            self._last_call = time.monotonic()  # the pace counts from a call's answer
         self.parts.append(StreamedPart(str(response["ts"]), text))
         # Recorded before anything else goes to it: a crash from here on leaves it findable.
         await asyncio.to_thread(
@@ -241,7 +242,6 @@ class PostStream:
 
     async def _append(self, part: StreamedPart, text: str) -> None:
         ensure_lease()
-        self._last_call = time.monotonic()
         try:
             await self._client.chat_appendStream(
                 channel=self._ctx.key.channel, ts=part.ts, markdown_text=text
@@ -254,6 +254,8 @@ class PostStream:
             part.ok = False  # it may or may not show this piece: it will be replaced
             self._closing.set()
             return
+        finally:
+            self._last_call = time.monotonic()
         part.shown += text
 
     async def _stop(

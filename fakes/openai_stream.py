@@ -41,8 +41,8 @@ class StreamStyle:
 
     tokens_per_second: float | None = None  # None: as fast as the connection goes
     whole_calls: bool = False  # every tool call in one chunk (llama.cpp, Ollama)
-    pause_after: int | None = None  # after that many tokens, wait for `pause` to be released
-    pause: Gate | None = None
+    # (count, gate): after that many tokens, wait until the gate (a Hold) is released
+    pauses: tuple[tuple[int, Gate], ...] = ()
     cut_after: int | None = None  # after that many tokens, the connection is closed
     sent: list[float] | None = field(default=None, compare=False)  # when each token went out
 
@@ -134,8 +134,9 @@ async def stream_completion(
                 if request.transport is not None:
                     request.transport.close()  # the server died mid-answer
                 return response
-            if counts and style.pause is not None and sent == style.pause_after:
-                await style.pause._wait()
+            for count, gate in style.pauses if counts else ():
+                if sent == count:
+                    await gate._wait()
             await response.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
             if counts:
                 sent += 1

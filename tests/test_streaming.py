@@ -13,6 +13,7 @@ import pytest
 
 from assistant.settings import SettingsError
 from assistant.slack_text import neutralize_mentions, split_message
+from assistant.tools import post_message
 from assistant.tools.post_message import post_metadata
 from bench.server import AppServer
 from context.storage import ThreadKey, open_store
@@ -49,7 +50,27 @@ def post(text: str) -> tuple[str, dict[str, str]]:
 def held_after(count: int, response: replies.Completion, **style: object) -> tuple[Hold, Streamed]:
     """`response` streamed, the model pausing after `count` tokens until the gate opens."""
     gate = Hold()
-    return gate, Streamed(response, StreamStyle(pause_after=count, pause=gate, **style))
+    return gate, Streamed(response, StreamStyle(pauses=((count, gate),), **style))
+
+
+def answer_streaming(
+    app, slack, model, event: dict, response: replies.Completion, after: tuple[int, ...] = (12,)
+) -> list[dict]:
+    """Send the event; the model answers `response`, pausing after each count of tokens in
+    `after` until Slack has answered the next chat.startStream (ok or not): so the text is sure
+    to be streamed while the model writes it, whatever the machine's pace. The thread's log."""
+    gates = [Hold() for _ in after]
+    model.script(Streamed(response, StreamStyle(pauses=tuple(zip(after, gates, strict=True)))))
+    starts = len(slack.calls_to("chat.startStream"))
+    removed = len(slack.calls_to("reactions.remove"))
+    assert app.send_event(event).status == 200
+    for number, gate in enumerate(gates, 1):
+        gate.wait_reached()
+        slack.wait_for_call("chat.startStream", count=starts + number)
+        gate.release()
+    slack.wait_for_call("reactions.remove", count=removed + 1)
+    app.wait_idle()
+    return app.log(thread_of(event))
 
 
 def tokens_before(arguments: dict[str, str], text_length: int) -> int:
@@ -156,9 +177,8 @@ def test_the_log_and_the_final_message_are_those_of_an_answer_not_streamed(make_
 
 def test_a_direct_message_is_streamed(make_app, slack, model):
     app = make_app(assistant_stream="auto")
-    model.script(replies.tool_calls(post(ANSWER), FINISH))
     event = seed(slack, events.dm("where do we eat?"))
-    answer(app, slack, event)
+    answer_streaming(app, slack, model, event, replies.tool_calls(post(ANSWER), FINISH))
     (start,) = slack.calls_to("chat.startStream")
     assert start.ok and start.params["channel"] == ids.DM_CHANNEL_ID
     assert [m["text"] for m in bot_messages(slack, event)] == [ANSWER]
@@ -168,10 +188,10 @@ def test_a_direct_message_is_streamed(make_app, slack, model):
 def test_two_posts_in_one_reply_stream_one_after_the_other_in_order(make_app, slack, model):
     app = make_app(assistant_stream="auto")
     first, second = "First: " + ANSWER, "Second: and one more thing."
-    model.streaming.style = StreamStyle(tokens_per_second=2000)
-    model.script(replies.tool_calls(post(first), post(second), FINISH))
     event = say(slack, "two things")
-    log = answer(app, slack, event)
+    into_second = len(tokens(json.dumps(post(first)[1], ensure_ascii=False))) + 8
+    response = replies.tool_calls(post(first), post(second), FINISH)
+    log = answer_streaming(app, slack, model, event, response, after=(12, into_second))
 
     assert [m["text"] for m in bot_messages(slack, event)] == [first, second]
     methods = [call.method for call in stream_calls(slack)]
@@ -253,9 +273,8 @@ def test_a_text_past_one_message_continues_in_a_second_streamed_message(make_app
 def test_slack_refusing_to_stream_means_one_whole_post(make_app, slack, model, refusal):
     app = make_app(assistant_stream="auto")
     slack.fail("chat.startStream", refusal)
-    model.script(replies.tool_calls(post(ANSWER), FINISH))
     event = say(slack, "where do we eat?")
-    answer(app, slack, event)
+    answer_streaming(app, slack, model, event, replies.tool_calls(post(ANSWER), FINISH))
     assert [m["text"] for m in bot_messages(slack, event)] == [ANSWER]
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [ANSWER]
 
@@ -270,9 +289,8 @@ def test_slack_refusing_to_stream_means_one_whole_post(make_app, slack, model, r
 def test_a_stream_start_that_is_rate_limited_means_one_whole_post(make_app, slack, model):
     app = make_app(assistant_stream="auto")
     slack.rate_limit("chat.startStream", retry_after=30)
-    model.script(replies.tool_calls(post(ANSWER), FINISH))
     event = say(slack, "where do we eat?")
-    answer(app, slack, event)
+    answer_streaming(app, slack, model, event, replies.tool_calls(post(ANSWER), FINISH))
     assert [m["text"] for m in bot_messages(slack, event)] == [ANSWER]
     assert len(slack.calls_to("chat.startStream")) == 1  # not retried: posted whole instead
     assert len(slack.calls_to("chat.postMessage")) == 1
@@ -280,12 +298,14 @@ def test_a_stream_start_that_is_rate_limited_means_one_whole_post(make_app, slac
 
 def test_streams_stay_within_slack_s_rate_tier(make_app, slack, model):
     app = make_app(assistant_stream="auto")
-    model.default = replies.tool_calls(post("Noted."), FINISH)
+    # Written slowly enough to be streamed, where the tier lets it.
+    style = StreamStyle(tokens_per_second=100)
+    model.default = Streamed(replies.tool_calls(post(ANSWER), FINISH), style)
     asked = [say(slack, f"question {i}") for i in range(6)]
     for event in asked:
         answer(app, slack, event)
     for event in asked:
-        assert [m["text"] for m in bot_messages(slack, event)] == ["Noted."]
+        assert [m["text"] for m in bot_messages(slack, event)] == [ANSWER]
     # A burst of starts, then whole posts: never a 429 from Slack.
     assert all(call.status == 200 for call in slack.calls)
     assert 0 < len(slack.calls_to("chat.startStream")) < len(asked)
@@ -505,3 +525,26 @@ def deliver(url: str, body: bytes, headers: dict[str, str]) -> int:
         return connection.getresponse().status
     finally:
         connection.close()
+
+
+@pytest.mark.parametrize("stream", ["auto", "off"])
+def test_the_final_message_of_a_post_gets_its_blocks_streamed_or_not(
+    make_app, slack, model, monkeypatch, stream
+):
+    """`final_blocks` decides what goes under a post's last message (the panel's feedback
+    buttons): under the stop of a stream as under a whole post."""
+    buttons = [{"type": "context", "elements": [{"type": "mrkdwn", "text": "Was it useful?"}]}]
+    monkeypatch.setattr(post_message, "final_blocks", lambda ctx, index: buttons)
+    app = make_app(assistant_stream=stream)
+    event = say(slack, "where do we eat?")
+    response = replies.tool_calls(post(ANSWER), FINISH)
+    if stream == "auto":
+        answer_streaming(app, slack, model, event, response)
+        (stop,) = slack.calls_to("chat.stopStream")
+        assert stop.params["blocks"] == buttons
+    else:
+        model.script(response)
+        answer(app, slack, event)
+    (message,) = bot_messages(slack, event)
+    assert message["text"] == ANSWER
+    assert message["blocks"][-1] == buttons[0]

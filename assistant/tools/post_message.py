@@ -44,9 +44,10 @@ def post_metadata(index: int, part: int) -> dict[str, Any]:
     return {"event_type": POST_EVENT, "event_payload": {"entry": index, "part": part}}
 
 
-def final_blocks(ctx: RunContext, call: PostMessage) -> list[dict[str, Any]]:
-    """Blocks shown under the last Slack message of a post, streamed or posted whole ([]:
-    none): the one place that decides what the final message of an answer carries."""
+def final_blocks(ctx: RunContext, index: int) -> list[dict[str, Any]]:
+    """Blocks shown under the last Slack message of the post of entry `index`, streamed or
+    posted whole ([]: none): the one place that decides what the final message of an answer
+    carries."""
     return []
 
 
@@ -61,7 +62,7 @@ async def post_message(
             await stream.discard()
         return REFUSED.format(index=index, why=why)
     ctx.posts.charge(call.text, len(chunks))
-    blocks = final_blocks(ctx, call)
+    blocks = final_blocks(ctx, index)
     already: dict[int, str] = {}
     if stream is not None:
         metadata = [post_metadata(index, part) for part in range(len(chunks))]
@@ -148,7 +149,7 @@ async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: i
                 await recorder.record(ctx.key, REFUSED.format(index=entry.index, why=why))
                 continue
         ctx.posts.charge(entry.content.text, len(chunks))
-        await _post(ctx, entry.index, chunks, already, final_blocks(ctx, entry.content))
+        await _post(ctx, entry.index, chunks, already, final_blocks(ctx, entry.index))
         outcome = "had reached Slack" if already else "was posted now"
         await recorder.record(
             ctx.key,
