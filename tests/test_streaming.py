@@ -360,6 +360,7 @@ def test_a_server_sending_whole_calls_in_one_chunk_posts_them_whole(make_app, sl
     event = say(slack, "where do we eat?")
     log = answer(app, slack, event)
     assert [m["text"] for m in bot_messages(slack, event)] == [ANSWER]
+    assert model.requests[0]["stream"] is True  # a streamed answer, its calls in one chunk
     assert stream_calls(slack) == []  # nothing to stream: it came whole
     assert [e["content"]["toolCall"] for e in log[2:]] == ["postMessage", "finishRequest"]
     assert app.assistant.store.metadata(thread_of(event))[2].prompt_tokens
