@@ -4,6 +4,7 @@ model, record each tool call, carry it out, record its result; until finishReque
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 
@@ -13,17 +14,24 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.history import ThreadHistory
 from assistant.image_parts import ImagePart, ImageParts
-from assistant.model import ModelClient, ModelError, ModelReply
+from assistant.model import ModelClient, ModelError, ModelReply, RawToolCall
 from assistant.panel_status import PanelStatus
 from assistant.post_limits import PostCaps, PostLimits
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, LeaseLost, ensure_lease, store_unavailable
+from assistant.slack_stream import PostStream
+from assistant.streamed_step import streamed_step, usage_of
+from assistant.streaming import SlackStreaming
 from assistant.tools import ToolCallError, parse_tool_call
 from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
 from assistant.tools.get_thread_history import get_thread_history
-from assistant.tools.post_message import finish_interrupted_posts, post_message
+from assistant.tools.post_message import (
+    finish_interrupted_posts,
+    finish_interrupted_streams,
+    post_message,
+)
 from assistant.tools.run_context import RunContext, ToolFunction
 from context.budget import BudgetError
 from context.log import ContextLog
@@ -70,6 +78,7 @@ class Agent:
     images: ImageParts | None = None  # None: the prompt carries image markers only (replay)
     post_caps: PostCaps = field(default_factory=PostCaps)
     panel_status: PanelStatus | None = None  # None: no Slack status (replay)
+    streaming: SlackStreaming | None = None  # None: texts are posted whole (ASSISTANT_STREAM)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -90,6 +99,7 @@ class Agent:
         await self._show_progress(key, message_ts, working=True, in_panel=in_panel)
         try:
             if self.client is not None:
+                await finish_interrupted_streams(ctx, self.recorder)
                 await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
             await self._steps(ctx)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
@@ -124,11 +134,22 @@ class Agent:
             ):
                 images, images_through = await self.images.parts(ctx.key), seen_through
             try:
-                reply = await self.model.next_step(prompt.text, images)
+                if self.streaming is not None and ctx.client is not None:
+                    finished = await streamed_step(
+                        self.model.stream_step(prompt.text, images),
+                        self.streaming,
+                        ctx,
+                        seen_through,
+                        self._one_call,
+                        self._carry_out,
+                    )
+                else:
+                    reply = await self.model.next_step(prompt.text, images)
+                    finished = await self._carry_out(ctx, reply, seen_through)
             except ModelError as exc:
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
                 return
-            if await self._carry_out(ctx, reply, seen_through):
+            if finished:
                 return
         reason = f"stopped after {self.max_steps} steps without finishRequest"
         await self._fail(ctx, reason, SORRY_STEPS, seen_through)
@@ -137,13 +158,7 @@ class Agent:
         """Record and carry out one reply's tool calls; True once the request is finished
         (its finishRequest also records that the entries through `seen_through` are answered)."""
         ctx.posts.new_reply()
-        meta = EntryMeta(
-            model=reply.model,
-            prompt_tokens=reply.prompt_tokens,
-            cached_tokens=reply.cached_tokens,
-            completion_tokens=reply.completion_tokens,
-            latency_ms=round(reply.latency_ms, 1),
-        )
+        meta = usage_of(reply)
         if not reply.calls:
             await self.recorder.record(
                 ctx.key,
@@ -156,17 +171,33 @@ class Agent:
             await self._call(ctx, FinishRequest(), None, seen_through)
             return True
         for raw in reply.calls:
-            try:
-                call = parse_tool_call(raw.name, raw.arguments)
-            except ToolCallError as exc:
-                await self.recorder.record(ctx.key, f"Error: {exc}", meta=meta)
-            else:
-                finished = isinstance(call, FinishRequest)
-                await self._call(ctx, call, meta, seen_through if finished else None)
-                if finished:
-                    return True
+            finished, _ = await self._one_call(ctx, raw, meta, seen_through)
+            if finished:
+                return True
             meta = None  # usage belongs to the first entry a reply produced
         return False
+
+    async def _one_call(
+        self,
+        ctx: RunContext,
+        raw: RawToolCall,
+        meta: EntryMeta | None,
+        seen_through: int,
+        stream: PostStream | None = None,
+    ) -> tuple[bool, int]:
+        """Record and carry out one tool call as the model made it: (whether it finished
+        the request, the index of its entry)."""
+        try:
+            call = parse_tool_call(raw.name, raw.arguments)
+        except ToolCallError as exc:
+            if stream is not None:
+                await stream.discard()
+            entry = await self.recorder.record(ctx.key, f"Error: {exc}", meta=meta)
+            assert entry is not None
+            return False, entry.index
+        finished = isinstance(call, FinishRequest)
+        index = await self._call(ctx, call, meta, seen_through if finished else None, stream)
+        return finished, index
 
     async def _call(
         self,
@@ -174,21 +205,28 @@ class Agent:
         call: ToolCall,
         meta: EntryMeta | None,
         answered_through: int | None = None,
-    ) -> None:
+        stream: PostStream | None = None,
+    ) -> int:
         # Recorded before it is carried out: a crash in between leaves the intent on record.
         entry = await self.recorder.record(
             ctx.key, call, meta=meta, answered_through=answered_through
         )
         assert entry is not None  # only user entries and event ids are ever deduplicated
-        result = await self.tools[call.name](call, ctx, entry.index)
+        if stream is not None and isinstance(call, PostMessage):
+            result = await post_message(call, ctx, entry.index, stream)
+        else:
+            result = await self.tools[call.name](call, ctx, entry.index)
         if result is not None:
             await self.recorder.record(ctx.key, result)
+        return entry.index
 
     async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
         """One short message for the people in the thread, the reason for the log."""
         outcome = "No one was told (replay)."
         if self.client is not None:
             ensure_lease()
+            with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
+                await finish_interrupted_streams(ctx, None)  # no stream left half-written
             try:
                 await self.client.chat_postMessage(
                     channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry

@@ -10,8 +10,28 @@ here: the first choice's message (content, function tool calls) and the usage fi
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field, ValidationError
+
+
+@dataclass(frozen=True)
+class RawToolCall:
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """A model's answer, as the agent carries it out."""
+
+    calls: list[RawToolCall] = field(default_factory=list)
+    text: str | None = None
+    model: str | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float = 0.0
 
 
 class NotACompletion(Exception):
@@ -72,3 +92,23 @@ def parse_completion(body: bytes, content_type: str) -> Completion:
         where = ".".join(str(part) for part in first["loc"]) or "the body"
         what = f"JSON that is not a chat completion ({where}: {first['msg']})"
         raise NotACompletion(what) from None
+
+
+def reply_of(completion: Completion, latency_ms: float) -> ModelReply:
+    """What the agent carries out of a whole answer."""
+    message = completion.choices[0].message
+    usage = completion.usage
+    details = usage.prompt_tokens_details if usage else None
+    return ModelReply(
+        calls=[
+            RawToolCall(call.function.name, call.function.arguments)
+            for call in message.tool_calls or []
+            if call.type == "function"
+        ],
+        text=message.content,
+        model=completion.model,
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        cached_tokens=details.cached_tokens if details else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        latency_ms=latency_ms,
+    )

@@ -8,18 +8,25 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import aiohttp
 import openai
-from openai import AsyncOpenAI, DefaultAioHttpClient
+from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
 
-from assistant.completion import NotACompletion, parse_completion
+from assistant.completion import (
+    ModelReply,
+    NotACompletion,
+    RawToolCall,
+    parse_completion,
+    reply_of,
+)
+from assistant.handoff import Handoff
 from assistant.image_parts import ImagePart
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.media import TranscriptionError
+from assistant.model_stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
 
@@ -31,6 +38,8 @@ log = logging.getLogger(__name__)
 # between its own retries: 0.5 s, doubling, at most 8 s.
 RETRY_DELAY = 0.5
 MAX_RETRY_DELAY = 8.0
+# A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
+HANDOFF_PAUSE = 0.05
 
 
 class ModelError(Exception):
@@ -38,21 +47,7 @@ class ModelError(Exception):
     and holds no secret."""
 
 
-@dataclass(frozen=True)
-class RawToolCall:
-    name: str
-    arguments: str
-
-
-@dataclass(frozen=True)
-class ModelReply:
-    calls: list[RawToolCall] = field(default_factory=list)
-    text: str | None = None
-    model: str | None = None
-    prompt_tokens: int | None = None
-    cached_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_ms: float = 0.0
+__all__ = ["ModelClient", "ModelError", "ModelReply", "RawToolCall", "build_messages"]
 
 
 def build_messages(
@@ -86,6 +81,9 @@ class ModelClient:
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, settings.assistant_answer_tokens)
         self._max_retries = settings.openai_max_retries
+        # Whether the server streams answers with tool calls; a server found not to is asked
+        # for whole answers from then on (for this process).
+        self.streams = True
         self._client = AsyncOpenAI(
             api_key=settings.openai_api_key.get_secret_value(),
             base_url=settings.openai_base_url,
@@ -102,6 +100,33 @@ class ModelClient:
     async def next_step(self, prompt_text: str, images: Sequence[ImagePart] = ()) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now."""
         return await self._on_own_loop(self._next_step(prompt_text, images))
+
+    async def stream_step(
+        self, prompt_text: str, images: Sequence[ImagePart] = ()
+    ) -> AsyncIterator[StepEvent]:
+        """Ask the model for its next tool calls, streamed: each call as it starts, the
+        pieces of its arguments, each call once complete, then the whole reply. A server that
+        does not stream gives the same events once its whole answer is in. Raises ModelError."""
+        handoff: Handoff[StepEvent] = Handoff(asyncio.get_running_loop(), HANDOFF_PAUSE)
+
+        def emit(events: list[StepEvent]) -> None:
+            # A call complete goes at once: its post is finished while the model goes on.
+            handoff.send(events, urgent=any(isinstance(e, CallEnded | ReplyEnded) for e in events))
+
+        async def produce() -> None:
+            try:
+                await self._stream_step(prompt_text, images, emit)
+            except BaseException as exc:  # handed to the caller, in its loop
+                handoff.close(exc)
+            else:
+                handoff.close()
+
+        future = asyncio.run_coroutine_threadsafe(produce(), self._loop)
+        try:
+            async for event in handoff.receive():
+                yield event
+        finally:
+            future.cancel()  # the caller stopped early: the answer is not read further
 
     async def transcribe(self, name: str, data: bytes, mimetype: str) -> str:
         """The text of an audio file, through the transcription endpoint."""
@@ -139,23 +164,71 @@ class ModelClient:
                     raise ModelError(what) from None
                 log.warning("%s; retrying", what)
                 await asyncio.sleep(min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY))
-        latency_ms = (time.perf_counter() - started) * 1000
-        message = completion.choices[0].message
-        usage = completion.usage
-        details = usage.prompt_tokens_details if usage else None
-        return ModelReply(
-            calls=[
-                RawToolCall(call.function.name, call.function.arguments)
-                for call in message.tool_calls or []
-                if call.type == "function"
-            ],
-            text=message.content,
-            model=completion.model,
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            cached_tokens=details.cached_tokens if details else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            latency_ms=latency_ms,
-        )
+        return reply_of(completion, (time.perf_counter() - started) * 1000)
+
+    async def _stream_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart],
+        emit: Callable[[list[StepEvent]], None],
+    ) -> None:
+        started = time.perf_counter()
+        if not self.streams:
+            emit(whole_events(await self._next_step(prompt_text, images)))
+            return
+        for attempt in range(self._max_retries + 1):
+            sent = False  # whether events of this answer went out: then it is not retried
+            try:
+                async with self._client.chat.completions.with_streaming_response.create(
+                    model=self._model,
+                    messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
+                    tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
+                    tool_choice="required",
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    **self._answer_limit,  # type: ignore[arg-type]
+                ) as response:
+                    kind = response.headers.get("content-type", "")
+                    if not kind.startswith("text/event-stream"):
+                        # A server that ignores `stream` answers whole: so be it, from now on.
+                        completion = parse_completion(await response.read(), kind)
+                        self._remember_no_streaming("answered a streamed request whole")
+                        latency_ms = (time.perf_counter() - started) * 1000
+                        emit(whole_events(reply_of(completion, latency_ms)))
+                        return
+                    assembler = ReplyAssembler()
+                    # Chunks as plain JSON: typed chunk objects would cost a streamed answer
+                    # several times the CPU of the whole answer.
+                    async for chunk in await response.parse(to=AsyncStream[object]):
+                        if batch := assembler.feed(chunk):  # type: ignore[arg-type]
+                            sent = True
+                            emit(batch)
+                    if not assembler.finished:
+                        raise ModelError("the model service's stream ended before its answer did")
+                    emit(assembler.end((time.perf_counter() - started) * 1000))
+                    return
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                # Some servers refuse to stream an answer with tools: ask for it whole.
+                reply = await self._next_step(prompt_text, images)
+                self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
+                emit(whole_events(reply))
+                return
+            except openai.APIError as exc:
+                what = _what_failed(exc, "the model service", "the model")
+                if sent and isinstance(exc, openai.APIConnectionError):
+                    what = "the model service's answer was cut off"
+                raise ModelError(what) from None
+            except NotACompletion as exc:
+                what = f"the model service answered with {exc}, not a chat completion"
+                if sent or attempt == self._max_retries:
+                    raise ModelError(what) from None
+                log.warning("%s; retrying", what)
+                await asyncio.sleep(min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY))
+
+    def _remember_no_streaming(self, what: str) -> None:
+        if self.streams:
+            log.warning("the model service %s; asking for whole answers from now on", what)
+        self.streams = False
 
     async def _transcribe(self, name: str, data: bytes, mimetype: str) -> str:
         try:
@@ -186,6 +259,8 @@ def _what_failed(error: openai.APIError, service: str, responder: str) -> str:
         return f"{service} answered HTTP {error.status_code}"
     if isinstance(error, openai.APITimeoutError) and not _connection_failed(error):
         return f"{responder} did not answer in time"
+    if not isinstance(error, openai.APIConnectionError):  # an error event in a stream
+        return f"{service} sent an error instead of the rest of its answer"
     return f"{service} could not be reached"
 
 

@@ -106,6 +106,7 @@ class Settings(StoreSettings):
     assistant_max_image_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
     assistant_max_prompt_image_bytes: int = Field(default=12 * 1024 * 1024, ge=1024)
     assistant_transcription_model: str = "whisper-1"
+    assistant_stream: Literal["auto", "off"] = "auto"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
     # The console trace: `text` for people, `json` lines for log collectors, `off`.

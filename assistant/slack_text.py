@@ -95,6 +95,19 @@ def split_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
     """Cut a long reply into messages of at most `limit` characters, in order: at paragraph
     breaks where possible, else at line breaks, else hard; a code fence cut in two is closed
     and reopened so both halves render as code."""
+    chunks, rest = settled_split(text, limit)
+    if rest or not chunks:
+        chunks.append(rest)
+    if len(chunks) == 1:
+        return chunks
+    # A long run of blank space would otherwise become a message of its own.
+    return [c for c in chunks if c.strip()] or [""]
+
+
+def settled_split(text: str, limit: int = MAX_MESSAGE_CHARS) -> tuple[list[str], str]:
+    """The messages `split_message` cuts from the front of `text`, and the rest after them.
+    Each cut depends only on the text before it, so the messages cut from a text's beginning
+    are those of the whole text, and its rest is the beginning of the whole text's rest."""
     chunks: list[str] = []
     rest = text
     while len(rest) > limit:
@@ -103,12 +116,24 @@ def split_message(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
         if head.count("```") % 2 == 1:
             head, rest = head + "\n```", "```\n" + rest
         chunks.append(head)
-    if rest or not chunks:
-        chunks.append(rest)
-    if len(chunks) == 1:
-        return chunks
-    # A long run of blank space would otherwise become a message of its own.
-    return [c for c in chunks if c.strip()] or [""]
+    return chunks, rest
+
+
+def certain_start(rest: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """What the next message is sure to start with, when `rest` (a `settled_split` rest, at
+    most `limit` long) is only the beginning of the text still to come: however the text goes
+    on, the message `split_message` makes of it begins with this."""
+    if len(rest) >= limit - 3:
+        sure = _cut_point(rest, limit)  # the window and the character at the cut are known
+    else:
+        sure = len(rest.rstrip("`"))  # a hard cut there would back off over backticks
+        for separator in ("\n\n", "\n", " "):
+            at = rest.rfind(separator)
+            if at > limit // 2:
+                # Text still to come can only move the cut later (its separators come later).
+                sure = at + len(separator)
+                break
+    return rest[:sure].rstrip("\n")
 
 
 def _cut_point(text: str, limit: int) -> int:

@@ -25,6 +25,7 @@ BENCHMARKS = {
     "store": "bench.store",
     "follow": "bench.follow",
     "prompt_prefix": "bench.prompt_prefix",
+    "stream": "bench.stream",
     "chaos": "bench.chaos",
     "flood": "bench.flood",
 }

@@ -37,6 +37,7 @@ class AppServer:
             "OPENAI_MAX_RETRIES": "0",
             "DATABASE_URL": self.database_url,
             "PORT": str(self.port),
+            "ASSISTANT_STREAM": "off",  # unless a benchmark streams (bench/stream.py)
             **env,
         }
         self.process = AssistantProcess(

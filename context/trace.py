@@ -20,7 +20,7 @@ from typing import Literal, Protocol, TextIO
 
 from context.entry import Entry
 from context.render import printable, render_entry, wants_colour
-from context.storage.base import EntryMeta, ThreadKey
+from context.storage.values import EntryMeta, ThreadKey
 
 TraceKind = Literal["text", "json", "off"]
 TRACE_KINDS: tuple[TraceKind, ...] = ("text", "json", "off")

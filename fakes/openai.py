@@ -19,6 +19,7 @@ from fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
 from fakes.openai_audio import Transcriptions
 from fakes.openai_chat import ChatCompletions
 from fakes.openai_responses import DefaultResponse, Disconnect, Error, Hold, Response
+from fakes.openai_stream import StreamSettings
 
 
 class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
@@ -44,6 +45,7 @@ class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
         self.transcriptions: list[dict[str, Any]] = []
         self._transcription_holds: deque[Hold] = deque()
         self.invalid_requests: list[str] = []  # why requests were refused as malformed
+        self.streaming = StreamSettings()  # how requests with "stream": true are answered
 
     @property
     def base_url(self) -> str:

@@ -14,7 +14,10 @@ from collections import deque
 from typing import Any
 
 from aiohttp import web
-from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from openai.types.chat.completion_create_params import (
+    CompletionCreateParamsNonStreaming,
+    CompletionCreateParamsStreaming,
+)
 from pydantic import TypeAdapter, ValidationError
 
 from fakes._server import drop_connection
@@ -28,6 +31,7 @@ from fakes.openai_responses import (
     Raw,
     Response,
 )
+from fakes.openai_stream import REFUSAL, Streamed, stream_completion
 
 # OpenAI caches prompt prefixes of 1024+ tokens in 128-token steps; the fake mimics that from
 # a 4-characters-per-token estimate so benchmarks can see cache hits.
@@ -80,6 +84,9 @@ class ChatCompletions:
         with self._cond:
             self._requests.append(body)
             self._headers.append(dict(request.headers))
+            if body.get("stream") and self.streaming.mode == "refused":
+                self._cond.notify_all()
+                return _error_response(Error(400, REFUSAL, "invalid_request_error"))
             previous = self._requests[:-1]
             response = self._script.popleft() if self._script else self._default_for(body)
             if isinstance(response, Hold):
@@ -87,11 +94,15 @@ class ChatCompletions:
             self._cond.notify_all()
         if isinstance(response, Disconnect):
             return drop_connection(request)
-        return await self._respond(response, body, previous)
+        return await self._respond(request, response, body, previous)
 
     async def _respond(
-        self, response: Response | None, body: dict[str, Any], previous: list[dict[str, Any]]
-    ) -> web.Response:
+        self,
+        request: web.Request,
+        response: Response | None,
+        body: dict[str, Any],
+        previous: list[dict[str, Any]],
+    ) -> web.StreamResponse:
         # Unwrap holds and delays (they may nest: hold(delay(1, text("x")))).
         while isinstance(response, Hold | Delay):
             if isinstance(response, Hold):
@@ -110,7 +121,14 @@ class ChatCompletions:
         if isinstance(response, Raw):
             headers = {"Content-Type": response.content_type}
             return web.Response(body=response.body, status=response.status, headers=headers)
-        return web.json_response(_completion(response, body, previous))
+        style = self.streaming.style
+        if isinstance(response, Streamed):
+            response, style = response.response, response.style
+        completion = _completion(response, body, previous)
+        if body.get("stream") and self.streaming.mode == "sse":
+            usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            return await stream_completion(request, completion, style, usage)
+        return web.json_response(completion)
 
     def _default_for(self, body: dict[str, Any]) -> Response | None:
         default = self.default
@@ -118,6 +136,7 @@ class ChatCompletions:
 
 
 _REQUEST = TypeAdapter(CompletionCreateParamsNonStreaming)
+_STREAMED_REQUEST = TypeAdapter(CompletionCreateParamsStreaming)
 
 
 def request_problem(body: dict[str, Any]) -> str | None:
@@ -125,7 +144,7 @@ def request_problem(body: dict[str, Any]) -> str | None:
     types (messages, content parts, tools), or None. The types use lazily validated
     iterables: each is consumed to check its items."""
     try:
-        params = _REQUEST.validate_python(body)
+        params = (_STREAMED_REQUEST if body.get("stream") else _REQUEST).validate_python(body)
         for message in params["messages"]:
             content = message.get("content")
             if content is not None and not isinstance(content, str):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakes._server import Hold
+from fakes.openai_stream import Streamed
 
 ToolCallSpec = tuple[str, "dict[str, Any] | str"]
 
@@ -59,7 +60,7 @@ class Delay:
     response: Response | None = None
 
 
-Response = Completion | Error | Raw | Disconnect | Delay | Hold
+Response = Completion | Error | Raw | Disconnect | Delay | Hold | Streamed
 # A default may decide per request, from the request's parsed JSON body (e.g. from the log
 # the prompt carries), so concurrent threads each get the reply their state calls for.
 DefaultResponse = Response | Callable[[dict[str, Any]], Response | None]

@@ -16,6 +16,7 @@ and `slack_holds` holds requests.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from fakes.slack_params import Handler, bearer
 from fakes.slack_reactions import ReactionMethods
 from fakes.slack_socket import SocketModeServer
 from fakes.slack_store import SlackError, SlackStore
+from fakes.slack_stream import RateLimited, Streams
 from fakes.slack_users import UserMethods
 
 JSON_TYPE = "application/json"
@@ -51,6 +53,7 @@ class Call:
     token: str | None = None
     status: int = 200
     response: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)  # when it was answered
 
     @property
     def ok(self) -> bool:
@@ -102,6 +105,7 @@ class FakeSlack(
         self.conversations.public(ids.CHANNEL_ID, [ids.USER_ID], name="general")
         self.conversations.im(ids.DM_CHANNEL_ID, ids.USER_ID)
         self.assistant_threads = AssistantThreads(self._cond, self.store)  # the panel's methods
+        self.streams = Streams(self.store, bot_user_id, bot_id, app_id)
         self._calls: list[Call] = []
         self._init_files()
         self._init_faults()
@@ -116,6 +120,7 @@ class FakeSlack(
             **self._socket_mode_methods(),
             **self.conversations.methods(),
             **self.assistant_threads.methods(),
+            **self.streams.methods(),
         }
 
     @property
@@ -202,6 +207,12 @@ class FakeSlack(
                     method, params, request, token, fault.status, fault.body, fault.headers
                 )
             handler = self._methods.get(method)
+            try:
+                self.streams.check_rate(method)
+            except RateLimited as exc:
+                limited = {"ok": False, "error": "ratelimited"}
+                headers = {"Retry-After": str(exc.retry_after)}
+                return self._answer(method, params, request, token, 429, limited, headers)
             try:
                 if handler is None:
                     body = {"ok": False, "error": "unknown_method", "req_method": method}

@@ -42,6 +42,8 @@ def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra
         "openai_base_url": model.base_url,
         "openai_max_retries": 0,
         "database_url": database_url,
+        # Answers are posted whole unless a test streams them (tests/test_streaming.py).
+        "assistant_stream": "off",
     }
     return load_settings("http", _env_file=None, **{**values, **extra})
 

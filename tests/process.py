@@ -27,7 +27,9 @@ def clean_env(**env: str) -> dict[str, str]:
         for name, value in os.environ.items()
         if not name.startswith(prefixes) and name not in names
     }
-    return {**base, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", **env}
+    # Answers posted whole unless a test streams (tests/test_streaming.py sets it).
+    defaults = {"PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "ASSISTANT_STREAM": "off"}
+    return {**base, **defaults, **env}
 
 
 class _Output:

@@ -4,7 +4,7 @@
 The store is split by concern, each with its own Protocol (in `base`) and its own module,
 all over one engine and one transaction helper (`engine.Database`):
 
-- `base`: the values kept (ThreadKey, EntryMeta, ...) and the Protocols: `LogStore`,
+- `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`, and `Store`, all
   of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
@@ -27,17 +27,19 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from context.storage.base import (
-    EntryMeta,
     Housekeeping,
-    ImageRef,
     ImageStore,
     LogStore,
     MessageCopies,
     PanelStore,
-    PanelThread,
-    Pending,
     RunStore,
     Store,
+)
+from context.storage.values import (
+    EntryMeta,
+    ImageRef,
+    PanelThread,
+    Pending,
     ThreadKey,
     ThreadMessage,
     ThreadSummary,

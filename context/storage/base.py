@@ -1,7 +1,7 @@
 """The store interface: where context logs live between steps, runs and processes
 (docs/architecture.md#storage).
 
-The values it keeps, and one small Protocol per concern (`LogStore`, `RunStore`,
+One small Protocol per concern over the values of `context.storage.values` (`LogStore`, `RunStore`,
 `MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`); `Store` is all of them, for code
 that uses the whole store. Code that needs one concern can ask for its Protocol alone.
 """
@@ -9,107 +9,20 @@ that uses the whole store. Code that needs one concern can ask for its Protocol 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from context.entry import Content, Entry, UserContent
-
-
-@dataclass(frozen=True, order=True)
-class ThreadKey:
-    """A Slack thread: the same channel and ts in two workspaces are two threads."""
-
-    team: str
-    channel: str
-    thread_ts: str
-
-    def __str__(self) -> str:
-        return f"{self.team}/{self.channel}/{self.thread_ts}"
-
-    @classmethod
-    def parse(cls, text: str) -> ThreadKey:
-        parts = text.split("/")
-        if len(parts) != 3 or not all(parts):
-            raise ValueError(f"thread id {text!r} is not of the form TEAM/CHANNEL/THREAD_TS")
-        return cls(*parts)
-
-
-@dataclass(frozen=True)
-class EntryMeta:
-    """Side metadata of an entry: kept beside its JSON, never part of the prompt."""
-
-    slack_ts: str | None = None
-    event_id: str | None = None
-    model: str | None = None
-    prompt_tokens: int | None = None
-    cached_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_ms: float | None = None
-    # A user entry someone expects an answer to (a mention, a DM, a follow-up): a run is owed
-    # until the thread's answered_through reaches it, across restarts.
-    wants_answer: bool = False
-
-
-@dataclass(frozen=True)
-class ThreadMessage:
-    """A copy of one Slack message of a thread, for reading the thread back without asking
-    Slack again. Not part of the log: it follows edits and deletions."""
-
-    ts: str
-    user: str
-    text: str
-
-
-@dataclass(frozen=True)
-class ImageRef:
-    """An image a user entry refers to: a Slack file, fetched again when a prompt shows it."""
-
-    file_id: str
-    name: str
-    mimetype: str
-    size: int
-    url: str
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A user entry that wants an answer and has not had one, and its Slack message."""
-
-    index: int
-    slack_ts: str | None
-
-
-@dataclass(frozen=True)
-class ThreadSummary:
-    key: ThreadKey
-    entries: int
-    created_at: str
-    updated_at: str
-    prompt_tokens: int = 0
-    cached_tokens: int = 0
-    completion_tokens: int = 0
-    good_votes: int = 0  # feedback: the people's latest votes on the thread's answers
-    bad_votes: int = 0
-
-
-@dataclass(frozen=True)
-class PanelThread:
-    """A thread opened in Slack's assistant panel: who opened it, the context Slack last sent
-    (`channel_id`, `team_id`, `enterprise_id`: what they are viewing) and the title set."""
-
-    user: str
-    context: dict[str, str]
-    title: str | None = None
-
-
-@dataclass(frozen=True, order=True)
-class Vote:
-    """One person's latest feedback on one answer (the index of its postMessage entry)."""
-
-    answer: int
-    user: str
-    vote: str  # "good" or "bad"
+from context.storage.values import (
+    EntryMeta,
+    ImageRef,
+    PanelThread,
+    Pending,
+    ThreadKey,
+    ThreadMessage,
+    ThreadSummary,
+    Vote,
+)
 
 
 class LogStore(Protocol):
@@ -158,6 +71,12 @@ class LogStore(Protocol):
         """The thread's entries with index >= start, in order; [] for an unknown thread."""
         ...
 
+    def set_usage(self, key: ThreadKey, index: int, meta: EntryMeta) -> None:
+        """Put a model call's figures (model, tokens, latency) in the side metadata of entry
+        `index`, recorded before the call's answer was complete (a streamed answer's usage
+        comes last)."""
+        ...
+
     def has_thread(self, key: ThreadKey) -> bool: ...
 
     def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
@@ -190,9 +109,17 @@ class RunStore(Protocol):
         self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()
     ) -> None:
         """Note in the side metadata that entry `index` (a postMessage) reached Slack as the
-        message `slack_ts` (its last, when split), and keep copies of the `messages` it
-        became (see `remember_messages`), in one write."""
+        message `slack_ts` (its last, when split), keep copies of the `messages` it became
+        (see `remember_messages`), and forget the thread's open streams (they were its
+        messages), in one write."""
         ...
+
+    def set_open_streams(self, key: ThreadKey, streams: Sequence[str]) -> None:
+        """The Slack messages (ts) the thread's run is streaming now and has not finished:
+        a run resumed after a crash finds them (`open_streams`)."""
+        ...
+
+    def open_streams(self, key: ThreadKey) -> list[str]: ...
 
 
 class MessageCopies(Protocol):

@@ -9,9 +9,9 @@ from dataclasses import asdict
 from sqlalchemy import Connection, Insert, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from context.storage.base import ThreadKey, ThreadMessage
 from context.storage.engine import Repository
 from context.storage.tables import is_thread, thread_messages_table, threads_table
+from context.storage.values import ThreadKey, ThreadMessage
 
 
 def _upsert(statement: postgresql.Insert | sqlite.Insert) -> Insert:

@@ -8,7 +8,6 @@ from datetime import datetime
 
 from sqlalchemy import case, func, select
 
-from context.storage.base import EntryMeta, ThreadKey, ThreadSummary
 from context.storage.engine import Repository
 from context.storage.tables import (
     entries_table,
@@ -20,6 +19,7 @@ from context.storage.tables import (
     thread_messages_table,
     threads_table,
 )
+from context.storage.values import EntryMeta, ThreadKey, ThreadSummary
 
 _META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
 _TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")

@@ -7,9 +7,9 @@ from dataclasses import fields
 
 from sqlalchemy import select
 
-from context.storage.base import ImageRef, ThreadKey
 from context.storage.engine import Repository
 from context.storage.tables import entry_images_table, is_thread, threads_table
+from context.storage.values import ImageRef, ThreadKey
 
 _IMAGE_COLUMNS = [entry_images_table.c[f.name] for f in fields(ImageRef)]
 

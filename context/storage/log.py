@@ -22,7 +22,6 @@ from context.entry import (
     role_of,
 )
 from context.log import Tail
-from context.storage.base import EntryMeta, ImageRef, ThreadKey, ThreadMessage
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
 from context.storage.tables import (
@@ -32,6 +31,7 @@ from context.storage.tables import (
     now,
     threads_table,
 )
+from context.storage.values import EntryMeta, ImageRef, ThreadKey, ThreadMessage
 
 
 class SqlLog(Repository):
@@ -93,6 +93,21 @@ class SqlLog(Repository):
         with self._db.read() as connection:
             rows = connection.scalars(_ENTRIES_FROM, {**names, "start": start})
             return [entry_from_json(text) for text in rows]
+
+    def set_usage(self, key: ThreadKey, index: int, meta: EntryMeta) -> None:
+        thread_id = select(threads_table.c.id).where(is_thread(key)).scalar_subquery()
+        with self._db.transaction() as connection:
+            connection.execute(
+                entries_table.update()
+                .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
+                .values(
+                    model=meta.model,
+                    prompt_tokens=meta.prompt_tokens,
+                    cached_tokens=meta.cached_tokens,
+                    completion_tokens=meta.completion_tokens,
+                    latency_ms=meta.latency_ms,
+                )
+            )
 
     def has_thread(self, key: ThreadKey) -> bool:
         with self._db.read() as connection:

@@ -12,7 +12,6 @@ import json
 from sqlalchemy import Connection, Row, select
 
 from context.entry import Entry, entry_from_json
-from context.storage.base import EntryMeta, PanelThread, ThreadKey, Vote
 from context.storage.engine import Repository
 from context.storage.log import append_locked, lock_thread
 from context.storage.tables import (
@@ -22,6 +21,7 @@ from context.storage.tables import (
     panel_threads_table,
     threads_table,
 )
+from context.storage.values import EntryMeta, PanelThread, ThreadKey, Vote
 from context.toolcalls import PostMessage
 
 

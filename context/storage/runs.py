@@ -12,10 +12,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Select, literal, or_, select
 
-from context.storage.base import Pending, ThreadKey, ThreadMessage
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
 from context.storage.tables import entries_table, is_thread, moment, now, threads_table
+from context.storage.values import Pending, ThreadKey, ThreadMessage
 
 
 class SqlRuns(Repository):
@@ -84,6 +84,24 @@ class SqlRuns(Repository):
                 .values(slack_ts=slack_ts)
             )
             keep_copies(connection, thread_id, messages)
+            connection.execute(
+                threads_table.update()
+                .where(threads_table.c.id == thread_id)
+                .values(open_streams=None)
+            )
+
+    def set_open_streams(self, key: ThreadKey, streams: Sequence[str]) -> None:
+        with self._db.transaction() as connection:
+            connection.execute(
+                threads_table.update()
+                .where(is_thread(key))
+                .values(open_streams=" ".join(streams) or None)
+            )
+
+    def open_streams(self, key: ThreadKey) -> list[str]:
+        with self._db.read() as connection:
+            value = connection.scalar(select(threads_table.c.open_streams).where(is_thread(key)))
+        return value.split() if value else []
 
 
 def _owed(key: ThreadKey) -> Select[tuple[int, str | None]]:

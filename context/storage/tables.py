@@ -22,7 +22,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.sql import ColumnElement
 
-from context.storage.base import ThreadKey
+from context.storage.values import ThreadKey
 
 metadata = MetaData()
 
@@ -47,6 +47,9 @@ threads_table = Table(
     Column("answered_through", Integer, nullable=False, server_default="-1"),
     Column("run_holder", String),
     Column("run_expires", String),
+    # Streams (migration 0006): the Slack ts of each message the run is streaming and has not
+    # finished (stopped and marked posted, or deleted), space-separated; NULL when none.
+    Column("open_streams", Text),
     UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
 )
 

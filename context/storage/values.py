@@ -1,0 +1,102 @@
+"""The values the store keeps and returns: thread keys, side metadata, copies, images, runs' owed
+entries, summaries, the panel's threads and votes. Plain frozen dataclasses, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, order=True)
+class ThreadKey:
+    """A Slack thread: the same channel and ts in two workspaces are two threads."""
+
+    team: str
+    channel: str
+    thread_ts: str
+
+    def __str__(self) -> str:
+        return f"{self.team}/{self.channel}/{self.thread_ts}"
+
+    @classmethod
+    def parse(cls, text: str) -> ThreadKey:
+        parts = text.split("/")
+        if len(parts) != 3 or not all(parts):
+            raise ValueError(f"thread id {text!r} is not of the form TEAM/CHANNEL/THREAD_TS")
+        return cls(*parts)
+
+
+@dataclass(frozen=True)
+class EntryMeta:
+    """Side metadata of an entry: kept beside its JSON, never part of the prompt."""
+
+    slack_ts: str | None = None
+    event_id: str | None = None
+    model: str | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+    # A user entry someone expects an answer to (a mention, a DM, a follow-up): a run is owed
+    # until the thread's answered_through reaches it, across restarts.
+    wants_answer: bool = False
+
+
+@dataclass(frozen=True)
+class ThreadMessage:
+    """A copy of one Slack message of a thread, for reading the thread back without asking
+    Slack again. Not part of the log: it follows edits and deletions."""
+
+    ts: str
+    user: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """An image a user entry refers to: a Slack file, fetched again when a prompt shows it."""
+
+    file_id: str
+    name: str
+    mimetype: str
+    size: int
+    url: str
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A user entry that wants an answer and has not had one, and its Slack message."""
+
+    index: int
+    slack_ts: str | None
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    key: ThreadKey
+    entries: int
+    created_at: str
+    updated_at: str
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    good_votes: int = 0  # feedback: the people's latest votes on the thread's answers
+    bad_votes: int = 0
+
+
+@dataclass(frozen=True)
+class PanelThread:
+    """A thread opened in Slack's assistant panel: who opened it, the context Slack last sent
+    (`channel_id`, `team_id`, `enterprise_id`: what they are viewing) and the title set."""
+
+    user: str
+    context: dict[str, str]
+    title: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class Vote:
+    """One person's latest feedback on one answer (the index of its postMessage entry)."""
+
+    answer: int
+    user: str
+    vote: str  # "good" or "bad"
