@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import itertools
 import random
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from bench import texts
 from bench.model import AnsweringModel
 from context.storage import open_store
 from context.validate import validate_log
-from fakes import FakeSlack
-from tests.harness import mention
+from fakes import FakeOpenAI, FakeSlack, ids
+from tests.harness import RunningApp, app_settings, mention
 
 
 @dataclass(frozen=True)
@@ -135,3 +138,34 @@ def valid_logs(database_url: str) -> tuple[int, int]:
         if not validate_log("[" + ",".join(e.canonical_json() for e in log) + "]").problems
     )
     return valid, len(logs)
+
+
+@dataclass(frozen=True)
+class PlanningThread:
+    """The app against the fakes, with a channel thread already begun by two people."""
+
+    slack: FakeSlack
+    model: FakeOpenAI
+    app: RunningApp
+    thread_ts: str
+    mentions: Iterator[Mention]  # the thread's next mentions, endlessly
+
+
+@contextmanager
+def planning_thread(model: AnsweringModel) -> Iterator[PlanningThread]:
+    """The thread the economy and cost benchmarks answer mentions in, one after another."""
+    with (
+        FakeSlack() as slack,
+        FakeOpenAI(default=model) as fake,
+        tempfile.TemporaryDirectory() as workdir,
+    ):
+        parent = slack.add_message(ids.CHANNEL_ID, text="Planning thread for the offsite 🧵")
+        slack.add_message(ids.CHANNEL_ID, text="Budget is in the sheet.", thread_ts=parent["ts"])
+        url = f"sqlite:///{Path(workdir) / 'app.db'}"
+        app = RunningApp(app_settings(slack, fake, url)).start()
+        try:
+            users = (ids.USER_ID, ids.USER_ID, "U0FAKEUSR2")
+            made = thread_mentions(slack, parent["ts"], users)
+            yield PlanningThread(slack, fake, app, parent["ts"], made)
+        finally:
+            app.stop()

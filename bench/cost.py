@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from assistant.prompt import fixed_tokens
@@ -31,8 +29,7 @@ from bench.billing import Call, ChatMessage, bill_all, plain_chat_requests, tool
 from bench.model import AnsweringModel
 from bench.report import Figure
 from context.tokens import TokenCounter, counter_for
-from fakes import FakeOpenAI, FakeSlack, ids
-from tests.harness import RunningApp, app_settings
+from fakes import ids
 
 MODEL = "gpt-4o-mini"  # the app's default model: o200k_base
 FULL_THREADS, SMOKE_THREADS = (20, 50), (3,)
@@ -75,26 +72,13 @@ def record(mentions: int, one_call: bool, counter: TokenCounter) -> Thread:
     """`mentions` mentions in one thread through the real app, each answered before the next;
     what they cost, and what the plain layout costs for the same messages and replies."""
     model = AnsweringModel(history_every=HISTORY_EVERY, one_call=one_call)
-    with (
-        FakeSlack() as slack,
-        FakeOpenAI(default=model) as fake,
-        tempfile.TemporaryDirectory() as workdir,
-    ):
-        parent = slack.add_message(ids.CHANNEL_ID, text="Planning thread for the offsite 🧵")
-        slack.add_message(ids.CHANNEL_ID, text="Budget is in the sheet.", thread_ts=parent["ts"])
-        url = f"sqlite:///{Path(workdir) / 'app.db'}"
-        app = RunningApp(app_settings(slack, fake, url)).start()
-        try:
-            users = (ids.USER_ID, ids.USER_ID, "U0FAKEUSR2")
-            made = conversation.thread_mentions(slack, parent["ts"], users)
-            for mention in itertools.islice(made, mentions):
-                app.send_event(mention.event)
-                conversation.wait_answered(slack, model, [mention], timeout=30)
-            app.wait_idle()
-        finally:
-            app.stop()
-        requests = fake.requests
-        thread = slack.thread(ids.CHANNEL_ID, parent["ts"])
+    with conversation.planning_thread(model) as planning:
+        for mention in itertools.islice(planning.mentions, mentions):
+            planning.app.send_event(mention.event)
+            conversation.wait_answered(planning.slack, model, [mention], timeout=30)
+        planning.app.wait_idle()
+        requests = planning.model.requests
+        thread = planning.slack.thread(ids.CHANNEL_ID, planning.thread_ts)
     outputs = [tool_call_tokens(calls, counter) for calls in model.replies]
     ours = bill_all(requests, outputs, counter)
     persona = json.loads(requests[0]["messages"][1]["content"])[0]["content"]

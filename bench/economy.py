@@ -14,16 +14,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from bench import conversation
+from bench.billing import common_prefix
 from bench.model import AnsweringModel
-from bench.prompt_prefix import common_prefix
 from bench.report import Figure
-from fakes import FakeOpenAI, FakeSlack, ids
-from tests.harness import RunningApp, app_settings
 
 FULL_STEPS, SMOKE_STEPS = 100, 6
 PREFIX_GOAL = 0.98
@@ -58,26 +54,13 @@ def record_thread(steps: int) -> list[dict[str, Any]]:
     the model reads the thread history in the first run and every 10th after it (as when
     asked to sum the thread up). Returns the model requests."""
     model = AnsweringModel(history_every=10)
-    with (
-        FakeSlack() as slack,
-        FakeOpenAI(default=model) as fake,
-        tempfile.TemporaryDirectory() as workdir,
-    ):
-        parent = slack.add_message(ids.CHANNEL_ID, text="Planning thread for the offsite 🧵")
-        slack.add_message(ids.CHANNEL_ID, text="Budget is in the sheet.", thread_ts=parent["ts"])
-        url = f"sqlite:///{Path(workdir) / 'app.db'}"
-        app = RunningApp(app_settings(slack, fake, url)).start()
-        try:
-            users = (ids.USER_ID, ids.USER_ID, "U0FAKEUSR2")
-            made = conversation.thread_mentions(slack, parent["ts"], users)
-            for mention in itertools.islice(made, steps):  # a run takes at least one step
-                if len(fake.requests) >= steps:
-                    break
-                app.send_event(mention.event)
-                conversation.wait_answered(slack, model, [mention], timeout=30)
-        finally:
-            app.stop()
-        return fake.requests[:steps]
+    with conversation.planning_thread(model) as planning:
+        for mention in itertools.islice(planning.mentions, steps):  # a run takes a step at least
+            if len(planning.model.requests) >= steps:
+                break
+            planning.app.send_event(mention.event)
+            conversation.wait_answered(planning.slack, model, [mention], timeout=30)
+        return planning.model.requests[:steps]
 
 
 def provider_text(request: dict[str, Any]) -> str:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 
+from bench.billing import common_prefix
 from bench.report import Figure, append_results, machine, ms, print_figures
 from context.budget import INSTRUCTIONS_PREFIX, BuiltPrompt, PromptBuilder, carries_instructions
 from context.entry import Content, UserContent
@@ -141,18 +142,6 @@ class Thread:
             self.step()
             self.record(FinishRequest(reasoning="Answered."))
         del self.prompts[steps:], self.seconds[steps:]
-
-
-def common_prefix(a: str, b: str) -> int:
-    """Length of the common prefix, by halving (slice comparisons run in C)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def provider_prefix() -> str | None:
