@@ -10,15 +10,13 @@ with `limit` and an opaque `cursor` (`response_metadata.next_cursor`, empty on t
 
 from __future__ import annotations
 
-import base64
-import binascii
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from fakes.slack_params import Handler
-from fakes.slack_store import SlackError
+from fakes.slack_store import SlackError, decode_cursor, encode_cursor
 
 Kind = Literal["public", "private", "im", "mpim"]
 CREATED = 1_700_000_000
@@ -176,7 +174,7 @@ class Conversations:
             raise SlackError("invalid_limit")
         start = 0
         if params.get("cursor"):
-            user = _decode_cursor(params["cursor"])
+            user = decode_cursor(params["cursor"], "user")
             if user not in members:
                 raise SlackError("invalid_cursor")
             start = members.index(user)
@@ -184,20 +182,5 @@ class Conversations:
         return {
             "ok": True,
             "members": members[start : start + limit],
-            "response_metadata": {"next_cursor": _encode_cursor(rest[0]) if rest else ""},
+            "response_metadata": {"next_cursor": encode_cursor(rest[0], "user") if rest else ""},
         }
-
-
-def _encode_cursor(user: str) -> str:
-    # Slack's member cursors are base64 of "user:<id>"; clients treat them as opaque.
-    return base64.b64encode(f"user:{user}".encode()).decode()
-
-
-def _decode_cursor(cursor: str) -> str:
-    try:
-        kind, _, value = base64.b64decode(cursor, validate=True).decode().partition(":")
-    except (binascii.Error, UnicodeDecodeError) as exc:
-        raise SlackError("invalid_cursor") from exc
-    if kind != "user" or not value:
-        raise SlackError("invalid_cursor")
-    return value

@@ -30,17 +30,18 @@ def ts_key(ts: str) -> tuple[int, int]:
     return int(seconds), int(micros or 0)
 
 
-def encode_cursor(next_ts: str) -> str:
-    # Real Slack cursors are base64 of "next_ts:<ts>"; clients must treat them as opaque.
-    return base64.b64encode(f"next_ts:{next_ts}".encode()).decode()
+def encode_cursor(value: str, kind: str = "next_ts") -> str:
+    # Real Slack cursors are base64 of "<kind>:<value>" ("next_ts:<ts>" for messages,
+    # "user:<id>" for members); clients must treat them as opaque.
+    return base64.b64encode(f"{kind}:{value}".encode()).decode()
 
 
-def decode_cursor(cursor: str) -> str:
+def decode_cursor(cursor: str, kind: str = "next_ts") -> str:
     try:
-        kind, _, value = base64.b64decode(cursor, validate=True).decode().partition(":")
+        found, _, value = base64.b64decode(cursor, validate=True).decode().partition(":")
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise SlackError("invalid_cursor") from exc
-    if kind != "next_ts" or not value:
+    if found != kind or not value:
         raise SlackError("invalid_cursor")
     return value
 
