@@ -24,6 +24,7 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
 from slack_sdk.errors import SlackApiError
 
+from assistant.event_shapes import SLACK_TS
 from assistant.events import thread_key
 from assistant.recorder import Recorder
 from assistant.settings import Settings
@@ -48,15 +49,18 @@ class Panel:
 
     async def opened(
         self,
-        team: str,
-        thread: dict[str, Any],
+        team: Any,  # as Slack sent them: checked here
+        thread: Any,
         event_id: str | None,
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
     ) -> None:
         """assistant_thread_started: the thread's log begins (entry 0, who opened it and from
         where), then the greeting and the suggested prompts, and what was shown."""
-        key, user, context = _thread(team, thread)
+        found = _thread(team, thread, event_id)
+        if found is None:
+            return
+        key, user, context = found
         channel = context.get("channel_id")
         where = f" from <#{channel}>" if channel else ""
         text = f"<@{user}> opened the assistant panel{where}."
@@ -64,10 +68,13 @@ class Panel:
             await self._greet(key, user, say, set_suggested_prompts)
 
     async def context_changed(
-        self, team: str, thread: dict[str, Any], event_id: str | None
+        self, team: Any, thread: Any, event_id: str | None
     ) -> None:
         """assistant_thread_context_changed: the person looks at another channel now."""
-        key, user, context = _thread(team, thread)
+        found = _thread(team, thread, event_id)
+        if found is None:
+            return
+        key, user, context = found
         channel = context.get("channel_id")
         text = (
             f"<@{user}> is now viewing <#{channel}>."
@@ -143,10 +150,33 @@ class Panel:
         await self.recorder.record(key, "\n".join(lines))
 
 
-def _thread(team: str, thread: dict[str, Any]) -> tuple[ThreadKey, str, dict[str, Any]]:
-    """An assistant event's thread (the DM and its thread ts), person and context."""
-    key = ThreadKey(team, thread["channel_id"], thread["thread_ts"])
-    return key, thread["user_id"], dict(thread.get("context") or {})
+def _thread(
+    team: Any, thread: Any, event_id: str | None
+) -> tuple[ThreadKey, str, dict[str, Any]] | None:
+    """An assistant event's thread (the DM and its thread ts), person and context; None, with
+    one warning naming what is wrong (never a traceback, so Slack does not retry it), when a
+    signed event still lacks them."""
+    fields = thread if isinstance(thread, dict) else {}
+    wrong = [
+        name
+        for name, value in (
+            ("team_id", team),
+            ("assistant_thread.channel_id", fields.get("channel_id")),
+            ("assistant_thread.user_id", fields.get("user_id")),
+        )
+        if not isinstance(value, str) or not value
+    ]
+    thread_ts = fields.get("thread_ts")
+    if not isinstance(thread_ts, str) or not re.fullmatch(SLACK_TS, thread_ts):
+        wrong.append("assistant_thread.thread_ts")
+    context = fields.get("context") or {}
+    if not isinstance(context, dict):
+        wrong.append("assistant_thread.context")
+    if wrong:
+        log.warning("assistant event %s not recorded: %s malformed", event_id, ", ".join(wrong))
+        return None
+    key = ThreadKey(team, fields["channel_id"], thread_ts)
+    return key, fields["user_id"], dict(context)
 
 
 def title_of(text: str) -> str:

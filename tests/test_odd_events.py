@@ -287,3 +287,22 @@ def test_an_odd_edit_or_deletion_is_acknowledged_with_one_warning(
 
     one_warning(warnings, f"{field}", payload["event_id"], "not recorded")
     assert app.log(thread_of(mention)) == before
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"assistant_thread": None},
+        {"assistant_thread": {"user_id": "U1", "channel_id": "D1", "thread_ts": "yesterday"}},
+        {"assistant_thread": {"channel_id": "D1", "thread_ts": "1700000000.000100"}},
+    ],
+    ids=["no-thread", "bad-ts", "no-user"],
+)
+def test_an_odd_panel_event_is_acknowledged_with_one_warning(app, slack, warnings, odd):
+    for kind in ("assistant_thread_started", "assistant_thread_context_changed"):
+        event = {"type": kind, "event_ts": "1700000000.000200", **odd}
+        assert app.send_event(event).status == 200
+    app.wait_listeners()
+    shown = [r for r in logged(warnings) if "assistant event" in r.getMessage()]
+    assert len(shown) == 2 and all("malformed" in r.getMessage() for r in shown)
+    assert app.assistant.store.threads() == []

@@ -22,8 +22,8 @@ def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> 
         set_suggested_prompts: AsyncSetSuggestedPrompts,
     ) -> None:
         await panel.opened(
-            body["team_id"],
-            event["assistant_thread"],
+            body.get("team_id"),
+            event.get("assistant_thread"),
             body.get("event_id"),
             say,
             set_suggested_prompts,
