@@ -61,18 +61,24 @@ class Feedback:
         """A `block_actions` payload of a feedback button: the click recorded (once), or,
         for a click that names no answer of its thread, a line in the console log."""
         parsed = parse_value(str(action.get("value", "")))
-        message = body.get("message") or {}
-        channel = (body.get("channel") or {}).get("id") or body["container"]["channel_id"]
-        team = (body.get("team") or {}).get("id") or body["user"]["team_id"]
-        if parsed is None or not message.get("ts"):
+        message = _object(body.get("message"))
+        person = _object(body.get("user"))
+        channel = _object(body.get("channel")).get("id") or _object(
+            body.get("container")
+        ).get("channel_id")
+        team = _object(body.get("team")).get("id") or person.get("team_id")
+        thread_ts = message.get("thread_ts") or message.get("ts")
+        where = (team, channel, thread_ts, person.get("id"))
+        if parsed is None or not all(isinstance(part, str) and part for part in where):
+            # Signed by Slack but not a click on one of our answers: nothing to record.
             log.warning("a feedback click without an answer to rate was ignored: %r", action)
             return
         vote, index = parsed
-        key = ThreadKey(team, channel, message.get("thread_ts") or message["ts"])
-        user = f"<@{body['user']['id']}>"
+        key = ThreadKey(team, channel, thread_ts)
+        user = f"<@{person['id']}>"
         text = f"{user} rated the answer of entry {index}: {vote}."
         # Slack gives each click its own action_ts: the same payload again is the same click.
-        meta = EntryMeta(event_id=f"feedback {body['user']['id']} {action.get('action_ts')}")
+        meta = EntryMeta(event_id=f"feedback {person['id']} {action.get('action_ts')}")
         try:
             await self.recorder.record_by(
                 self.recorder.store.record_vote,
@@ -84,3 +90,8 @@ class Feedback:
             )
         except ValueError as exc:
             log.warning("a feedback click was ignored: %s", exc)
+
+
+def _object(value: Any) -> dict[str, Any]:
+    """A payload's part that should be an object, or {} when Slack's payload lacks it."""
+    return value if isinstance(value, dict) else {}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from context.storage import ThreadKey, Vote
 from fakes import event_requests, events, ids
 from fakes import openai_responses as replies
@@ -287,3 +289,21 @@ def test_feedback_in_a_panel_thread(app, slack, model):
     app.wait_handled()
     [vote] = app.assistant.store.votes(key)
     assert vote.vote == "good" and contents(app, key)[-1].endswith(f"entry {vote.answer}: good.")
+
+
+@pytest.mark.parametrize("odd", ["no-message", "no-user", "user-not-an-object"])
+def test_a_signed_click_missing_its_parts_is_acknowledged_and_records_nothing(
+    app, slack, model, odd
+):
+    key, message, _ = answered_mention(app, slack, model)
+    payload = feedback_click(message, positive=True, channel=key.channel)
+    if odd == "no-message":
+        del payload["message"]
+    elif odd == "no-user":
+        del payload["user"]
+    else:
+        payload["user"] = "U0ALICE01"
+    before = contents(app, key)
+    assert click(app, payload).status == 200
+    app.wait_handled()
+    assert contents(app, key) == before
