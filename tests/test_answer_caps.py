@@ -12,7 +12,7 @@ import re
 import pytest
 
 from assistant.agent import SORRY_STEPS
-from assistant.post_limits import CUT_NOTE, cut_text
+from assistant.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
 from assistant.slack_text import split_message
 from assistant.tools.post_message import CUT, post_metadata
 from bench.server import AppServer
@@ -99,6 +99,20 @@ def test_an_answer_over_the_character_cap_is_posted_cut_with_a_note(make_app, sl
     # The bot's copy of its message (what getThreadHistory reads back) is the cut too.
     copies, _ = app.assistant.store.thread_messages(key)
     assert [m.text for m in copies if m.user == f"<@{ids.BOT_USER_ID}>"] == [shown]
+
+
+def test_a_cut_inside_a_code_block_closes_it_and_fits_the_messages_left():
+    text = "Here it is:\n\n```\n" + "print('line')\n" * 3_000 + "```"
+    limits = PostLimits(PostCaps(chars_per_run=1_000))
+    cut = limits.shortened(text)
+    assert cut is not None and len(cut.text) <= 1_000
+    assert cut.text.endswith("\n```\n\n" + CUT_NOTE)  # the note is not rendered as code
+    assert cut.text.count("```") % 2 == 0
+    # Over the messages left rather than the characters: one message, cut at a break.
+    limits = PostLimits(PostCaps(messages_per_run=1))
+    cut = limits.shortened(LONG * 2)
+    assert cut is not None and limits.chunks(cut.text) == [cut.text]
+    assert cut.text == cut_text(LONG * 2, cut.kept) and (LONG * 2)[cut.kept] == "\n"
 
 
 def test_a_cut_recorded_before_a_crash_is_posted_as_recorded(make_app, slack, model, app_stores):
