@@ -12,6 +12,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.answer_so_far import count_so_far
 from assistant.history import ThreadHistory
 from assistant.image_parts import ImagePart, ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply, RawToolCall
@@ -93,15 +94,19 @@ class Agent:
             ContextLog(await self.recorder.entries(key)),
             self.recorder.store,
             PostLimits(self.post_caps),
+            recorder=self.recorder,
         )
         message_ts = requests[-1].message_ts
         in_panel = self.panel_status is not None and await self.panel_status.applies(key)
         await self._show_progress(key, message_ts, working=True, in_panel=in_panel)
         try:
+            # The caps and the step cap bound the answer, not this process: count what the
+            # runs before this one (killed, or stopped by a lost lease) did for it.
+            steps_taken = await count_so_far(ctx, requests[0].index)
             if self.client is not None:
                 await finish_interrupted_streams(ctx, self.recorder)
                 await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
-            await self._steps(ctx)
+            await self._steps(ctx, steps_taken)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             seen_through = len(ctx.log) - 1
             await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK, seen_through)
@@ -112,11 +117,13 @@ class Agent:
         finally:
             await self._show_progress(key, message_ts, working=False, in_panel=in_panel)
 
-    async def _steps(self, ctx: RunContext) -> None:
+    async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
+        """`taken`: the steps earlier runs of the same answer took."""
         prompts = self.budget.prompts(ctx.log)
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
-        for _ in range(self.max_steps):
+        seen_through = len(ctx.log) - 1
+        for _ in range(max(self.max_steps - taken, 0)):
             # Pick up what was recorded since the last step: our own entries, new messages.
             for entry in await self.recorder.entries(ctx.key, start=len(ctx.log)):
                 ctx.log.add(entry)

@@ -11,6 +11,7 @@ import re
 
 import pytest
 
+from assistant.post_limits import CUT_NOTE
 from assistant.settings import SettingsError
 from assistant.slack_text import neutralize_mentions, split_message
 from assistant.tools import post_message
@@ -385,7 +386,7 @@ def test_a_server_that_cannot_stream_is_asked_for_whole_answers_from_then_on(
         assert app.assistant.model.streams is False
 
 
-def test_a_text_the_run_may_not_post_is_taken_back_while_it_streams(make_app, slack, model):
+def test_a_text_over_the_caps_is_taken_back_while_it_streams(make_app, slack, model):
     app = make_app(assistant_stream="auto", assistant_max_post_chars_per_run=300)
     gate, reply = held_after(60, replies.tool_calls(post(ANSWER)))
     model.script(reply, replies.tool_calls(FINISH))
@@ -397,10 +398,18 @@ def test_a_text_the_run_may_not_post_is_taken_back_while_it_streams(make_app, sl
     slack.wait_for_call("reactions.remove")
     app.wait_idle()
 
-    assert bot_messages(slack, event) == []  # nothing of it stays
+    # Nothing of the stream stays: the text is posted cut to the cap, whole, with a note
+    # (tests/test_answer_caps.py).
     assert start.response["ts"] in [c.params["ts"] for c in slack.calls_to("chat.delete")]
+    (message,) = bot_messages(slack, event)
+    assert message["ts"] != start.response["ts"]
     log = app.log(thread_of(event))
-    assert log[3]["content"].startswith("Error: the postMessage of entry 2 was not posted: its 325")
+    assert log[3]["content"].startswith("The postMessage of entry 2 is posted cut to its first ")
+    assert log[3]["content"].endswith(
+        ": its 325 characters are more than the 300 this answer may still post of its 300 "
+        "(ASSISTANT_MAX_POST_CHARS_PER_RUN)."
+    )
+    assert message["text"].endswith(CUT_NOTE) and len(message["text"]) <= 300
 
 
 # -- crashes ---------------------------------------------------------------------------------

@@ -5,9 +5,11 @@ several) it comes from. The entry is recorded before it is posted, and marked po
 a run cut short in between (the process died) cannot know whether Slack got the message, so
 the resumed run looks for that metadata in the thread before posting what is missing.
 
-A post over the run's caps (`assistant.post_limits`), or with nothing visible in it, stays
+A post over the answer's caps (`assistant.post_limits`), or with nothing visible in it, stays
 recorded as the model's call and is followed by an `Error:` entry saying it was not posted and
-why; a resumed run finds that entry and never posts it either.
+why; a resumed run finds that entry and never posts it either. One over them for its length
+alone is posted cut, with a note: the entry saying so is recorded before it is posted, so a
+resumed run posts the same cut (and the log never says more was shown than was).
 
 A text streamed while the model wrote it (`assistant.slack_stream`) is finished here, once its
 call is recorded: its streams are stopped with the same metadata, and what could not be
@@ -23,9 +25,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assistant.feedback import feedback_blocks
+from assistant.post_limits import CUT_NOTE, Cut, cut_text
 from assistant.runs import ensure_lease
 from assistant.slack_stream import drop_stream
-from assistant.slack_text import markdown_blocks, neutralize_mentions, split_message
+from assistant.slack_text import markdown_blocks
 from context.entry import Entry
 from context.storage import ThreadMessage
 from context.toolcalls import PostMessage
@@ -39,6 +42,11 @@ POST_EVENT = "assistant_post"
 PAGE_SIZE = 200
 REFUSED = "Error: the postMessage of entry {index} was not posted: {why}."
 _REFUSED = re.compile(r"Error: the postMessage of entry (\d+) was not posted: ")
+CUT = (
+    'The postMessage of entry {index} is posted cut to its first {kept:,} characters, then the '
+    'note "{note}": {why}.'
+)
+_CUT = re.compile(r"The postMessage of entry (\d+) is posted cut to its first ([\d,]+) ")
 
 
 def post_metadata(index: int, part: int) -> dict[str, Any]:
@@ -56,12 +64,16 @@ async def post_message(
     call: PostMessage, ctx: RunContext, index: int, stream: PostStream | None = None
 ) -> str | None:
     """`stream`: the call's text as it was streamed while the model wrote it."""
-    chunks = _chunks(call, ctx)
+    chunks = ctx.posts.chunks(call.text)
     why = ctx.posts.refusal(call.text, len(chunks))
     if why is not None:
         if stream is not None:
-            await stream.discard()
-        return REFUSED.format(index=index, why=why)
+            await stream.discard()  # a cut is posted whole: the stream showed more
+        cut = ctx.posts.shortened(call.text)
+        if cut is None or ctx.recorder is None:
+            return REFUSED.format(index=index, why=why)
+        await _post_cut(ctx, ctx.recorder, index, cut, why)
+        return None
     ctx.posts.charge(call.text, len(chunks))
     blocks = final_blocks(ctx, index)
     already: dict[int, str] = {}
@@ -72,9 +84,27 @@ async def post_message(
     return None
 
 
-def _chunks(call: PostMessage, ctx: RunContext) -> list[str]:
-    """The Slack messages a postMessage becomes."""
-    return split_message(neutralize_mentions(call.text, ctx.posts.caps.people_per_message))
+async def _post_cut(ctx: RunContext, recorder: Recorder, index: int, cut: Cut, why: str) -> None:
+    """Post the cut of the text of entry `index`, recorded first: the log says what is shown."""
+    await recorder.record(
+        ctx.key, CUT.format(index=index, kept=cut.kept, note=CUT_NOTE, why=why)
+    )
+    chunks = ctx.posts.chunks(cut.text)
+    ctx.posts.charge(cut.text, len(chunks), cut=True)
+    await _post(ctx, index, chunks, {}, final_blocks(ctx, index))
+
+
+def posted_text(entry: Entry, cuts: dict[int, int]) -> str:
+    """What a postMessage entry posts: its text, or its cut (`cuts`: kept by entry index)."""
+    assert isinstance(entry.content, PostMessage)
+    kept = cuts.get(entry.index)
+    return entry.content.text if kept is None else cut_text(entry.content.text, kept)
+
+
+def cuts_in(entries: Sequence[Entry]) -> dict[int, int]:
+    """The postMessage entries a system entry says are posted cut: how much each keeps."""
+    found = (_CUT.match(e.content) for e in entries if isinstance(e.content, str))
+    return {int(m.group(1)): int(m.group(2).replace(",", "")) for m in found if m}
 
 
 async def _post(
@@ -134,29 +164,39 @@ async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: i
     not marked posted was cut short by a crash; post what Slack does not have, once."""
     metas = await asyncio.to_thread(ctx.store.metadata, ctx.key, after)
     refused = _refused(ctx.log.entries[after:])
+    cuts = cuts_in(ctx.log.entries[after:])
     for entry, meta in zip(ctx.log.entries[after:], metas, strict=False):
         if not isinstance(entry.content, PostMessage) or meta.slack_ts is not None:
             continue
         if entry.index in refused:
             continue  # the log says it was not posted: it never will be
         already = await _posted_parts(ctx, entry.index)
-        chunks = _chunks(entry.content, ctx)
-        if not already:
+        text = posted_text(entry, cuts)  # a cut recorded is posted as recorded
+        chunks = ctx.posts.chunks(text)
+        if not already and entry.index not in cuts:
             # The process died before deciding, or before recording its decision: decide now,
-            # with this run's caps (the calls' replies are not known any more).
+            # with this answer's caps (the calls' replies are not known any more).
             ctx.posts.new_reply()
-            why = ctx.posts.refusal(entry.content.text, len(chunks))
-            if why is not None:
+            why = ctx.posts.refusal(text, len(chunks))
+            cut = None if why is None else ctx.posts.shortened(text)
+            if why is not None and cut is None:
                 await recorder.record(ctx.key, REFUSED.format(index=entry.index, why=why))
                 continue
-        ctx.posts.charge(entry.content.text, len(chunks))
+            if why is not None and cut is not None:
+                await _post_cut(ctx, recorder, entry.index, cut, why)
+                await _restarted(ctx, recorder, entry.index, None)
+                continue
+        ctx.posts.charge(text, len(chunks), cut=entry.index in cuts)
         await _post(ctx, entry.index, chunks, already, final_blocks(ctx, entry.index))
-        outcome = "had reached Slack" if already else "was posted now"
-        await recorder.record(
-            ctx.key,
-            f"The process restarted during this run; the message of entry {entry.index} "
-            f"{outcome}.",
-        )
+        await _restarted(ctx, recorder, entry.index, "had reached Slack" if already else None)
+
+
+async def _restarted(ctx: RunContext, recorder: Recorder, index: int, outcome: str | None) -> None:
+    await recorder.record(
+        ctx.key,
+        f"The process restarted during this run; the message of entry {index} "
+        f"{outcome or 'was posted now'}.",
+    )
 
 
 def _refused(entries: Sequence[Entry]) -> set[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -14,6 +14,9 @@ from assistant.post_limits import PostLimits
 from assistant.prompt import ShownPrompt
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
+
+if TYPE_CHECKING:
+    from assistant.recorder import Recorder
 
 
 @dataclass(frozen=True)
@@ -26,8 +29,11 @@ class RunContext:
     bot_mention: str
     log: ContextLog
     store: Store
-    posts: PostLimits = field(default_factory=PostLimits)  # what the run has posted
+    posts: PostLimits = field(default_factory=PostLimits)  # what the answer has posted
     shown: ShownPrompt = field(default_factory=ShownPrompt)  # what the last prompt showed whole
+    # Where a tool records an entry before it acts (a post cut to the caps); None: it refuses
+    # what it would have to record first.
+    recorder: Recorder | None = None
 
 
 # A tool gets its call, the run, and the index of the call's entry in the log; it returns
