@@ -1,0 +1,137 @@
+"""Signed but odd payloads (issue 21, point 8), through the real app over HTTP: each is
+answered 200 or 400 with exactly one log line and no traceback, and records only what is not
+odd; a feedback click counts only from someone who can see the thread."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from context.storage import ThreadKey
+from fakes import event_requests
+from fakes import openai_responses as replies
+from fakes.event_requests import sign
+from fakes.panel_events import feedback_click, signed_interaction_request
+from tests.harness import RunningApp, mention, thread_of
+
+STRANGER = "U0STRANGR1"  # in the workspace, not in the conversation
+
+
+@pytest.fixture
+def logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """Every log record, uvicorn's too (its loggers do not propagate: an ASGI app's exception
+    is logged there)."""
+    server = logging.getLogger("uvicorn.error")
+    server.addHandler(caplog.handler)
+    caplog.set_level(logging.INFO)
+    yield caplog
+    server.removeHandler(caplog.handler)
+
+
+def one_line(logs: pytest.LogCaptureFixture, *about: str) -> str:
+    """The one warning or error logged since the last `clear`, with no traceback."""
+    shown = [r for r in logs.records if r.levelno >= logging.WARNING]
+    assert "Traceback" not in logs.text
+    assert [r.getMessage() for r in shown if r.exc_info or r.exc_text] == []
+    assert len(shown) == 1, [r.getMessage() for r in shown]
+    message = shown[0].getMessage()
+    assert "\n" not in message
+    for part in about:
+        assert part in message, message
+    return message
+
+
+def post(app: RunningApp, payload: dict[str, Any]) -> int:
+    body, headers = signed_interaction_request(payload)
+    return app.request("POST", "/slack/events", body, headers).status
+
+
+def answered(app: RunningApp, slack, model) -> tuple[ThreadKey, dict[str, Any], int]:
+    """A channel mention answered: its thread, the answer's Slack message, its entry."""
+    model.script(
+        replies.tool_calls(("postMessage", {"text": "Pizza.", "reasoning": "answer"})),
+        replies.finish_request(),
+    )
+    event = mention(slack, "lunch?")
+    assert app.send_event(event).status == 200
+    slack.wait_for_call("reactions.remove")
+    app.wait_handled()
+    key = thread_of(event)
+    reply = slack.calls_to("chat.postMessage")[-1]
+    index = next(e["index"] for e in app.log(key) if e["role"] == "assistant")
+    return key, slack.store.get(key.channel, reply.response["ts"]), index
+
+
+def odd_actions(payload: dict[str, Any], kind: str) -> None:
+    action = payload["actions"][0]
+    payload["actions"] = {
+        "not-a-list": action,
+        "empty": [],
+        "a-string": "answer_feedback",
+        "a-list-of-strings": ["answer_feedback"],
+    }[kind]
+
+
+@pytest.mark.parametrize("kind", ["not-a-list", "empty", "a-string", "a-list-of-strings"])
+def test_block_actions_whose_actions_are_odd_are_answered_with_one_line(
+    app, slack, model, logs, kind
+):
+    key, message, _ = answered(app, slack, model)
+    before = app.log(key)
+    payload = feedback_click(message, positive=True, channel=key.channel)
+    odd_actions(payload, kind)
+    logs.clear()
+
+    assert post(app, payload) in (200, 400)
+    app.wait_handled()
+    one_line(logs, "actions")
+    assert app.log(key) == before
+    assert app.assistant.store.votes(key) == []
+
+
+@pytest.mark.parametrize(
+    "where", ["click-team", "click-user", "click-channel", "event-team", "event-enterprise"]
+)
+def test_ids_of_a_shape_bolt_cannot_read_are_refused_with_one_line(app, slack, model, logs, where):
+    key, message, _ = answered(app, slack, model)
+    before = app.log(key)
+    click = feedback_click(message, positive=True, channel=key.channel)
+    event = event_requests.event_callback(mention(slack, "and dessert?"))
+    sent = {
+        "click-team": lambda: post(app, {**click, "team": 5}),
+        "click-user": lambda: post(app, {**click, "user": 5}),
+        "click-channel": lambda: post(app, {**click, "channel": 5}),
+        "event-team": lambda: app.send_event(event, payload={**event, "team": 5}).status,
+        "event-enterprise": lambda: (
+            app.send_event(event, payload={**event, "enterprise": 5}).status
+        ),
+    }[where]
+    asked = len(model.requests)
+    logs.clear()
+
+    assert sent() == 400
+    app.wait_handled()
+    one_line(logs, "400")
+    assert app.log(key) == before
+    assert len(model.requests) == asked
+
+
+@pytest.mark.parametrize("form", ["json", "form"])
+def test_a_signed_body_nested_too_deep_is_refused_with_one_line(app, slack, model, logs, form):
+    deep = "[" * 100_000 + "]" * 100_000
+    if form == "json":
+        body = ('{"type": "event_callback", "event": ' + deep + "}").encode()
+        content_type = "application/json"
+    else:
+        body = ("payload=" + "%5B" * 100_000 + "%5D" * 100_000).encode()
+        content_type = "application/x-www-form-urlencoded"
+    headers = {"Content-Type": content_type, **sign(body)}
+    logs.clear()
+
+    assert app.request("POST", "/slack/events", body, headers).status == 400
+    one_line(logs, "400")
+    assert app.assistant.store.threads() == []
+    answered(app, slack, model)  # and the app goes on
