@@ -4,6 +4,7 @@ odd; a feedback click counts only from someone who can see the thread."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -11,10 +12,10 @@ from typing import Any
 import pytest
 
 from context.storage import ThreadKey
-from fakes import event_requests
+from fakes import event_requests, ids
 from fakes import openai_responses as replies
 from fakes.event_requests import sign
-from fakes.panel_events import feedback_click, signed_interaction_request
+from fakes.panel_events import feedback_click, open_panel, signed_interaction_request
 from tests.harness import RunningApp, mention, thread_of
 
 STRANGER = "U0STRANGR1"  # in the workspace, not in the conversation
@@ -135,3 +136,47 @@ def test_a_signed_body_nested_too_deep_is_refused_with_one_line(app, slack, mode
     one_line(logs, "400")
     assert app.assistant.store.threads() == []
     answered(app, slack, model)  # and the app goes on
+
+
+ODD_IDS = ["D0\x1b[31mX", "D0\x07BELL", "D0/../X", "D" + "1" * 65, ""]
+
+
+@pytest.mark.parametrize("channel", ODD_IDS, ids=["esc", "bel", "slash", "too-long", "empty"])
+def test_panel_events_with_ids_message_events_refuse_are_not_recorded(app, slack, logs, channel):
+    started = open_panel(slack, channel=channel)
+    assert app.send_event(started).status == 200
+    app.wait_handled()
+    one_line(logs, "assistant_thread.channel_id", "not recorded")
+    assert app.assistant.store.threads() == []
+    assert slack.calls_to("chat.postMessage") == []  # nobody greeted
+
+    logs.clear()
+    changed = json.loads(json.dumps(started))
+    changed["type"] = "assistant_thread_context_changed"
+    assert app.send_event(changed).status == 200
+    app.wait_handled()
+    one_line(logs, "assistant_thread.channel_id", "not recorded")
+    assert app.assistant.store.threads() == []
+
+
+@pytest.mark.parametrize("field", ["user_id", "thread_ts"])
+def test_panel_events_with_odd_people_or_ts_are_not_recorded(app, slack, logs, field):
+    started = open_panel(slack)
+    started["assistant_thread"][field] = "U0\x1b]8;;x\x07" if field == "user_id" else "1/2"
+    assert app.send_event(started).status == 200
+    app.wait_handled()
+    one_line(logs, f"assistant_thread.{field}", "not recorded")
+    assert app.assistant.store.threads() == []
+
+
+def test_a_panel_opened_from_an_odd_channel_is_recorded_without_it(app, slack, logs):
+    started = open_panel(slack, viewing="C0\x1b[2J/..")
+    assert app.send_event(started).status == 200
+    app.wait_handled()
+    one_line(logs, "assistant_thread.context.channel_id", "without")
+    thread = started["assistant_thread"]
+    key = ThreadKey(ids.TEAM_ID, thread["channel_id"], thread["thread_ts"])
+    contents = [entry["content"] for entry in app.log(key)]
+    assert f"<@{ids.USER_ID}> opened the assistant panel." in contents
+    assert "\x1b" not in json.dumps(contents)
+    assert len(slack.calls_to("chat.postMessage")) == 1  # greeted all the same
