@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from context.storage import ThreadKey
+from context.storage import ThreadKey, Vote
 from fakes import event_requests, ids
 from fakes import openai_responses as replies
 from fakes.event_requests import sign
@@ -136,6 +136,61 @@ def test_a_signed_body_nested_too_deep_is_refused_with_one_line(app, slack, mode
     one_line(logs, "400")
     assert app.assistant.store.threads() == []
     answered(app, slack, model)  # and the app goes on
+
+
+@pytest.mark.parametrize("value", ["good:99999999999999999999", "bad:2147483648", "good:-1"])
+def test_a_feedback_value_naming_no_possible_entry_is_answered_with_one_line(
+    app, slack, model, logs, value
+):
+    key, message, _ = answered(app, slack, model)
+    before = app.log(key)
+    payload = feedback_click(message, positive=True, channel=key.channel)
+    payload["actions"][0]["value"] = value
+    logs.clear()
+
+    assert post(app, payload) == 200
+    app.wait_handled()
+    one_line(logs, "feedback")
+    assert app.log(key) == before
+    assert app.assistant.store.votes(key) == []
+
+
+def test_a_click_from_someone_who_cannot_see_the_thread_is_not_a_vote(app, slack, model, logs):
+    slack.conversations.private(ids.CHANNEL_ID, [ids.USER_ID], name="team")
+    key, message, index = answered(app, slack, model)
+    before = app.log(key)
+    logs.clear()
+
+    stranger = feedback_click(message, positive=False, channel=key.channel, user=STRANGER)
+    assert post(app, stranger) == 200
+    app.wait_handled()
+    one_line(logs, "feedback", STRANGER, "cannot see")
+    assert app.log(key) == before
+    assert app.assistant.store.votes(key) == []
+
+    # A member's click is a vote.
+    assert post(app, feedback_click(message, positive=True, channel=key.channel)) == 200
+    app.wait_handled()
+    assert app.assistant.store.votes(key) == [Vote(index, f"<@{ids.USER_ID}>", "good")]
+
+
+def test_in_a_public_channel_anyone_of_the_workspace_may_vote(app, slack, model):
+    key, message, index = answered(app, slack, model)  # the fake's default channel: public
+    click = feedback_click(message, positive=True, channel=key.channel, user=STRANGER)
+    assert post(app, click) == 200
+    app.wait_handled()
+    assert app.assistant.store.votes(key) == [Vote(index, f"<@{STRANGER}>", "good")]
+
+
+def test_a_click_slack_cannot_say_is_visible_is_not_a_vote(app, slack, model, logs):
+    key, message, _ = answered(app, slack, model)
+    slack.conversations.private(ids.CHANNEL_ID, [ids.USER_ID], bot=False)  # the bot left
+    logs.clear()
+
+    assert post(app, feedback_click(message, positive=True, channel=key.channel)) == 200
+    app.wait_handled()
+    one_line(logs, "feedback", "channel_not_found")
+    assert app.assistant.store.votes(key) == []
 
 
 ODD_IDS = ["D0\x1b[31mX", "D0\x07BELL", "D0/../X", "D" + "1" * 65, ""]
