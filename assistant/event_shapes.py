@@ -114,6 +114,16 @@ class PanelFields(_Fields):
     assistant_thread: AssistantThread
 
 
+class ClickPlace(_Fields):
+    """Where a click on a message's button was made, and by whom: the thread it rates and the
+    person, named as a message's are."""
+
+    team: SlackId
+    channel: SlackId
+    thread_ts: SlackTs
+    user: SlackId
+
+
 def _parses(url: str) -> str:
     parts = urlsplit(url)  # ValueError for e.g. an unclosed IPv6 host
     parts.port  # noqa: B018 (ValueError for a port that is not a port)

@@ -15,12 +15,14 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import ValidationError
 from slack_sdk.models.blocks import (
     ContextActionsBlock,
     FeedbackButtonObject,
     FeedbackButtonsElement,
 )
 
+from assistant.event_shapes import ClickPlace
 from assistant.link_access import LinkAccess
 from assistant.panel import SLACK_ERRORS, slack_failure
 from assistant.recorder import Recorder
@@ -76,19 +78,25 @@ class Feedback:
         ).get("channel_id")
         team = _object(body.get("team")).get("id") or person.get("team_id")
         thread_ts = message.get("thread_ts") or message.get("ts")
-        where = (team, channel, thread_ts, person.get("id"))
-        if parsed is None or not all(isinstance(part, str) and part for part in where):
+        try:
+            # The ids are checked as a message's are (`assistant.event_shapes`).
+            where = ClickPlace(
+                team=team, channel=channel, thread_ts=thread_ts, user=person.get("id")
+            )
+        except ValidationError:
+            where = None
+        if parsed is None or where is None:
             # Signed by Slack but not a click on one of our answers: nothing to record.
             log.warning("a feedback click without an answer to rate was ignored: %r", action)
             return
         vote, index = parsed
-        key = ThreadKey(team, channel, thread_ts)
-        if not await self._may_rate(key, person["id"]):
+        key = ThreadKey(where.team, where.channel, where.thread_ts)
+        if not await self._may_rate(key, where.user):
             return
-        user = f"<@{person['id']}>"
+        user = f"<@{where.user}>"
         text = f"{user} rated the answer of entry {index}: {vote}."
         # Slack gives each click its own action_ts: the same payload again is the same click.
-        meta = EntryMeta(event_id=f"feedback {person['id']} {action.get('action_ts')}")
+        meta = EntryMeta(event_id=f"feedback {where.user} {action.get('action_ts')}")
         try:
             await self.recorder.record_by(
                 self.recorder.store.record_vote,

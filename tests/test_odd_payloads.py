@@ -182,6 +182,19 @@ def test_in_a_public_channel_anyone_of_the_workspace_may_vote(app, slack, model)
     assert app.assistant.store.votes(key) == [Vote(index, f"<@{STRANGER}>", "good")]
 
 
+@pytest.mark.parametrize("user", ["U0\x1b[2JX", "U0/../X", "U" + "1" * 65])
+def test_a_click_by_an_id_that_is_not_one_is_not_a_vote(app, slack, model, logs, user):
+    key, message, _ = answered(app, slack, model)  # in a public channel: anyone may vote
+    before = app.log(key)
+    logs.clear()
+
+    assert post(app, feedback_click(message, positive=True, channel=key.channel, user=user)) == 200
+    app.wait_handled()
+    one_line(logs, "feedback")
+    assert app.log(key) == before
+    assert app.assistant.store.votes(key) == []
+
+
 def test_a_click_slack_cannot_say_is_visible_is_not_a_vote(app, slack, model, logs):
     key, message, _ = answered(app, slack, model)
     slack.conversations.private(ids.CHANNEL_ID, [ids.USER_ID], bot=False)  # the bot left
