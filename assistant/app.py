@@ -111,8 +111,10 @@ def create_assistant(
     # hundreds of them under load).
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
     event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
+    access = LinkAccess(client)  # one set of cached answers: links and feedback clicks
     events = EventRecorder(
-        settings, event_recorder, scheduler, client, files, model.transcribe, LinkAccess(client)
+        settings, event_recorder, scheduler, client, files, model.transcribe, access
     )
-    listeners.register(app, events, Panel(settings, event_recorder), Feedback(event_recorder))
+    feedback = Feedback(event_recorder, access)
+    listeners.register(app, events, Panel(settings, event_recorder), feedback)
     return Assistant(settings, store, client, model, scheduler, events, app, channel_names)

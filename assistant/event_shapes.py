@@ -90,6 +90,40 @@ class DeletionFields(_Fields):
     previous_message: PreviousMessage = PreviousMessage()
 
 
+class PanelContext(_Fields):
+    """What the person was viewing when an assistant panel event was sent."""
+
+    channel_id: SlackId | None = None
+    team_id: SlackId | None = None
+    enterprise_id: SlackId | None = None
+
+
+class AssistantThread(_Fields):
+    """An assistant panel event's `assistant_thread`: its ids name the thread's log, as a
+    message's do (`assistant threads`, `show` and `export` address it by them). `context` is
+    checked on its own: the event can be recorded without it."""
+
+    channel_id: SlackId
+    user_id: SlackId
+    thread_ts: SlackTs
+
+
+class PanelFields(_Fields):
+    """`assistant_thread_started` and `assistant_thread_context_changed`."""
+
+    assistant_thread: AssistantThread
+
+
+class ClickPlace(_Fields):
+    """Where a click on a message's button was made, and by whom: the thread it rates and the
+    person, named as a message's are."""
+
+    team: SlackId
+    channel: SlackId
+    thread_ts: SlackTs
+    user: SlackId
+
+
 def _parses(url: str) -> str:
     parts = urlsplit(url)  # ValueError for e.g. an unclosed IPv6 host
     parts.port  # noqa: B018 (ValueError for a port that is not a port)
@@ -180,6 +214,28 @@ def person_message(body: dict[str, Any], event: dict[str, Any]) -> Checked | Non
         )
     safe = {**event, "text": text if isinstance(text, str) else "", "files": files}
     return Checked(message.team, message.event_id, safe, problems)
+
+
+def panel_event(body: dict[str, Any], event: dict[str, Any]) -> Checked | None:
+    """An assistant panel event as far as it can be read: None (after one warning) when it
+    cannot be recorded; else with `assistant_thread.context` holding only the checked fields,
+    or empty (after one warning) when they are malformed."""
+    found = checked(body, event, PanelFields)
+    if found is None:
+        return None
+    thread = dict(event["assistant_thread"])
+    try:
+        context = PanelContext.model_validate(thread.get("context") or {})
+    except ValidationError as exc:
+        log.warning(
+            "%s event %s recorded without what is malformed: %s",
+            event.get("type"),
+            found.event_id,
+            _what(exc, ("assistant_thread", "context")),
+        )
+        context = PanelContext()
+    thread["context"] = context.model_dump(exclude_none=True)
+    return Checked(found.team, found.event_id, {**event, "assistant_thread": thread})
 
 
 def readable_files(files: object) -> tuple[list[dict[str, Any]], list[str]]:

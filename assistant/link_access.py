@@ -10,6 +10,9 @@ anything of a linked message is read (`assistant.references`), it asks here:
 - a private channel, a DM, a group DM: readable only if the poster is a member;
 - another workspace: not read.
 
+The same rule decides whose feedback clicks count (`may_see`): a click is a vote only from
+someone who can read the conversation the answer is in.
+
 The answers come from Slack (`auth.test`, `conversations.info`, `conversations.members`) and
 are kept briefly. A Slack error or an unreachable Slack raises (`SlackApiError`,
 `aiohttp.ClientError`, `TimeoutError`): the caller then reads nothing (fail closed).
@@ -88,12 +91,25 @@ class LinkAccess:
             return OTHER_WORKSPACE
         conversation = await self._conversation(channel)
         # The host is only what the link says (anyone can type one): the conversation's own
-        # workspaces decide. A Slack Connect channel lists every workspace it is shared with.
-        if conversation.teams and poster.team not in conversation.teams:
+        # workspaces decide.
+        if not _of_workspace(conversation, poster.team):
             return OTHER_WORKSPACE
-        if conversation.public or await self._is_member(poster.user, channel):
+        if await self._readable(conversation, poster.user, channel):
             return None
         return not_visible(poster.user)
+
+    async def may_see(self, team: str, user: str, channel: str) -> bool:
+        """Whether `user`, acting in workspace `team`, can read conversation `channel` by the
+        same rule (a public channel of that workspace, or one they are a member of): e.g.
+        whether a click on a message there can be theirs to make (`assistant.feedback`).
+        Raises as `refusal` does when Slack cannot say."""
+        conversation = await self._conversation(channel)
+        return _of_workspace(conversation, team) and await self._readable(
+            conversation, user, channel
+        )
+
+    async def _readable(self, conversation: Conversation, user: str, channel: str) -> bool:
+        return conversation.public or await self._is_member(user, channel)
 
     async def _our_host(self, team: str, host: str) -> bool:
         """Whether a link's host can name a conversation of `team`: the workspace's own
@@ -130,6 +146,12 @@ class LinkAccess:
                     break
             self._members[user, channel] = known
         return known
+
+
+def _of_workspace(conversation: Conversation, team: str) -> bool:
+    # A Slack Connect channel lists every workspace it is shared with; a conversation whose
+    # workspaces Slack does not name is left to membership.
+    return not conversation.teams or team in conversation.teams
 
 
 def _described(channel: dict[str, Any]) -> Conversation:

@@ -24,7 +24,7 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
 from slack_sdk.errors import SlackApiError
 
-from assistant.event_shapes import SLACK_TS
+from assistant.event_shapes import panel_event
 from assistant.events import thread_key
 from assistant.recorder import Recorder
 from assistant.settings import Settings
@@ -49,32 +49,29 @@ class Panel:
 
     async def opened(
         self,
-        team: Any,  # as Slack sent them: checked here
-        thread: Any,
-        event_id: str | None,
+        body: dict[str, Any],
+        event: dict[str, Any],
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
     ) -> None:
         """assistant_thread_started: the thread's log begins (entry 0, who opened it and from
         where), then the greeting and the suggested prompts, and what was shown."""
-        found = _thread(team, thread, event_id)
+        found = _thread(body, event)
         if found is None:
             return
-        key, user, context = found
+        key, user, context, event_id = found
         channel = context.get("channel_id")
         where = f" from <#{channel}>" if channel else ""
         text = f"<@{user}> opened the assistant panel{where}."
         if await self._record(key, user, context, text, event_id):
             await self._greet(key, user, say, set_suggested_prompts)
 
-    async def context_changed(
-        self, team: Any, thread: Any, event_id: str | None
-    ) -> None:
+    async def context_changed(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """assistant_thread_context_changed: the person looks at another channel now."""
-        found = _thread(team, thread, event_id)
+        found = _thread(body, event)
         if found is None:
             return
-        key, user, context = found
+        key, user, context, event_id = found
         channel = context.get("channel_id")
         text = (
             f"<@{user}> is now viewing <#{channel}>."
@@ -110,7 +107,6 @@ class Panel:
         self, key: ThreadKey, user: str, context: dict[str, Any], text: str, event_id: str | None
     ) -> bool:
         """Record `text` with the panel's side metadata; False for a retried event."""
-        context = {name: str(value) for name, value in context.items() if value is not None}
         now = now_timestamp()
         recorded = await self.recorder.record_by(
             self.recorder.store.record_panel,
@@ -151,32 +147,18 @@ class Panel:
 
 
 def _thread(
-    team: Any, thread: Any, event_id: str | None
-) -> tuple[ThreadKey, str, dict[str, Any]] | None:
-    """An assistant event's thread (the DM and its thread ts), person and context; None, with
-    one warning naming what is wrong (never a traceback, so Slack does not retry it), when a
-    signed event still lacks them."""
-    fields = thread if isinstance(thread, dict) else {}
-    wrong = [
-        name
-        for name, value in (
-            ("team_id", team),
-            ("assistant_thread.channel_id", fields.get("channel_id")),
-            ("assistant_thread.user_id", fields.get("user_id")),
-        )
-        if not isinstance(value, str) or not value
-    ]
-    thread_ts = fields.get("thread_ts")
-    if not isinstance(thread_ts, str) or not re.fullmatch(SLACK_TS, thread_ts):
-        wrong.append("assistant_thread.thread_ts")
-    context = fields.get("context") or {}
-    if not isinstance(context, dict):
-        wrong.append("assistant_thread.context")
-    if wrong:
-        log.warning("assistant event %s not recorded: %s malformed", event_id, ", ".join(wrong))
+    body: dict[str, Any], event: dict[str, Any]
+) -> tuple[ThreadKey, str, dict[str, str], str | None] | None:
+    """An assistant event's thread (the DM and its thread ts), person, context (only its
+    checked fields) and event id; None, after one warning naming what is wrong (never a
+    traceback, so Slack does not retry it), when a signed event's ids are not Slack's
+    (`assistant.event_shapes`, the check of message events)."""
+    found = panel_event(body, event)
+    if found is None:
         return None
-    key = ThreadKey(team, fields["channel_id"], thread_ts)
-    return key, fields["user_id"], dict(context)
+    thread = found.event["assistant_thread"]
+    key = ThreadKey(found.team, thread["channel_id"], thread["thread_ts"])
+    return key, thread["user_id"], thread["context"], found.event_id
 
 
 def title_of(text: str) -> str:

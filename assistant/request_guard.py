@@ -18,7 +18,17 @@ import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from slack_bolt.request.internals import parse_body
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.request.payload_utils import (
+    to_action,
+    to_command,
+    to_event,
+    to_message,
+    to_options,
+    to_shortcut,
+    to_step,
+    to_view,
+)
 from slack_sdk.signature import SignatureVerifier
 
 Scope = MutableMapping[str, Any]
@@ -101,13 +111,10 @@ class SlackRequestGuard:
         if not valid:
             raise Rejected(401, "bad signature")
         # Only Slack (or whoever holds the signing secret) gets here: Bolt would answer a body
-        # it cannot parse with a 500 and a traceback, so it is refused as Bolt would parse it.
-        try:
-            payload = parse_body(body.decode(), _content_type(headers))
-        except ValueError:
-            payload = None
-        if not isinstance(payload, dict):
-            raise Rejected(400, "signed, but not a payload Bolt can read")
+        # it cannot read with a 500 and a traceback, so it is refused as Bolt would read it.
+        unreadable = bolt_cannot_read(body.decode(), headers)
+        if unreadable:
+            raise Rejected(400, f"signed, but {unreadable}")
         return body
 
     async def _read_body(self, receive: Receive) -> bytes | None:
@@ -131,14 +138,45 @@ class SlackRequestGuard:
             ) from None
 
 
+# What Bolt takes out of every request before any listener runs (the payload views it offers
+# each listener and matcher): a part it cannot take raises there, and the request gets a 500.
+_PAYLOAD_VIEWS: tuple[tuple[str, Callable[[dict[str, Any]], Any]], ...] = (
+    ("options", to_options),
+    ("shortcut", to_shortcut),
+    ("actions", to_action),
+    ("view", to_view),
+    ("command", to_command),
+    ("event", to_event),
+    ("message", to_message),
+    ("step", to_step),
+)
+
+
+def bolt_cannot_read(body: str, headers: dict[str, str]) -> str | None:
+    """None when Bolt can read the payload (parse it, take its ids and its parts), else which
+    part it cannot, in a few words (never the payload's content)."""
+    try:
+        # Bolt's own request: its parsing and its ids (team, enterprise, user, channel).
+        request = AsyncBoltRequest(body=body, headers=headers)
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
+        return "not a payload Bolt can read"
+    except Exception as exc:  # whatever Bolt raises here, it would raise serving it
+        return f"Bolt cannot read its ids ({type(exc).__name__})"
+    if not isinstance(request.body, dict):
+        return "not a payload Bolt can read"
+    for name, view in _PAYLOAD_VIEWS:
+        try:
+            part = view(request.body)
+        except Exception as exc:  # as above: Bolt would raise the same, routing it
+            return f"Bolt cannot read its {name} ({type(exc).__name__})"
+        if part is not None and not isinstance(part, dict):
+            return f"Bolt cannot read its {name} (not an object)"
+    return None
+
+
 def _headers(scope: Scope) -> dict[str, str]:
     # Latin-1 is what HTTP header bytes are; a later duplicate wins, as in Starlette.
     return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
-
-
-def _content_type(headers: dict[str, str]) -> str | None:
-    value = headers.get("content-type")
-    return value.split(";")[0].strip() if value else None
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -24,8 +24,8 @@ there instead. Another process takes the thread only once the lease has expired,
 deadline: a thread never has two runs, and never two answers.
 
 A run never ends silently. A run stopped that way, or by a store error that may pass
-(`store_unavailable`: a connection cut, a server restarting, SQLite busy), leaves its request
-owed: one line in the log, and this process's sweeper (or another process, once the lease has
+(`store_unavailable`: a connection cut, a server restarting or read-only, SQLite busy), leaves
+its request owed: one line in the log; this process's sweeper (or another, once the lease has
 expired) resumes it; its posts carry metadata, so the resumed run does not post them again.
 Any other failure is ended by the run itself with an apology in the thread and an `Error:`
 entry (`Agent.run`); one that still reaches the scheduler (that entry could not be recorded)
@@ -198,7 +198,7 @@ class RunScheduler:
                         log.info("resuming thread %s", key)
                         self.request(key)
             except Exception as exc:
-                _log_failure(exc, "looking for threads owed an answer failed")
+                log_failure(exc, "looking for threads owed an answer failed")
             await asyncio.sleep(self.lease_seconds / 2)
 
     async def _drain(self, key: ThreadKey, thread: _Thread) -> None:
@@ -218,7 +218,7 @@ class RunScheduler:
                     return  # a stopped run: resumed by a later sweep, never in a tight loop
                 thread.nudged = thread.nudged or owed
         except Exception as exc:
-            _log_failure(exc, f"runs in thread {key} failed")
+            log_failure(exc, f"runs in thread {key} failed")
         finally:
             del self._threads[key]
             if not self._threads:
@@ -243,7 +243,7 @@ class RunScheduler:
                 log.warning("stopped the run in thread %s (%s); its request stays owed", key, exc)
                 return False
             except Exception as exc:
-                _log_failure(exc, f"the run in thread {key} stopped; its request stays owed")
+                log_failure(exc, f"the run in thread {key} stopped; its request stays owed")
                 return False
         return True
 
@@ -287,9 +287,9 @@ class RunScheduler:
         lease.deadline = Lease.claimed(lease.key, started, self.lease_seconds).deadline
 
 
-def _log_failure(exc: BaseException, what: str) -> None:
+def log_failure(exc: BaseException, what: str, logger: logging.Logger = log) -> None:
     """One line for a database that could not be used just now; a traceback for the rest."""
     if store_unavailable(exc):
-        log.warning("%s: the database is unavailable (%s)", what, _briefly(exc))
+        logger.warning("%s: the database is unavailable (%s)", what, _briefly(exc))
     else:
-        log.error("%s", what, exc_info=exc)
+        logger.error("%s", what, exc_info=exc)

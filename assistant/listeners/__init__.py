@@ -8,6 +8,7 @@ from assistant.events import EventRecorder
 from assistant.feedback import Feedback
 from assistant.listeners.actions import register as register_actions
 from assistant.listeners.assistant import register as register_assistant
+from assistant.listeners.errors import register as register_errors
 from assistant.listeners.events import register as register_events
 from assistant.panel import Panel
 
@@ -16,3 +17,4 @@ def register(app: AsyncApp, events: EventRecorder, panel: Panel, feedback: Feedb
     register_assistant(app, events, panel)  # a middleware: it sees DM threads' messages first
     register_events(app, events)
     register_actions(app, feedback)
+    register_errors(app)

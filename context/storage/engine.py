@@ -17,7 +17,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, func, select
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, ExceptionContext
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -37,7 +37,23 @@ def create_store_engine(url: str | URL) -> Engine:
     )
     if engine.dialect.name == "sqlite":
         _take_over_sqlite_transactions(engine)
+    event.listen(engine, "handle_error", _read_only_is_a_disconnect)
     return engine
+
+
+# PostgreSQL's read_only_sql_transaction: a write on a server that takes none just now, as after
+# a failover (the old primary a standby, or the new one not yet promoted).
+READ_ONLY_SQLSTATE = "25006"
+
+
+def _read_only_is_a_disconnect(context: ExceptionContext) -> None:
+    """SQLAlchemy's documented way to treat more errors as disconnects: a read-only server's
+    sessions are dropped from the pool (all of them), and new ones are made, which reach
+    whichever server takes writes once the failover is done. The error then reads as a lost
+    connection (`connection_invalidated`), which every caller already takes for a passing
+    one (`assistant.runs.store_unavailable`)."""
+    if getattr(context.original_exception, "sqlstate", None) == READ_ONLY_SQLSTATE:
+        context.is_disconnect = True
 
 
 def _take_over_sqlite_transactions(engine: Engine) -> None:

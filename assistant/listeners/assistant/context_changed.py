@@ -15,5 +15,4 @@ def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> 
     # recorded in the log and kept in the thread's side metadata, by workspace.
     @assistant.thread_context_changed
     async def handle_thread_context_changed(body: dict[str, Any], event: dict[str, Any]) -> None:
-        thread = event.get("assistant_thread")
-        await panel.context_changed(body.get("team_id"), thread, body.get("event_id"))
+        await panel.context_changed(body, event)

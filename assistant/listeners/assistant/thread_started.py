@@ -21,10 +21,4 @@ def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> 
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
     ) -> None:
-        await panel.opened(
-            body.get("team_id"),
-            event.get("assistant_thread"),
-            body.get("event_id"),
-            say,
-            set_suggested_prompts,
-        )
+        await panel.opened(body, event, say, set_suggested_prompts)

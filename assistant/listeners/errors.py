@@ -1,0 +1,31 @@
+"""What Bolt does with an exception its listeners and middleware did not catch: Slack still
+gets a 500 (an event is then sent again, so a message the store could not take is not lost),
+and the console gets one line when the store could not be used just now (a connection cut, a
+server restarting or read-only: `assistant.runs.store_unavailable`), a traceback otherwise."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+
+from assistant.runs import log_failure
+
+log = logging.getLogger(__name__)
+
+
+def register(app: AsyncApp) -> None:
+    @app.error
+    async def handle_error(error: Exception, body: dict[str, Any]) -> None:
+        log_failure(error, f"{_request(body)} not handled; Slack is answered 500", log)
+
+
+def _request(body: dict[str, Any]) -> str:
+    """The request in a few words (its kind and event id, never its content)."""
+    kind = body.get("type")
+    if kind == "event_callback":
+        event = body.get("event")
+        inner = event.get("type") if isinstance(event, dict) else None
+        return f"event {body.get('event_id')} ({inner})"
+    return f"{kind} payload"
