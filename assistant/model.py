@@ -70,8 +70,8 @@ class ModelClient:
         self._transcription_model = settings.assistant_transcription_model
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, settings.assistant_answer_tokens)
-        # Each attempt of a call within OPENAI_TIMEOUT, first byte to last: the attempts are
-        # made there (assistant/model_attempts.py), so the client makes one per request.
+        # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
+        # are made with it (assistant/model_attempts.py): the client makes one per request.
         self._attempts = Attempts(settings.openai_timeout, settings.openai_max_retries)
         # Whether the server streams answers with tool calls; a server found not to is asked
         # for whole answers from then on (for this process).
