@@ -11,13 +11,11 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
-import aiohttp
 import openai
 from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
 
 from assistant.completion import (
     ModelReply,
-    NotACompletion,
     RawToolCall,
     parse_completion,
     reply_of,
@@ -26,6 +24,7 @@ from assistant.handoff import Handoff
 from assistant.image_parts import ImagePart
 from assistant.instructions import SYSTEM_MESSAGE
 from assistant.media import TranscriptionError
+from assistant.model_attempts import AttemptFailed, Attempts, ModelError, what_failed
 from assistant.model_stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
 from assistant.settings import Settings
 from assistant.tools import TOOL_SCHEMAS
@@ -34,17 +33,8 @@ T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
-# Between retries of an answer that is not a chat completion, as the openai client waits
-# between its own retries: 0.5 s, doubling, at most 8 s.
-RETRY_DELAY = 0.5
-MAX_RETRY_DELAY = 8.0
 # A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
 HANDOFF_PAUSE = 0.05
-
-
-class ModelError(Exception):
-    """The model could not be reached or gave no usable answer; the message is for the log
-    and holds no secret."""
 
 
 __all__ = ["ModelClient", "ModelError", "ModelReply", "RawToolCall", "build_messages"]
@@ -80,7 +70,9 @@ class ModelClient:
         self._transcription_model = settings.assistant_transcription_model
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, settings.assistant_answer_tokens)
-        self._max_retries = settings.openai_max_retries
+        # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
+        # are made with it (assistant/model_attempts.py): the client makes one per request.
+        self._attempts = Attempts(settings.openai_timeout, settings.openai_max_retries)
         # Whether the server streams answers with tool calls; a server found not to is asked
         # for whole answers from then on (for this process).
         self.streams = True
@@ -88,11 +80,14 @@ class ModelClient:
             api_key=settings.openai_api_key.get_secret_value(),
             base_url=settings.openai_base_url,
             timeout=settings.openai_timeout,
-            max_retries=settings.openai_max_retries,
+            max_retries=0,
             # aiohttp, as openai documents for many concurrent requests: httpx's pool scans
             # every open connection on each request, and hundreds of runs keep hundreds open.
             http_client=DefaultAioHttpClient(),
         )
+        # Transcriptions keep the client's retries: their reads are bounded by the event's
+        # own deadline (assistant/reading.py).
+        self._transcriber = self._client.with_options(max_retries=settings.openai_max_retries)
 
     async def _on_own_loop(self, work: Coroutine[Any, Any, T]) -> T:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
@@ -133,38 +128,37 @@ class ModelClient:
         return await self._on_own_loop(self._transcribe(name, data, mimetype))
 
     async def close(self) -> None:
-        await self._on_own_loop(self._client.close())
+        await self._on_own_loop(self._close())
         self._loop.call_soon_threadsafe(self._loop.stop)
         await asyncio.to_thread(self._thread.join)
         self._loop.close()
 
+    async def _close(self) -> None:
+        # Calls whose callers were cancelled (a stopping process) end before the client.
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+        await self._client.close()
+
     async def _next_step(self, prompt_text: str, images: Sequence[ImagePart]) -> ModelReply:
         started = time.perf_counter()
-        for attempt in range(self._max_retries + 1):
-            try:
-                response = await self._client.chat.completions.with_raw_response.create(
-                    model=self._model,
-                    messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
-                    tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
-                    tool_choice="required",
-                    **self._answer_limit,  # type: ignore[arg-type]
-                )
-            except (openai.APIStatusError, openai.APIConnectionError) as exc:
-                raise ModelError(_what_failed(exc, "the model service", "the model")) from None
-            try:
-                completion = parse_completion(
-                    response.content, response.headers.get("content-type", "")
-                )
-                break
-            except NotACompletion as exc:
-                # A 200 the openai client takes as a success: retried here, as it retries
-                # a 5xx (a proxy between may answer properly next time).
-                what = f"the model service answered with {exc}, not a chat completion"
-                if attempt == self._max_retries:
-                    raise ModelError(what) from None
-                log.warning("%s; retrying", what)
-                await asyncio.sleep(min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY))
-        return reply_of(completion, (time.perf_counter() - started) * 1000)
+
+        async def attempt() -> ModelReply:
+            response = await self._client.chat.completions.with_raw_response.create(
+                model=self._model,
+                messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
+                tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
+                tool_choice="required",
+                **self._answer_limit,  # type: ignore[arg-type]
+            )
+            # The body is read by then: the attempt's deadline covered all of it.
+            completion = parse_completion(
+                response.content, response.headers.get("content-type", "")
+            )
+            return reply_of(completion, (time.perf_counter() - started) * 1000)
+
+        return await self._attempts.run(attempt)
 
     async def _stream_step(
         self,
@@ -176,8 +170,11 @@ class ModelClient:
         if not self.streams:
             emit(whole_events(await self._next_step(prompt_text, images)))
             return
-        for attempt in range(self._max_retries + 1):
-            sent = False  # whether events of this answer went out: then it is not retried
+        sent = False  # whether events of the answer went out: then it is not retried
+
+        async def attempt() -> bool:
+            """One streamed request; False when the server refused to stream it."""
+            nonlocal sent
             try:
                 async with self._client.chat.completions.with_streaming_response.create(
                     model=self._model,
@@ -195,7 +192,7 @@ class ModelClient:
                         self._remember_no_streaming("answered a streamed request whole")
                         latency_ms = (time.perf_counter() - started) * 1000
                         emit(whole_events(reply_of(completion, latency_ms)))
-                        return
+                        return True
                     assembler = ReplyAssembler()
                     # Chunks as plain JSON: typed chunk objects would cost a streamed answer
                     # several times the CPU of the whole answer.
@@ -204,26 +201,22 @@ class ModelClient:
                             sent = True
                             emit(batch)
                     if not assembler.finished:
-                        raise ModelError("the model service's stream ended before its answer did")
+                        what = "the model service's stream ended before its answer did"
+                        raise AttemptFailed(what, retry=False)
                     emit(assembler.end((time.perf_counter() - started) * 1000))
-                    return
+                    return True
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 # Some servers refuse to stream an answer with tools: ask for it whole.
-                reply = await self._next_step(prompt_text, images)
                 self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
-                emit(whole_events(reply))
-                return
-            except openai.APIError as exc:
-                what = _what_failed(exc, "the model service", "the model")
-                if sent and isinstance(exc, openai.APIConnectionError):
+                return False
+            except openai.APIConnectionError:
+                if sent:
                     what = "the model service's answer was cut off"
-                raise ModelError(what) from None
-            except NotACompletion as exc:
-                what = f"the model service answered with {exc}, not a chat completion"
-                if sent or attempt == self._max_retries:
-                    raise ModelError(what) from None
-                log.warning("%s; retrying", what)
-                await asyncio.sleep(min(RETRY_DELAY * 2**attempt, MAX_RETRY_DELAY))
+                    raise AttemptFailed(what, retry=False) from None
+                raise
+
+        if not await self._attempts.run(attempt, used=lambda: sent):
+            emit(whole_events(await self._next_step(prompt_text, images)))
 
     def _remember_no_streaming(self, what: str) -> None:
         if self.streams:
@@ -232,11 +225,11 @@ class ModelClient:
 
     async def _transcribe(self, name: str, data: bytes, mimetype: str) -> str:
         try:
-            result = await self._client.audio.transcriptions.create(
+            result = await self._transcriber.audio.transcriptions.create(
                 model=self._transcription_model, file=(name, data, mimetype)
             )
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            raise TranscriptionError(_what_failed(exc, "the service", "the service")) from None
+            raise TranscriptionError(what_failed(exc, "the service", "the service")) from None
         return result.text
 
 
@@ -251,28 +244,3 @@ def answer_limit(model: str, tokens: int) -> dict[str, int]:
 
 
 _REASONING_MODEL = re.compile(r"o\d|gpt-5")
-
-
-def _what_failed(error: openai.APIError, service: str, responder: str) -> str:
-    """What went wrong, for the log: no secret, no traceback."""
-    if isinstance(error, openai.APIStatusError):
-        return f"{service} answered HTTP {error.status_code}"
-    if isinstance(error, openai.APITimeoutError) and not _connection_failed(error):
-        return f"{responder} did not answer in time"
-    if not isinstance(error, openai.APIConnectionError):  # an error event in a stream
-        return f"{service} sent an error instead of the rest of its answer"
-    return f"{service} could not be reached"
-
-
-def _connection_failed(error: BaseException) -> bool:
-    """Whether a "timeout" from the openai client was a refused or dropped connection: its
-    aiohttp transport reports every connection error as a timeout (and it is retried as one),
-    but the log should say what happened."""
-    cause = error.__cause__
-    while cause is not None:
-        if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(
-            cause, asyncio.TimeoutError
-        ):
-            return True
-        cause = cause.__cause__
-    return False

@@ -44,16 +44,34 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from sqlalchemy import exc as sa_errors
 
+from assistant.run_lease import (
+    CLEANUP_SECONDS,
+    STOP_GRACE_SECONDS,
+    Lease,
+    LeaseLost,
+    current_lease,
+    ensure_lease,
+    run_stopping,
+    stop_runs,
+)
 from context.storage import Store, ThreadKey
 
-log = logging.getLogger(__name__)
+__all__ = [
+    "AnswerRequest",
+    "LeaseLost",
+    "RunFunction",
+    "RunScheduler",
+    "ensure_lease",
+    "holder_name",
+    "run_stopping",
+    "store_unavailable",
+]
 
-LEASE_MARGIN = 0.2  # of the lease's seconds: how long before its expiry a run stops
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -67,39 +85,6 @@ class AnswerRequest:
 
 # A run answers requests; its last entry raises the thread's answered_through.
 RunFunction = Callable[[ThreadKey, list[AnswerRequest]], Awaitable[None]]
-
-
-class LeaseLost(Exception):
-    """This process may no longer hold the thread's lease: the run stops, the request stays
-    owed."""
-
-
-@dataclass
-class Lease:
-    """A thread's lease as this process may count on it: until `deadline` (monotonic)."""
-
-    key: ThreadKey
-    deadline: float
-
-    @classmethod
-    def claimed(cls, key: ThreadKey, started: float, seconds: float) -> Lease:
-        """The lease a claim that started at `started` (monotonic) and succeeded gives."""
-        return cls(key, started + seconds * (1 - LEASE_MARGIN))
-
-    def ensure(self) -> None:
-        if time.monotonic() >= self.deadline:
-            raise LeaseLost(f"the lease of thread {self.key} may have expired")
-
-
-_current_lease: ContextVar[Lease | None] = ContextVar("run_lease", default=None)
-
-
-def ensure_lease() -> None:
-    """Raise LeaseLost if the run calling it may no longer hold its thread's lease (outside
-    a run: a replay, an event, nothing to check)."""
-    lease = _current_lease.get()
-    if lease is not None:
-        lease.ensure()
 
 
 _TRANSIENT = (
@@ -144,6 +129,7 @@ def holder_name() -> str:
 class _Thread:
     nudged: bool = True
     task: asyncio.Task[None] | None = None
+    lease: Lease | None = None  # while a run goes
 
 
 @dataclass
@@ -159,11 +145,14 @@ class RunScheduler:
         self._idle = asyncio.Event()
         self._idle.set()
         self._sweeper: asyncio.Task[None] | None = None
+        self._stopping = False
 
     def request(self, key: ThreadKey, request: AnswerRequest | None = None) -> None:
         """Something in the thread may be owed an answer (it is already in the store)."""
         if request is not None and request.bot_user_id:
             self._bot_ids[key.team] = request.bot_user_id
+        if self._stopping:
+            return  # it stays owed: the next process's first sweep runs it
         thread = self._threads.get(key)
         if thread is None:
             thread = self._threads[key] = _Thread()
@@ -183,12 +172,17 @@ class RunScheduler:
         """Resume what crashed runs left (now), and keep watching for expired leases."""
         self._sweeper = asyncio.create_task(self._sweep())
 
-    async def stop(self) -> None:
+    async def stop(
+        self, grace: float = STOP_GRACE_SECONDS, cleanup: float = CLEANUP_SECONDS
+    ) -> None:
+        """Start no run more; end the runs under way (`run_lease.stop_runs`): within
+        grace + 2 x cleanup seconds."""
+        self._stopping = True
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._sweeper
-        await self.wait_idle()
+        await stop_runs(list(self._threads.values()), self._idle, grace, cleanup)
 
     async def _sweep(self) -> None:
         while True:
@@ -203,9 +197,9 @@ class RunScheduler:
 
     async def _drain(self, key: ThreadKey, thread: _Thread) -> None:
         try:
-            while thread.nudged:
+            while thread.nudged and not self._stopping:
                 thread.nudged = False
-                lease = await self._claim(key)
+                lease = thread.lease = await self._claim(key)
                 if lease is None:
                     return  # another process runs it, and looks again when it is done
                 try:
@@ -233,7 +227,7 @@ class RunScheduler:
     async def _run_owed(self, key: ThreadKey, lease: Lease) -> bool:
         """Run while entries are owed an answer; False when a run stopped before its last
         entry (what it answers stays owed)."""
-        while owed := await asyncio.to_thread(self.store.pending, key):
+        while not self._stopping and (owed := await asyncio.to_thread(self.store.pending, key)):
             bot = self._bot_ids.get(key.team)
             requests = [AnswerRequest(p.index, p.slack_ts or "", bot) for p in owed]
             try:
@@ -250,9 +244,9 @@ class RunScheduler:
     async def _with_lease(self, lease: Lease, run: Awaitable[None]) -> None:
         """Run, renewing the lease meanwhile; a lease lost, or not sure to be held, stops
         the run (LeaseLost) rather than let two answer."""
-        token = _current_lease.set(lease)  # the run's task sees it (ensure_lease)
+        token = current_lease.set(lease)  # the run's task sees it (ensure_lease)
         task = asyncio.ensure_future(run)
-        _current_lease.reset(token)
+        current_lease.reset(token)
         try:
             while True:
                 wait = min(self.lease_seconds / 3, lease.deadline - time.monotonic())
@@ -265,7 +259,11 @@ class RunScheduler:
                 # Never left running: this process starts no other run of the thread
                 # until this one has ended.
                 task.cancel()
-                await asyncio.wait({task})
+                try:
+                    await asyncio.wait({task})
+                except asyncio.CancelledError:
+                    task.cancel()  # a stopping process cuts its clean-up short too
+                    raise
                 if not task.cancelled() and task.exception() is not None:
                     log.info("the stopped run in thread %s ended with an error", lease.key)
 

@@ -16,6 +16,8 @@ from assistant.settings import Settings, SettingsError
 from assistant.slack_connection import ConnectionLog
 from assistant.slack_tokens import refused_tokens
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
 
 async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> None:
     assert settings.slack_app_token is not None
@@ -26,19 +28,22 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
         assistant.app, app_token, web_client=assistant.client, logger=connection_log.logger
     )
     connection_log.watch(handler.client)
-    # Process managers (Procfile platforms, systemd, Docker) stop a worker with SIGTERM: end
-    # like Ctrl-C does, letting the runs under way finish, instead of dying mid-answer.
+    # Process managers (Procfile platforms, systemd, Docker) stop a worker with SIGTERM, a
+    # person with Ctrl-C: either ends the same way, status 0, within a bound: the runs under
+    # way get a short grace, then are cancelled and stay owed (RunScheduler.stop).
     task = asyncio.current_task()
     assert task is not None
     stopping = asyncio.Event()
 
     def stop() -> None:
-        stopping.set()
-        task.cancel()
+        if not stopping.is_set():  # a second signal changes nothing: the stop is bounded
+            stopping.set()
+            task.cancel()
 
     loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, or not main thread
-        loop.add_signal_handler(signal.SIGTERM, stop)
+    for sig in STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
+            loop.add_signal_handler(sig, stop)
     try:
         print("assistant run: connecting to Slack…", file=sys.stderr, flush=True)
         # slack-sdk retries a refused token forever, a traceback every few seconds: check first.
@@ -54,11 +59,14 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
             raise
         task.uncancel()
     finally:
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGTERM)
+        stopping.set()  # a signal from here on changes nothing
+        # Events stop coming first; then the runs are ended and the parts closed.
         await handler.close_async()
         await assistant.close()
         connection_log.close()
+        for sig in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
 
 
 def run(settings: Settings) -> None:

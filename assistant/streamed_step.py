@@ -6,11 +6,13 @@ entry once the answer is over (a streamed answer's usage comes last)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from assistant.model import ModelError, ModelReply, RawToolCall
 from assistant.model_stream import CallArguments, CallEnded, CallStarted, ReplyEnded, StepEvent
+from assistant.runs import run_stopping
 from assistant.slack_stream import PostStream
 from assistant.streaming import SlackStreaming
 from assistant.tools.run_context import RunContext
@@ -64,7 +66,12 @@ async def streamed_step(
             raise
         log.info("the model's answer in %s broke off after finishRequest", ctx.key)
     except BaseException:
-        if stream is not None:
+        if stream is not None and run_stopping():
+            # Its process stops (the run stays owed): take back the half message now, as
+            # far as time allows; a resumed run deletes what is left.
+            with contextlib.suppress(Exception):
+                await stream.discard()
+        elif stream is not None:
             stream.cancel()  # what it streamed is left to a resumed run to clean up
         raise
     return finished

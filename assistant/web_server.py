@@ -25,6 +25,9 @@ KEEP_ALIVE_S = 5  # an idle connection is closed after this long (uvicorn's defa
 MAX_CONNECTIONS = 200
 BACKLOG = 1024  # connections the kernel queues before the server accepts them
 MAX_HEAD_BYTES = 16 * 1024  # request line and headers; Slack's are under 2 KB
+# A stopping server waits this long for the requests under way (events being recorded: at
+# most READ_SECONDS and a write each), then the runs get theirs (RunScheduler.stop).
+GRACEFUL_SHUTDOWN_S = 2
 
 log = logging.getLogger(__name__)
 
@@ -82,16 +85,19 @@ class BoundedH11Protocol(H11Protocol):
 
 
 class Server(uvicorn.Server):
-    """SIGTERM is how process managers (Procfile platforms, systemd, Docker) ask for a stop:
-    it ends the server gracefully and the process with status 0, as `assistant run` does.
-    uvicorn re-raises the signal after its shutdown instead (exit status -15)."""
+    """SIGTERM is how process managers (Procfile platforms, systemd, Docker) ask for a stop,
+    SIGINT (Ctrl-C) how a person does: either ends the server gracefully, within a bound, and
+    the process with status 0, as `assistant run` does. uvicorn re-raises the signal after
+    its shutdown instead (exit status -15, or 130). A second signal changes nothing: the
+    stop is bounded already (uvicorn's forced exit would skip ending the runs)."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         with super().capture_signals():
-            with contextlib.suppress(ValueError):  # not the main thread: no signals to take
-                signal.signal(signal.SIGTERM, self._stop)
-            yield  # uvicorn's own handlers (SIGINT) come back when this ends
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                with contextlib.suppress(ValueError):  # not the main thread: no signals
+                    signal.signal(sig, self._stop)
+            yield  # uvicorn's handlers, then the original ones, come back when this ends
 
     def _stop(self, sig: int, frame: FrameType | None) -> None:
         self.should_exit = True
@@ -115,5 +121,6 @@ def server_config(
         # No access log: uvicorn writes it to stdout, the trace's stream, and a refused request
         # already has its one line (the guard's); every event Slack sends is in the trace.
         access_log=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         **options,
     )

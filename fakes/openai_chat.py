@@ -31,7 +31,7 @@ from fakes.openai_responses import (
     Raw,
     Response,
 )
-from fakes.openai_stream import REFUSAL, Streamed, stream_completion
+from fakes.openai_stream import REFUSAL, Streamed, Trickled, stream_completion, trickle
 
 # OpenAI caches prompt prefixes of 1024+ tokens in 128-token steps; the fake mimics that from
 # a 4-characters-per-token estimate so benchmarks can see cache hits.
@@ -121,6 +121,9 @@ class ChatCompletions:
         if isinstance(response, Raw):
             headers = {"Content-Type": response.content_type}
             return web.Response(body=response.body, status=response.status, headers=headers)
+        if isinstance(response, Trickled):
+            whole = _completion(response.response, body, previous)
+            return await trickle(request, json.dumps(whole).encode(), response)
         style = self.streaming.style
         if isinstance(response, Streamed):
             response, style = response.response, response.style

@@ -1,5 +1,6 @@
 """What `FakeOpenAI` answers, for `script(...)` and `default`: the response kinds
-(`Completion`, `Error`, `Raw`, `Disconnect`, `Delay`, `Hold`) and builders for them
+(`Completion`, `Error`, `Raw`, `Disconnect`, `Delay`, `Hold`; `Streamed` and `Trickled`, the
+paced answers of `fakes.openai_stream`) and builders for them
 (`tool_calls`, `text`, `finish_request`, `error`, `rate_limited`, `disconnect`, `hold`,
 `delay`). Bodies that are not chat completions are in `fakes.openai_bodies`.
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakes._server import Hold
-from fakes.openai_stream import Streamed
+from fakes.openai_stream import Streamed, Trickled
 
 ToolCallSpec = tuple[str, "dict[str, Any] | str"]
 
@@ -60,7 +61,7 @@ class Delay:
     response: Response | None = None
 
 
-Response = Completion | Error | Raw | Disconnect | Delay | Hold | Streamed
+Response = Completion | Error | Raw | Disconnect | Delay | Hold | Streamed | Trickled
 # A default may decide per request, from the request's parsed JSON body (e.g. from the log
 # the prompt carries), so concurrent threads each get the reply their state calls for.
 DefaultResponse = Response | Callable[[dict[str, Any]], Response | None]

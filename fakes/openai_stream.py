@@ -8,6 +8,11 @@ asked for `stream_options.include_usage`, a chunk with empty `choices` and the u
 chunk before it carrying `"usage": null`), then `data: [DONE]`. `StreamStyle(whole_calls=True)`
 sends every call whole in one chunk instead, as llama.cpp and Ollama do.
 
+Servers that keep a connection busy without answering: `StreamStyle(keep_alive=1.0)` sends an
+SSE comment line `: keep-alive` every second while the stream waits (at a pause; with a pause
+never released, it never finishes), `tokens_per_second` trickles the tokens, and `Trickled`
+sends a whole (non-streamed) answer's body a few bytes at a time.
+
 A server that cannot stream is `StreamSettings(mode="ignored")` (it answers a streamed request
 with a plain chat.completion) or `mode="refused"` (HTTP 400).
 """
@@ -44,6 +49,7 @@ class StreamStyle:
     # (count, gate): after that many tokens, wait until the gate (a Hold) is released
     pauses: tuple[tuple[int, Gate], ...] = ()
     cut_after: int | None = None  # after that many tokens, the connection is closed
+    keep_alive: float | None = None  # seconds between `: keep-alive` lines while it waits
     sent: list[float] | None = field(default=None, compare=False)  # when each token went out
 
 
@@ -53,6 +59,16 @@ class StreamSettings:
 
     mode: Literal["sse", "ignored", "refused"] = "sse"
     style: StreamStyle = field(default_factory=StreamStyle)
+
+
+@dataclass(frozen=True)
+class Trickled:
+    """A scripted answer sent whole (`application/json`, whatever `stream` says) but slowly:
+    `piece` bytes of its body every `every` seconds, as a slow proxy or server may."""
+
+    response: Any  # a `fakes.openai.Completion`
+    piece: int = 16
+    every: float = 0.1
 
 
 @dataclass(frozen=True)
@@ -136,7 +152,7 @@ async def stream_completion(
                 return response
             for count, gate in style.pauses if counts else ():
                 if sent == count:
-                    await gate._wait()
+                    await _wait_keeping_alive(response, gate, style.keep_alive)
             await response.write(f"data: {json.dumps(item, ensure_ascii=False)}\n\n".encode())
             if counts:
                 sent += 1
@@ -148,4 +164,36 @@ async def stream_completion(
         await response.write_eof()
     except ConnectionResetError:
         pass  # the client went away (a process killed mid-answer): nobody to write to
+    return response
+
+
+async def _wait_keeping_alive(
+    response: web.StreamResponse, gate: Gate, every: float | None
+) -> None:
+    """Until the gate opens, an SSE comment every `every` seconds meanwhile (clients skip
+    them; each one is a read that does not time out)."""
+    if every is None:
+        await gate._wait()
+        return
+    opened = asyncio.ensure_future(gate._wait())
+    try:
+        while not (await asyncio.wait({opened}, timeout=every))[0]:
+            await response.write(b": keep-alive\n\n")
+    finally:
+        opened.cancel()
+
+
+async def trickle(request: web.Request, body: bytes, answer: Trickled) -> web.StreamResponse:
+    """Write `body` as `answer` says, a piece at a time."""
+    response = web.StreamResponse(
+        headers={"Content-Type": "application/json", "Content-Length": str(len(body))}
+    )
+    await response.prepare(request)
+    try:
+        for start in range(0, len(body), answer.piece):
+            await response.write(body[start : start + answer.piece])
+            await asyncio.sleep(answer.every)  # the server's pace
+        await response.write_eof()
+    except ConnectionResetError:
+        pass  # the client gave up waiting: nobody to write to
     return response

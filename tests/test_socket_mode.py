@@ -84,7 +84,7 @@ def test_run_stops_cleanly_on_sigint(slack, model, tmp_path):
     with AssistantProcess("run", env=socket_env(slack, model, tmp_path), cwd=tmp_path) as app:
         slack.wait_connected(timeout=TIMEOUT)
         code = app.stop(signal.SIGINT)
-    assert code in (0, 130), app.stderr.text
+    assert code == 0, app.stderr.text  # Ctrl-C is a stop asked for, as SIGTERM is
     assert "Traceback" not in app.stderr.text
 
 
@@ -107,7 +107,8 @@ def test_sigterm_lets_the_run_under_way_finish(slack, model, tmp_path):
         held.wait_reached(timeout=TIMEOUT)
 
         app.process.send_signal(signal.SIGTERM)
-        # The signal was taken: the worker leaves Slack (no new events) but not its run.
+        # The signal was taken: the worker leaves Slack (no new events) but not its run,
+        # which has a short grace to end (tests/test_stopping.py: one that does not).
         slack._wait(lambda: not slack._sockets, TIMEOUT, lambda: "the socket stayed open")
         assert app.process.poll() is None
         held.release()
