@@ -38,6 +38,7 @@ from context.storage.base import (
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    OpenStream,
     PanelThread,
     Pending,
     ThreadKey,
@@ -55,6 +56,7 @@ __all__ = [
     "LogStore",
     "MessageCopies",
     "PanelStore",
+    "OpenStream",
     "PanelThread",
     "Pending",
     "RunStore",
