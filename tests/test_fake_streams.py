@@ -197,3 +197,23 @@ def test_stream_methods_keep_their_rate_tiers():
         assert int(caught.value.response.headers["Retry-After"]) >= 1
         assert slack.streams.limits["chat.appendStream"] == 100  # Tier 4
         assert slack.streams.limits["chat.stopStream"] == 20  # Tier 2
+
+
+@pytest.mark.parametrize("fault", ["server_error", "disconnect"])
+def test_a_call_can_be_carried_out_and_its_answer_lost(fault):
+    """Slack made the stream, but the caller got a 500 or a closed connection: the message is
+    in the thread (in_progress), and the call is recorded with the answer that was lost."""
+    with FakeSlack() as slack:
+        parent = say(slack, "hi")
+        getattr(slack, fault)("chat.startStream", carried_out=True)
+        client = WebClient(token=ids.BOT_TOKEN, base_url=slack.api_url, retry_handlers=[])
+        with pytest.raises(Exception):  # noqa: B017 (SlackApiError or a connection error)
+            client.chat_startStream(
+                channel=ids.CHANNEL_ID, thread_ts=parent["ts"], markdown_text="Hel",
+                recipient_user_id=ids.USER_ID, recipient_team_id=ids.TEAM_ID,
+            )  # fmt: skip
+        (call,) = slack.calls_to("chat.startStream")
+        assert not call.ok and call.status == (500 if fault == "server_error" else 0)
+        (message,) = [m for m in slack.thread(ids.CHANNEL_ID, parent["ts"]) if m.get("bot_id")]
+        assert message["ts"] == call.response["ts"]
+        assert (message["text"], message["streaming_state"]) == ("Hel", "in_progress")
