@@ -29,7 +29,7 @@ from fakes.slack_assistant import AssistantThreads
 from fakes.slack_auth import AuthMethods
 from fakes.slack_chat import ChatMethods
 from fakes.slack_conversations import Conversations
-from fakes.slack_faults import DROPPED, FaultScripting, Fault
+from fakes.slack_faults import DROPPED, Fault, FaultScripting
 from fakes.slack_files import FileServing
 from fakes.slack_history import HistoryMethods
 from fakes.slack_holds import RequestHolds

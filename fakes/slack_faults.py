@@ -38,9 +38,7 @@ class FaultScripting:
 
     def rate_limit(self, method: str, *, retry_after: int = 1, times: int = 1) -> None:
         """The next `times` calls get HTTP 429 with `Retry-After` (whole seconds, like Slack)."""
-        fault = Fault(
-            429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
-        )
+        fault = Fault(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)})
         self._add_fault(method, times, fault)
 
     def server_error(

@@ -22,7 +22,7 @@ from tests.harness import mention as say
 
 TOOLS = [{"type": "function", "function": {"name": "postMessage", "parameters": {}}}]
 CALLS = replies.tool_calls(
-    ("postMessage", {"text": "Hé \"quoted\" 😀 and more", "reasoning": "r"}),
+    ("postMessage", {"text": 'Hé "quoted" 😀 and more', "reasoning": "r"}),
     ("finishRequest", {"reasoning": "done"}),
 )
 
@@ -62,7 +62,7 @@ def test_tool_calls_stream_as_openai_sends_them():
             if "name" in call["function"]:
                 names[call["index"]] = call["function"]["name"]
     assert names == {0: "postMessage", 1: "finishRequest"}
-    assert json.loads(pieces[0]) == {"text": "Hé \"quoted\" 😀 and more", "reasoning": "r"}
+    assert json.loads(pieces[0]) == {"text": 'Hé "quoted" 😀 and more', "reasoning": "r"}
     assert json.loads(pieces[1]) == {"reasoning": "done"}
     assert len(chunks) > 10  # in token-sized pieces
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
@@ -88,7 +88,7 @@ def test_whole_calls_come_in_one_chunk_as_llama_cpp_and_ollama_send_them():
     assert len(chunks) == 2
     calls = chunks[0]["choices"][0]["delta"]["tool_calls"]
     assert [c["function"]["name"] for c in calls] == ["postMessage", "finishRequest"]
-    assert json.loads(calls[0]["function"]["arguments"])["text"] == "Hé \"quoted\" 😀 and more"
+    assert json.loads(calls[0]["function"]["arguments"])["text"] == 'Hé "quoted" 😀 and more'
 
 
 def test_the_token_rate_paces_the_stream():
@@ -159,9 +159,10 @@ def test_stream_methods_keep_slack_s_argument_rules():
         )
         assert stopped["message"]["text"] == "Hello!"
         assert stopped["message"]["streaming_state"] == "completed"
-        assert error_of(
-            client.chat_appendStream, channel=ids.CHANNEL_ID, ts=ts, markdown_text="more"
-        ) == "message_not_in_streaming_state"
+        assert (
+            error_of(client.chat_appendStream, channel=ids.CHANNEL_ID, ts=ts, markdown_text="more")
+            == "message_not_in_streaming_state"
+        )
         assert error_of(client.chat_stopStream, channel=ids.CHANNEL_ID, ts=ts) == (
             "message_not_in_streaming_state"
         )
