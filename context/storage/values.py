@@ -83,17 +83,19 @@ class OpenStream:
     ts: str
     state: str = "open"
 
-    _MARKS = {"open": "", "starting": "?", "owed": "!"}
-
     def token(self) -> str:
-        return self._MARKS[self.state] + self.ts
+        return _STREAM_MARKS[self.state] + self.ts
 
     @classmethod
     def parse(cls, token: str) -> OpenStream:
-        for state, mark in cls._MARKS.items():
+        for state, mark in _STREAM_MARKS.items():
             if mark and token.startswith(mark):
                 return cls(token[1:], state)
         return cls(token)
+
+
+# How the store writes each state of an `OpenStream` (a mark before its ts).
+_STREAM_MARKS = {"open": "", "starting": "?", "owed": "!"}
 
 
 @dataclass(frozen=True)
