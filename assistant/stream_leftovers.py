@@ -173,12 +173,11 @@ async def settle_streams(ctx: RunContext) -> Settled:
             # Stopped with its post's metadata: a whole message (finish_interrupted_posts).
             await asyncio.to_thread(ctx.store.change_open_streams, ctx.key, (), [stream])
             continue
-        dropped = 0
         if stream.state == "starting":
             undeleted, dropped = await drop_lost_start(ctx, stream, messages)
         else:
             undeleted = await drop_stream(ctx, stream.ts)
-            dropped = undeleted is None
+            dropped = int(undeleted is None)
         if stream.state == "open":
             settled.crashed += dropped
         else:
@@ -195,13 +194,16 @@ async def drop_lost_start(
     bot = bot_user_id(ctx)
     if bot is None:
         return Undeleted("the bot's user id is not known"), 0
-    dropped = 0
+    dropped, refused = 0, None
     for ts in unfinished_since(messages, bot, stream.ts):
         undeleted = await drop_stream(ctx, ts)
-        if undeleted is not None and undeleted.may_pass:
-            return undeleted, dropped
-        dropped += undeleted is None
-    return None, dropped
+        if undeleted is None:
+            dropped += 1
+        elif undeleted.may_pass:
+            return undeleted, dropped  # the rest is looked for again on the next try
+        else:
+            refused = undeleted
+    return refused, dropped
 
 
 async def settle_lost_starts(
