@@ -22,6 +22,7 @@ from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, LeaseLost, ensure_lease, store_unavailable
 from assistant.slack_stream import PostStream
+from assistant.stream_leftovers import NOTICE_METADATA, Undeleted, still_there
 from assistant.streamed_step import streamed_step, usage_of
 from assistant.streaming import SlackStreaming
 from assistant.tools import ToolCallError, parse_tool_call
@@ -29,6 +30,7 @@ from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
 from assistant.tools.get_thread_history import get_thread_history
 from assistant.tools.post_message import (
+    arrived_meanwhile,
     finish_interrupted_posts,
     finish_interrupted_streams,
     post_message,
@@ -174,7 +176,7 @@ class Agent:
                 meta=meta,
             )
             text = (reply.text or "").strip() or "…"
-            await self._call(ctx, PostMessage(text=text), None)
+            await self._call(ctx, PostMessage(text=text), None, seen_through)
             await self._call(ctx, FinishRequest(), None, seen_through)
             return True
         for raw in reply.calls:
@@ -203,7 +205,7 @@ class Agent:
             assert entry is not None
             return False, entry.index
         finished = isinstance(call, FinishRequest)
-        index = await self._call(ctx, call, meta, seen_through if finished else None, stream)
+        index = await self._call(ctx, call, meta, seen_through, stream)
         return finished, index
 
     async def _call(
@@ -211,10 +213,13 @@ class Agent:
         ctx: RunContext,
         call: ToolCall,
         meta: EntryMeta | None,
-        answered_through: int | None = None,
+        seen_through: int,
         stream: PostStream | None = None,
     ) -> int:
+        """`seen_through`: the last entry the model's prompt held (a finishRequest answers
+        through it)."""
         # Recorded before it is carried out: a crash in between leaves the intent on record.
+        answered_through = seen_through if isinstance(call, FinishRequest) else None
         entry = await self.recorder.record(
             ctx.key, call, meta=meta, answered_through=answered_through
         )
@@ -223,6 +228,11 @@ class Agent:
             result = await post_message(call, ctx, entry.index, stream)
         else:
             result = await self.tools[call.name](call, ctx, entry.index)
+        if isinstance(call, PostMessage) and not (result or "").startswith(FAILURE_PREFIX):
+            # Posted: say which messages it could not have read (the log's order alone
+            # would show them answered).
+            note = await arrived_meanwhile(ctx, self.recorder, seen_through, entry.index)
+            result = " ".join(filter(None, [note, result])) or None
         if result is not None:
             await self.recorder.record(ctx.key, result)
         return entry.index
@@ -232,16 +242,20 @@ class Agent:
         outcome = "No one was told (replay)."
         if self.client is not None:
             ensure_lease()
+            left = still_there([Undeleted("the thread could not be read")])
             with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
-                await finish_interrupted_streams(ctx, None)  # no stream left half-written
+                # No stream left half-written; what cannot be deleted yet stays owed.
+                left = still_there((await finish_interrupted_streams(ctx, None)).left)
             try:
                 await self.client.chat_postMessage(
-                    channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry
-                )
+                    channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
+                    metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
+                )  # fmt: skip
                 outcome = f'The user was told: "{sorry}"'
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
                 outcome = "The thread could not be told."
                 log.warning("could not tell %s about a failure: %s", ctx.key, _slack_reason(exc))
+            outcome = f"{outcome} {left}".strip()
         await self.recorder.record(
             ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
         )

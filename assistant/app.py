@@ -26,6 +26,7 @@ from assistant.runs import RunScheduler
 from assistant.settings import Settings
 from assistant.slack_client import close_slack_client, configure_slack_client
 from assistant.slack_files import SlackFiles
+from assistant.stream_sweeper import StreamSweeper
 from assistant.streaming import SlackStreaming
 from context.storage import Store, open_store
 from context.trace import open_trace
@@ -103,7 +104,9 @@ def create_assistant(
         panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
         streaming=SlackStreaming() if settings.assistant_stream == "auto" else None,
     )
-    scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
+    lease = settings.assistant_run_lease_seconds
+    sweeper = StreamSweeper(store, client, recorder, first_wait=lease / 2)
+    scheduler = RunScheduler(agent.run, store, lease, tidy=sweeper)
     if resume:
         scheduler.start()
     # Events are recorded before Slack gets its acknowledgement: their store calls get

@@ -138,6 +138,7 @@ class RunScheduler:
     store: Store
     lease_seconds: float = 30.0
     holder: str = field(default_factory=holder_name)
+    tidy: Callable[[ThreadKey], Awaitable[None]] | None = None  # after the runs, leased
 
     def __post_init__(self) -> None:
         self._threads: dict[ThreadKey, _Thread] = {}
@@ -204,6 +205,8 @@ class RunScheduler:
                     return  # another process runs it, and looks again when it is done
                 try:
                     finished = await self._run_owed(key, lease)
+                    if finished and self.tidy is not None:  # streams left owed
+                        await self._with_lease(lease, self.tidy(key))
                 finally:
                     # Still owed: recorded by another process while we held the lease (it
                     # left the thread to us) since we last looked.

@@ -4,10 +4,12 @@
 Fed the pieces of the call's arguments, a `PostStream` starts a stream as soon as some text is
 sure (`assistant.stream_text`) and appends in batches: at most one call per `APPEND_INTERVAL`,
 fewer when little is new, within the tiers (`assistant.stream_pacing`); a text past one
-message's limit goes on in a second stream. Each stream's ts is in the store before anything
-more is sent to it. `finish` stops each with the rest of its text and the post's metadata; one
-that cannot be (a call failed halfway, or it does not start as its message will) is deleted,
-to be posted whole with every message after it.
+message's limit goes on in a second stream. Each start is in the store before Slack is asked,
+and its ts before anything more is sent to it. `finish` stops each with the rest of its text
+and the post's metadata; one that cannot be (a call failed halfway, or it does not start as
+its message will) is deleted, to be posted whole with every message after it; one that cannot
+be deleted either stays owed, as does a start whose answer was lost and whose message cannot
+be found and deleted (`assistant.stream_leftovers`): `left` says what is still there.
 """
 
 from __future__ import annotations
@@ -20,15 +22,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.json_stream import MemberDecoder
 from assistant.runs import LeaseLost, ensure_lease
 from assistant.slack_text import is_invisible
+from assistant.stream_leftovers import (
+    SLACK_FAILURES,
+    Undeleted,
+    briefly,
+    drop_stream,
+    forget_or_owe,
+    may_have_happened,
+    retry_after,
+    settle_lost_starts,
+    start_marker,
+)
 from assistant.stream_pacing import WorkspacePacing
 from assistant.stream_text import shown_parts
+from context.storage import OpenStream
 
 if TYPE_CHECKING:
     from assistant.tools.run_context import RunContext
@@ -39,7 +52,6 @@ APPEND_INTERVAL = 0.25  # seconds between two calls to one stream, at least
 MIN_BATCH = 24  # characters: fewer wait for more, up to BATCH_WAIT
 BATCH_WAIT = 1.0
 STOP_ATTEMPTS = 3
-SLACK_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
 
 
 @dataclass
@@ -49,13 +61,6 @@ class StreamedPart:
     ts: str
     shown: str
     ok: bool = True
-
-
-def retry_after(error: SlackApiError) -> float:
-    try:
-        return float(error.response.headers.get("Retry-After", 1))
-    except (TypeError, ValueError):
-        return 1.0
 
 
 class PostStream:
@@ -84,6 +89,8 @@ class PostStream:
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._last_call = 0.0
+        self._lost: list[OpenStream] = []  # starts whose answers were lost
+        self.left: list[Undeleted] = []  # unfinished messages still in the thread
 
     def feed(self, piece: str) -> None:
         """The next piece of the call's arguments, as the model wrote it."""
@@ -127,6 +134,8 @@ class PostStream:
                 finished[index] = part.ts
             else:
                 await self._drop(part)  # it and every message after it are posted whole
+        lost, self._lost = self._lost, []
+        await settle_lost_starts(self._ctx, lost, self.left)  # before the text is posted whole
         return finished
 
     async def discard(self) -> None:
@@ -140,8 +149,8 @@ class PostStream:
         dropped, self.parts = self.parts, []
         for part in dropped:
             await self._drop(part)
-        if dropped:
-            await asyncio.to_thread(self._ctx.store.set_open_streams, self._ctx.key, [])
+        lost, self._lost = self._lost, []
+        await settle_lost_starts(self._ctx, lost, self.left)
 
     async def _settle(self) -> None:
         """Let the sender finish what it is doing; raise what stopped it, if not Slack."""
@@ -219,7 +228,11 @@ class PostStream:
 
     async def _start(self, text: str) -> None:
         ensure_lease()
-        key = self._ctx.key
+        key, store = self._ctx.key, self._ctx.store
+        # Recorded before Slack is asked: a start whose answer is lost, or a crash before
+        # its ts is stored, leaves it findable (assistant.stream_leftovers).
+        asked = OpenStream(start_marker(self._ctx), "starting")
+        await asyncio.to_thread(store.change_open_streams, key, [asked])
         try:
             response = await self._client.chat_startStream(
                 channel=key.channel, thread_ts=key.thread_ts, markdown_text=text,
@@ -227,18 +240,21 @@ class PostStream:
                 recipient_team_id=key.team if self._recipient else None,
             )  # fmt: skip
         except SLACK_FAILURES as exc:
+            if may_have_happened(exc):
+                self._lost.append(asked)  # looked for in the thread once the post is done
+            else:
+                await asyncio.to_thread(store.change_open_streams, key, (), [asked])
             if isinstance(exc, SlackApiError):
                 self._refused(exc)
-            log.info("no stream in %s: %s", key, _briefly(exc))
+            log.info("no stream in %s: %s", key, briefly(exc))
             self._closing.set()
             return
         finally:
             self._last_call = time.monotonic()  # the pace counts from a call's answer
         self.parts.append(StreamedPart(str(response["ts"]), text))
-        # Recorded before anything else goes to it: a crash from here on leaves it findable.
-        await asyncio.to_thread(
-            self._ctx.store.set_open_streams, key, [part.ts for part in self.parts]
-        )
+        # Its ts replaces the intent before anything else goes to it.
+        opened = OpenStream(str(response["ts"]))
+        await asyncio.to_thread(store.change_open_streams, key, [opened], [asked])
 
     async def _append(self, part: StreamedPart, text: str) -> None:
         ensure_lease()
@@ -250,7 +266,7 @@ class PostStream:
             if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
                 self._pacing.appends.hold(retry_after(exc))  # not taken: sent again later
                 return
-            log.info("stream %s broke off: %s", part.ts, _briefly(exc))
+            log.info("stream %s broke off: %s", part.ts, briefly(exc))
             part.ok = False  # it may or may not show this piece: it will be replaced
             self._closing.set()
             return
@@ -273,28 +289,10 @@ class PostStream:
                 if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
                     await asyncio.sleep(retry_after(exc))  # the stop must go through
                     continue
-                log.info("stream %s could not be stopped: %s", part.ts, _briefly(exc))
+                log.info("stream %s could not be stopped: %s", part.ts, briefly(exc))
                 return False
         return False
 
     async def _drop(self, part: StreamedPart) -> None:
-        await drop_stream(self._ctx, part.ts, self._client)
-
-
-async def drop_stream(ctx: RunContext, ts: str, stream_client: AsyncWebClient) -> None:
-    """End a stream that will not be finished, and delete its message."""
-    assert ctx.client is not None
-    ensure_lease()
-    with contextlib.suppress(*SLACK_FAILURES):  # already stopped, or never started
-        await stream_client.chat_stopStream(channel=ctx.key.channel, ts=ts)
-    try:
-        await ctx.client.chat_delete(channel=ctx.key.channel, ts=ts)
-    except SLACK_FAILURES as exc:
-        if _briefly(exc) != "message_not_found":
-            log.warning("could not delete streamed message %s: %s", ts, _briefly(exc))
-
-
-def _briefly(exc: BaseException) -> str:
-    if isinstance(exc, SlackApiError):
-        return str(exc.response.get("error", "error"))
-    return type(exc).__name__
+        undeleted = await drop_stream(self._ctx, part.ts, self._client)
+        await forget_or_owe(self._ctx, OpenStream(part.ts), undeleted, self.left)

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.slack_stream import PostStream, retry_after
+from assistant.slack_stream import PostStream
+from assistant.stream_leftovers import retry_after
 from assistant.stream_pacing import StreamPacing
 
 if TYPE_CHECKING:
@@ -78,5 +79,3 @@ def _recipient(ctx: RunContext) -> str | None:
             match = _PERSON.fullmatch(getattr(entry.content, "userid", ""))
             return match.group(1) if match else None
     return None
-
-

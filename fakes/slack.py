@@ -29,7 +29,7 @@ from fakes.slack_assistant import AssistantThreads
 from fakes.slack_auth import AuthMethods
 from fakes.slack_chat import ChatMethods
 from fakes.slack_conversations import Conversations
-from fakes.slack_faults import DROPPED, FaultScripting
+from fakes.slack_faults import DROPPED, Fault, FaultScripting
 from fakes.slack_files import FileServing
 from fakes.slack_history import HistoryMethods
 from fakes.slack_holds import RequestHolds
@@ -199,13 +199,8 @@ class FakeSlack(
         params.pop("token", None)
         with self._cond:
             fault = self._take_fault(method)
-            if fault is not None and fault.status == DROPPED:
-                self._answer(method, params, request, token, DROPPED, {})
-                return drop_connection(request)
-            if fault is not None:
-                return self._answer(
-                    method, params, request, token, fault.status, fault.body, fault.headers
-                )
+            if fault is not None and not fault.carried_out:
+                return self._faulty(method, params, request, token, fault.body, fault)
             handler = self._methods.get(method)
             try:
                 self.streams.check_rate(method)
@@ -221,7 +216,28 @@ class FakeSlack(
                     body = handler(params)
             except SlackError as exc:
                 body = {"ok": False, "error": exc.code}
+            if fault is not None:  # carried out; the caller gets the fault, not the answer
+                return self._faulty(method, params, request, token, body, fault)
             return self._answer(method, params, request, token, 200, body)
+
+    def _faulty(
+        self,
+        method: str,
+        params: dict[str, Any],
+        request: web.Request,
+        token: str | None,
+        recorded: dict[str, Any],
+        fault: Fault,
+    ) -> web.Response:
+        """Answer with `fault` (recorded with `recorded`: its body, or the lost answer)."""
+        if fault.status == DROPPED:
+            self._answer(method, params, request, token, DROPPED, recorded)
+            return drop_connection(request)
+        call = Call(method, params, dict(request.headers), token, fault.status, recorded)
+        with self._cond:
+            self._calls.append(call)
+            self._cond.notify_all()
+        return web.json_response(fault.body, status=fault.status, headers=fault.headers)
 
     def _answer(
         self,

@@ -1,5 +1,7 @@
 """Scripted faults for `FakeSlack`, per Web API method: `ok: false` errors, 429 with
-`Retry-After`, HTTP 5xx and dropped connections, taken in order by the next calls."""
+`Retry-After`, HTTP 5xx and dropped connections, taken in order by the next calls. A 5xx or a
+dropped connection may come after the call was carried out (`carried_out=True`), as when
+Slack's answer is lost on the way back: the caller cannot know what Slack did."""
 
 from __future__ import annotations
 
@@ -12,10 +14,11 @@ DROPPED = 0  # a fault's status for "the connection was closed, nothing was answ
 
 
 @dataclass
-class _Fault:
+class Fault:
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    carried_out: bool = False  # the call takes effect; only its answer is lost
 
 
 class FaultScripting:
@@ -24,36 +27,39 @@ class FaultScripting:
     _cond: threading.Condition
 
     def _init_faults(self) -> None:
-        self._faults: dict[str, deque[_Fault]] = {}
+        self._faults: dict[str, deque[Fault]] = {}
 
     def fail(self, method: str, error: str, *, times: int = 1, **extra: Any) -> None:
         """The next `times` calls to `method` answer `{"ok": false, "error": error, **extra}`.
 
         `method="*"` applies to whichever method is called next.
         """
-        self._add_fault(method, times, _Fault(200, {"ok": False, "error": error, **extra}))
+        self._add_fault(method, times, Fault(200, {"ok": False, "error": error, **extra}))
 
     def rate_limit(self, method: str, *, retry_after: int = 1, times: int = 1) -> None:
         """The next `times` calls get HTTP 429 with `Retry-After` (whole seconds, like Slack)."""
-        fault = _Fault(
-            429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)}
-        )
+        fault = Fault(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(retry_after)})
         self._add_fault(method, times, fault)
 
-    def server_error(self, method: str, *, status: int = 500, times: int = 1) -> None:
-        """The next `times` calls get an HTTP 5xx."""
-        self._add_fault(method, times, _Fault(status, {"ok": False, "error": "fatal_error"}))
+    def server_error(
+        self, method: str, *, status: int = 500, times: int = 1, carried_out: bool = False
+    ) -> None:
+        """The next `times` calls get an HTTP 5xx; `carried_out`: after taking effect (the
+        call is recorded with the answer that was lost)."""
+        body = {"ok": False, "error": "fatal_error"}
+        self._add_fault(method, times, Fault(status, body, carried_out=carried_out))
 
-    def disconnect(self, method: str, *, times: int = 1) -> None:
+    def disconnect(self, method: str, *, times: int = 1, carried_out: bool = False) -> None:
         """The next `times` calls get no answer: the connection is closed on them (recorded
-        as calls with status 0)."""
-        self._add_fault(method, times, _Fault(DROPPED, {}))
+        as calls with status 0); `carried_out`: after taking effect (recorded with the
+        answer that was lost)."""
+        self._add_fault(method, times, Fault(DROPPED, {}, carried_out=carried_out))
 
-    def _add_fault(self, method: str, times: int, fault: _Fault) -> None:
+    def _add_fault(self, method: str, times: int, fault: Fault) -> None:
         with self._cond:
             self._faults.setdefault(method, deque()).extend([fault] * times)
 
-    def _take_fault(self, method: str) -> _Fault | None:
+    def _take_fault(self, method: str) -> Fault | None:
         for key in (method, "*"):
             queue = self._faults.get(key)
             if queue:

@@ -68,12 +68,18 @@ def test_a_mention_during_a_run_is_seen_by_its_next_step_not_by_a_second_run(app
         ("user", 0),
         ("user", 0),
         ("assistant", 1),
+        ("system", 1),
         ("assistant", 1),
         ("assistant", 1),
     ]
+    # The first answer was written before the second mention came: the log says so.
+    assert log[4]["content"] == (
+        "The message of entry 2 arrived while this answer (entry 3) was being written, so "
+        "entry 3 does not answer it."
+    )
     # One request at a time, each the whole log as it then was: the run's steps, in order.
     prompts = [prompt_log(r) for r in model.requests]
-    assert prompts == [log[:2], log[:4], log[:5]]
+    assert prompts == [log[:2], log[:5], log[:6]]
     assert users(prompts[1]) == ["first", "second"]
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [
         "Answer one.",

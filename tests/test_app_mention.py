@@ -116,21 +116,29 @@ def test_an_answer_in_one_reply_takes_one_call_and_marks_only_what_the_model_saw
 
     key = thread_of(first)
     log = app.log(key)
-    assert [(e["index"], e["role"], e["content"].get("toolCall")) for e in log[1:]] == [
+    shown = [e["content"] if e["role"] == "system" else e["content"].get("toolCall") for e in log]
+    assert [(e["index"], e["role"], what) for e, what in zip(log, shown, strict=True)][1:] == [
         (1, "user", None),
         (2, "user", None),
         (3, "assistant", "postMessage"),
-        (4, "assistant", "finishRequest"),
-        (5, "assistant", "postMessage"),
-        (6, "assistant", "finishRequest"),
+        # Written before the second mention came: the log says it does not answer it.
+        (
+            4,
+            "system",
+            "The message of entry 2 arrived while this answer (entry 3) was being written, so "
+            "entry 3 does not answer it.",
+        ),
+        (5, "assistant", "finishRequest"),
+        (6, "assistant", "postMessage"),
+        (7, "assistant", "finishRequest"),
     ]
     # Two runs, one model call each: the first saw entries 0-1, the second all of them.
     prompts = [prompt_log(r) for r in model.requests]
-    assert prompts == [log[:2], log[:5]]
+    assert prompts == [log[:2], log[:6]]
     assert app.assistant.store.pending(key) == []
     # The reply's usage goes with its first entry only.
     metas = app.assistant.store.metadata(key)
-    assert metas[3].prompt_tokens is not None and metas[4].prompt_tokens is None
+    assert metas[3].prompt_tokens is not None and metas[5].prompt_tokens is None
     # Each run: its reaction on, the post, its reaction off, in that order.
     calls = [
         (c.method, c.params.get("timestamp") or c.params.get("text"))

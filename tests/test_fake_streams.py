@@ -22,7 +22,7 @@ from tests.harness import mention as say
 
 TOOLS = [{"type": "function", "function": {"name": "postMessage", "parameters": {}}}]
 CALLS = replies.tool_calls(
-    ("postMessage", {"text": "Hé \"quoted\" 😀 and more", "reasoning": "r"}),
+    ("postMessage", {"text": 'Hé "quoted" 😀 and more', "reasoning": "r"}),
     ("finishRequest", {"reasoning": "done"}),
 )
 
@@ -62,7 +62,7 @@ def test_tool_calls_stream_as_openai_sends_them():
             if "name" in call["function"]:
                 names[call["index"]] = call["function"]["name"]
     assert names == {0: "postMessage", 1: "finishRequest"}
-    assert json.loads(pieces[0]) == {"text": "Hé \"quoted\" 😀 and more", "reasoning": "r"}
+    assert json.loads(pieces[0]) == {"text": 'Hé "quoted" 😀 and more', "reasoning": "r"}
     assert json.loads(pieces[1]) == {"reasoning": "done"}
     assert len(chunks) > 10  # in token-sized pieces
     assert chunks[-2]["choices"][0]["finish_reason"] == "tool_calls"
@@ -88,7 +88,7 @@ def test_whole_calls_come_in_one_chunk_as_llama_cpp_and_ollama_send_them():
     assert len(chunks) == 2
     calls = chunks[0]["choices"][0]["delta"]["tool_calls"]
     assert [c["function"]["name"] for c in calls] == ["postMessage", "finishRequest"]
-    assert json.loads(calls[0]["function"]["arguments"])["text"] == "Hé \"quoted\" 😀 and more"
+    assert json.loads(calls[0]["function"]["arguments"])["text"] == 'Hé "quoted" 😀 and more'
 
 
 def test_the_token_rate_paces_the_stream():
@@ -159,9 +159,10 @@ def test_stream_methods_keep_slack_s_argument_rules():
         )
         assert stopped["message"]["text"] == "Hello!"
         assert stopped["message"]["streaming_state"] == "completed"
-        assert error_of(
-            client.chat_appendStream, channel=ids.CHANNEL_ID, ts=ts, markdown_text="more"
-        ) == "message_not_in_streaming_state"
+        assert (
+            error_of(client.chat_appendStream, channel=ids.CHANNEL_ID, ts=ts, markdown_text="more")
+            == "message_not_in_streaming_state"
+        )
         assert error_of(client.chat_stopStream, channel=ids.CHANNEL_ID, ts=ts) == (
             "message_not_in_streaming_state"
         )
@@ -197,3 +198,23 @@ def test_stream_methods_keep_their_rate_tiers():
         assert int(caught.value.response.headers["Retry-After"]) >= 1
         assert slack.streams.limits["chat.appendStream"] == 100  # Tier 4
         assert slack.streams.limits["chat.stopStream"] == 20  # Tier 2
+
+
+@pytest.mark.parametrize("fault", ["server_error", "disconnect"])
+def test_a_call_can_be_carried_out_and_its_answer_lost(fault):
+    """Slack made the stream, but the caller got a 500 or a closed connection: the message is
+    in the thread (in_progress), and the call is recorded with the answer that was lost."""
+    with FakeSlack() as slack:
+        parent = say(slack, "hi")
+        getattr(slack, fault)("chat.startStream", carried_out=True)
+        client = WebClient(token=ids.BOT_TOKEN, base_url=slack.api_url, retry_handlers=[])
+        with pytest.raises(Exception):  # noqa: B017 (SlackApiError or a connection error)
+            client.chat_startStream(
+                channel=ids.CHANNEL_ID, thread_ts=parent["ts"], markdown_text="Hel",
+                recipient_user_id=ids.USER_ID, recipient_team_id=ids.TEAM_ID,
+            )  # fmt: skip
+        (call,) = slack.calls_to("chat.startStream")
+        assert not call.ok and call.status == (500 if fault == "server_error" else 0)
+        (message,) = [m for m in slack.thread(ids.CHANNEL_ID, parent["ts"]) if m.get("bot_id")]
+        assert message["ts"] == call.response["ts"]
+        assert (message["text"], message["streaming_state"]) == ("Hel", "in_progress")

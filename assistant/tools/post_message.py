@@ -13,8 +13,9 @@ resumed run posts the same cut (and the log never says more was shown than was).
 
 A text streamed while the model wrote it (`assistant.slack_stream`) is finished here, once its
 call is recorded: its streams are stopped with the same metadata, and what could not be
-streamed is posted whole. A run resumed after a crash first deletes the streams the dead
-process left unfinished (`finish_interrupted_streams`), then posts what is missing.
+streamed is posted whole; an unfinished message it could not delete is named in the post's
+result entry. A run resumed after a crash first deletes the streams the dead process left
+unfinished (`finish_interrupted_streams`), then posts what is missing.
 """
 
 from __future__ import annotations
@@ -27,8 +28,14 @@ from typing import TYPE_CHECKING, Any
 from assistant.feedback import feedback_blocks
 from assistant.post_limits import CUT_NOTE, Cut, cut_text
 from assistant.runs import ensure_lease
-from assistant.slack_stream import drop_stream
 from assistant.slack_text import markdown_blocks
+from assistant.stream_leftovers import (
+    POST_EVENT,
+    Settled,
+    settle_streams,
+    still_there,
+    thread_messages,
+)
 from context.entry import Entry
 from context.storage import ThreadMessage
 from context.toolcalls import PostMessage
@@ -38,8 +45,6 @@ if TYPE_CHECKING:
     from assistant.slack_stream import PostStream
     from assistant.tools.run_context import RunContext
 
-POST_EVENT = "assistant_post"
-PAGE_SIZE = 200
 REFUSED = "Error: the postMessage of entry {index} was not posted: {why}."
 _REFUSED = re.compile(r"Error: the postMessage of entry (\d+) was not posted: ")
 CUT = (
@@ -71,9 +76,9 @@ async def post_message(
             await stream.discard()  # a cut is posted whole: the stream showed more
         cut = ctx.posts.shortened(call.text)
         if cut is None or ctx.recorder is None:
-            return REFUSED.format(index=index, why=why)
+            return " ".join(filter(None, [REFUSED.format(index=index, why=why), _left(stream)]))
         await _post_cut(ctx, ctx.recorder, index, cut, why)
-        return None
+        return _left(stream) or None
     ctx.posts.charge(call.text, len(chunks))
     blocks = final_blocks(ctx, index)
     already: dict[int, str] = {}
@@ -81,7 +86,35 @@ async def post_message(
         metadata = [post_metadata(index, part) for part in range(len(chunks))]
         already = await stream.finish(chunks, metadata, blocks)
     await _post(ctx, index, chunks, already, blocks)
-    return None
+    return _left(stream) or None
+
+
+async def arrived_meanwhile(
+    ctx: RunContext, recorder: Recorder, seen_through: int, index: int
+) -> str | None:
+    """The note for the log when people's messages were recorded after the prompt that
+    wrote the post of entry `index` (through `seen_through`) and before its entry: it does
+    not answer them, though the log's order alone says it follows them."""
+    if index <= seen_through + 1:
+        return None
+    between = await recorder.entries(ctx.key, start=seen_through + 1)
+    arrived = [e.index for e in between if e.index < index and e.role == "user"]
+    if not arrived:
+        return None
+    if len(arrived) == 1:
+        which, them = f"The message of entry {arrived[0]}", "it"
+    else:
+        numbers = ", ".join(map(str, arrived[:-1])) + f" and {arrived[-1]}"
+        which, them = f"The messages of entries {numbers}", "them"
+    return (
+        f"{which} arrived while this answer (entry {index}) was being written, so entry "
+        f"{index} does not answer {them}."
+    )
+
+
+def _left(stream: PostStream | None) -> str:
+    """What the log says of unfinished messages the post's stream left in the thread."""
+    return still_there(stream.left) if stream is not None else ""
 
 
 async def _post_cut(ctx: RunContext, recorder: Recorder, index: int, cut: Cut, why: str) -> None:
@@ -136,27 +169,34 @@ async def _post(
     await asyncio.to_thread(ctx.store.mark_posted, ctx.key, index, posted[-1].ts, posted)
 
 
-async def finish_interrupted_streams(ctx: RunContext, recorder: Recorder | None) -> None:
-    """Before a run goes on: the streams its thread's last run left open. One stopped with a
-    post's metadata is a whole message (`finish_interrupted_posts` finds it); any other was
-    cut short, and is deleted: its text, if its call was recorded, is posted whole after, and
-    if not, the model is asked again. `recorder`: where to say so (None: nowhere)."""
-    open_streams = await asyncio.to_thread(ctx.store.open_streams, ctx.key)
-    if not open_streams:
-        return
-    whole = {ts for ts, _ in await _posts_in_thread(ctx)}
-    cut = [ts for ts in open_streams if ts not in whole]
-    for ts in cut:
-        assert ctx.client is not None
-        await drop_stream(ctx, ts, ctx.client)
-    await asyncio.to_thread(ctx.store.set_open_streams, ctx.key, [])
-    if cut and recorder is not None:
+async def finish_interrupted_streams(ctx: RunContext, recorder: Recorder | None) -> Settled:
+    """Before a run goes on, and when it fails: the streams its thread's runs left open
+    (`assistant.stream_leftovers.settle_streams`). One stopped with a post's metadata is a
+    whole message (`finish_interrupted_posts` finds it); any other was cut short, and is
+    deleted: its text, if its call was recorded, is posted whole after, and if not, the model
+    is asked again. One that cannot be deleted stays owed. `recorder`: where to say what
+    was done (None: the caller says it)."""
+    settled = await settle_streams(ctx)
+    if recorder is None:
+        return settled
+    if settled.crashed:
         what = (
             "the unfinished message it was streaming was deleted"
-            if len(cut) == 1
-            else f"the {len(cut)} unfinished messages it was streaming were deleted"
+            if settled.crashed == 1
+            else f"the {settled.crashed} unfinished messages it was streaming were deleted"
         )
         await recorder.record(ctx.key, f"The process restarted during this run; {what}.")
+    if settled.earlier:
+        await recorder.record(ctx.key, deleted_earlier(settled.earlier))
+    if settled.left:
+        await recorder.record(ctx.key, still_there(settled.left))
+    return settled
+
+
+def deleted_earlier(count: int) -> str:
+    if count == 1:
+        return "An unfinished message left in the thread earlier was deleted."
+    return f"{count} unfinished messages left in the thread earlier were deleted."
 
 
 async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: int) -> None:
@@ -216,22 +256,8 @@ async def _posted_parts(ctx: RunContext, index: int) -> dict[int, str]:
 
 async def _posts_in_thread(ctx: RunContext) -> list[tuple[str, dict[str, Any]]]:
     """The thread's messages that carry a post's metadata: (ts, its payload)."""
-    assert ctx.client is not None
-    found: list[tuple[str, dict[str, Any]]] = []
-    cursor = None
-    while True:
-        page = await ctx.client.conversations_replies(
-            channel=ctx.key.channel,
-            ts=ctx.key.thread_ts,
-            include_all_metadata=True,
-            limit=PAGE_SIZE,
-            cursor=cursor,
-        )
-        for message in page.get("messages", []):
-            metadata = message.get("metadata") or {}
-            payload = metadata.get("event_payload") or {}
-            if metadata.get("event_type") == POST_EVENT:
-                found.append((message["ts"], payload))
-        cursor = (page.get("response_metadata") or {}).get("next_cursor")
-        if not cursor:
-            return found
+    return [
+        (message["ts"], (message.get("metadata") or {}).get("event_payload") or {})
+        for message in await thread_messages(ctx)
+        if (message.get("metadata") or {}).get("event_type") == POST_EVENT
+    ]

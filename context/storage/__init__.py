@@ -38,6 +38,7 @@ from context.storage.base import (
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    OpenStream,
     PanelThread,
     Pending,
     ThreadKey,
@@ -54,6 +55,7 @@ __all__ = [
     "ImageStore",
     "LogStore",
     "MessageCopies",
+    "OpenStream",
     "PanelStore",
     "PanelThread",
     "Pending",

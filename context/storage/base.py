@@ -16,6 +16,7 @@ from context.entry import Content, Entry, UserContent
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    OpenStream,
     PanelThread,
     Pending,
     ThreadKey,
@@ -102,7 +103,8 @@ class RunStore(Protocol):
         ...
 
     def waiting_threads(self) -> list[ThreadKey]:
-        """Threads owed an answer whose lease is free or expired (a crashed run's)."""
+        """Threads owed an answer, or with open streams (`open_streams`), whose lease is
+        free or expired (a crashed run's)."""
         ...
 
     def mark_posted(
@@ -110,16 +112,24 @@ class RunStore(Protocol):
     ) -> None:
         """Note in the side metadata that entry `index` (a postMessage) reached Slack as the
         message `slack_ts` (its last, when split), keep copies of the `messages` it became
-        (see `remember_messages`), and forget the thread's open streams (they were its
-        messages), in one write."""
+        (see `remember_messages`), and forget them as open streams (streamed, they are
+        finished now), in one write."""
         ...
 
     def set_open_streams(self, key: ThreadKey, streams: Sequence[str]) -> None:
-        """The Slack messages (ts) the thread's run is streaming now and has not finished:
-        a run resumed after a crash finds them (`open_streams`)."""
+        """Replace the thread's open streams with these (ts of streams being streamed)."""
         ...
 
-    def open_streams(self, key: ThreadKey) -> list[str]: ...
+    def change_open_streams(
+        self, key: ThreadKey, add: Sequence[OpenStream] = (), remove: Sequence[OpenStream] = ()
+    ) -> None:
+        """Forget `remove` and note `add` among the thread's open streams, in one write:
+        what a run resumed after a crash, or a sweep, finds (`open_streams`)."""
+        ...
+
+    def open_streams(self, key: ThreadKey) -> list[OpenStream]:
+        """The Slack messages of the thread not yet confirmed finished or gone, in order."""
+        ...
 
 
 class MessageCopies(Protocol):

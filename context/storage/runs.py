@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Select, literal, or_, select
+from sqlalchemy import Connection, Select, literal, or_, select
+from sqlalchemy.sql import ColumnElement
 
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
 from context.storage.tables import entries_table, is_thread, moment, now, threads_table
-from context.storage.values import Pending, ThreadKey, ThreadMessage
+from context.storage.values import OpenStream, Pending, ThreadKey, ThreadMessage
 
 
 class SqlRuns(Repository):
@@ -63,9 +64,11 @@ class SqlRuns(Repository):
             .exists()
         )
         free = or_(threads_table.c.run_holder.is_(None), threads_table.c.run_expires < now())
+        # A stream not confirmed finished or gone keeps its thread waiting: the run's tidy-up.
+        streams = threads_table.c.open_streams.isnot(None)
         query = (
             select(threads_table.c.team, threads_table.c.channel, threads_table.c.thread_ts)
-            .where(owed, free)
+            .where(or_(owed, streams), free)
             .order_by(threads_table.c.updated_at)
         )
         with self._db.read() as connection:
@@ -84,11 +87,8 @@ class SqlRuns(Repository):
                 .values(slack_ts=slack_ts)
             )
             keep_copies(connection, thread_id, messages)
-            connection.execute(
-                threads_table.update()
-                .where(threads_table.c.id == thread_id)
-                .values(open_streams=None)
-            )
+            posted = [OpenStream(message.ts) for message in messages]
+            _change_streams(connection, is_thread(key), (), posted)
 
     def set_open_streams(self, key: ThreadKey, streams: Sequence[str]) -> None:
         with self._db.transaction() as connection:
@@ -98,10 +98,38 @@ class SqlRuns(Repository):
                 .values(open_streams=" ".join(streams) or None)
             )
 
-    def open_streams(self, key: ThreadKey) -> list[str]:
+    def change_open_streams(
+        self, key: ThreadKey, add: Sequence[OpenStream] = (), remove: Sequence[OpenStream] = ()
+    ) -> None:
+        with self._db.transaction() as connection:
+            _change_streams(connection, is_thread(key), add, remove)
+
+    def open_streams(self, key: ThreadKey) -> list[OpenStream]:
         with self._db.read() as connection:
             value = connection.scalar(select(threads_table.c.open_streams).where(is_thread(key)))
-        return value.split() if value else []
+        return [OpenStream.parse(token) for token in (value or "").split()]
+
+
+def _change_streams(
+    connection: Connection,
+    thread: ColumnElement[bool],
+    add: Sequence[OpenStream],
+    remove: Sequence[OpenStream],
+) -> None:
+    """Read-modify-write of a thread's open streams (space-separated tokens, see
+    `OpenStream.token`), its row locked meanwhile (SQLite: the writer's lock)."""
+    value = connection.scalar(
+        select(threads_table.c.open_streams).where(thread).with_for_update()
+    )
+    tokens = (value or "").split()
+    for stream in remove:
+        if stream.token() in tokens:
+            tokens.remove(stream.token())
+    tokens += [stream.token() for stream in add]
+    if tokens != (value or "").split():
+        connection.execute(
+            threads_table.update().where(thread).values(open_streams=" ".join(tokens) or None)
+        )
 
 
 def _owed(key: ThreadKey) -> Select[tuple[int, str | None]]:

@@ -47,8 +47,9 @@ threads_table = Table(
     Column("answered_through", Integer, nullable=False, server_default="-1"),
     Column("run_holder", String),
     Column("run_expires", String),
-    # Streams (migration 0006): the Slack ts of each message the run is streaming and has not
-    # finished (stopped and marked posted, or deleted), space-separated; NULL when none.
+    # Streams (migration 0006): each Slack message the thread's runs streamed, or may have
+    # started, that Slack has not confirmed finished (stopped and marked posted) or gone
+    # (deleted), space-separated `OpenStream` tokens ("TS", "?TS", "!TS"); NULL when none.
     Column("open_streams", Text),
     UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
 )

@@ -71,6 +71,34 @@ class Pending:
 
 
 @dataclass(frozen=True)
+class OpenStream:
+    """A Slack message a thread's run streams, or may have started, that Slack has not
+    confirmed finished or gone (docs/architecture.md#streamed-answers).
+
+    `state`: "open", being streamed (or its process died); "starting", `chat.startStream` was
+    asked and its answer is not known, `ts` then being a Slack ts that the message, if Slack
+    made it, comes after; "owed", it could not be stopped or deleted and stays to be deleted.
+    """
+
+    ts: str
+    state: str = "open"
+
+    def token(self) -> str:
+        return _STREAM_MARKS[self.state] + self.ts
+
+    @classmethod
+    def parse(cls, token: str) -> OpenStream:
+        for state, mark in _STREAM_MARKS.items():
+            if mark and token.startswith(mark):
+                return cls(token[1:], state)
+        return cls(token)
+
+
+# How the store writes each state of an `OpenStream` (a mark before its ts).
+_STREAM_MARKS = {"open": "", "starting": "?", "owed": "!"}
+
+
+@dataclass(frozen=True)
 class ThreadSummary:
     key: ThreadKey
     entries: int
