@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from assistant.commands import CliError, demo, logs, replay, slack, threads
+from context.storage import StoreUnavailable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except CliError as exc:
+    except (CliError, StoreUnavailable) as exc:
+        # StoreUnavailable: `run`, `serve` and `demo` open the store deep inside the app; its
+        # one line is the whole story (where, password hidden, and the driver's reason).
         print(f"assistant {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -18,7 +18,14 @@ from assistant.commands import CliError, when
 from assistant.commands.io import write_output
 from assistant.settings import SettingsError, load_store_settings
 from context.canonical import export_json
-from context.storage import Store, ThreadKey, database_url, open_store
+from context.storage import (
+    Store,
+    StoreUnavailable,
+    ThreadKey,
+    database_url,
+    open_store,
+    store_error,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -88,8 +95,9 @@ def _store(command: str) -> Iterator[Store]:
         missing = not _has_store(url)
         store = None if missing else open_store(url.render_as_string(hide_password=False))
     except SQLAlchemyError as exc:
-        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise CliError(f"cannot open the store at {where}: {reason}") from None
+        raise CliError(f"cannot open the store at {where}: {store_error(exc)}") from None
+    except StoreUnavailable as exc:
+        raise CliError(str(exc)) from None
     if store is None:
         raise CliError(f"no store at {where} (check DATABASE_URL)")
     print(f"assistant {command}: store {where}", file=sys.stderr, flush=True)
