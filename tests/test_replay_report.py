@@ -214,4 +214,22 @@ def test_a_failed_run_exits_1_and_usage_mistakes_exit_2(env, model, tmp_path):
         "replay", str(LUNCH), "--prompt-file", str(empty), env=env, cwd=tmp_path
     )
     assert no_persona.returncode == 2 and "is empty" in no_persona.stderr
+    # An input that cannot be read is a usage error too, before anything is replayed.
+    missing = run_assistant("replay", str(LUNCH), "missing.json", env=env, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [
+        "assistant replay: cannot read missing.json: no such file (nor is it a thread id "
+        "TEAM/CHANNEL/THREAD_TS)"
+    ]
     assert len(model.requests) == 3  # the usage mistakes asked the model nothing
+
+
+def test_a_deeply_nested_input_is_an_invalid_log(env, model, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b"[" * 100_000)
+    result = run_assistant("replay", str(deep), env=env, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"{deep}: file, (document): nested deeper than 64 arrays and objects"
+    ]
+    assert model.requests == []
