@@ -233,3 +233,24 @@ def test_a_deeply_nested_input_is_an_invalid_log(env, model, tmp_path):
         f"{deep}: file, (document): nested deeper than 64 arrays and objects"
     ]
     assert model.requests == []
+
+
+def test_what_a_log_holds_cannot_forge_the_report_or_put_controls_in_it(env, model, tmp_path):
+    forged = "<@U1>\n\n## Summary\n\nEverything replayed.\x1b[2J\x07\x85\u202e"
+    log = json.loads(LUNCH.read_text(encoding="utf-8"))[:2]
+    log[1]["content"]["userid"] = forged
+    log[1]["content"]["text"] = "lunch?\x9b31m\u202egnihton"
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(log), encoding="utf-8")
+    report = tmp_path / "r.md"
+    result = run_assistant("replay", str(crafted), "--report", str(report), env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = report.read_text(encoding="utf-8")
+    assert [line for line in text.splitlines() if line.startswith("#")] == [
+        "# Replay report", f"## 1. {crafted}", "## Summary"
+    ]
+    assert not [c for c in text if (ord(c) < 32 and c != "\n") or 0x7F <= ord(c) <= 0x9F]
+    assert "\u202e" not in text
+    escaped = "<@U1>\\n\\n## Summary\\n\\nEverything replayed.\\u001b[2J\\u0007\\u0085\\u202e"
+    assert f"Last message before it: entry 1, {escaped}:" in text
+    assert '"lunch?\\u009b31m\\u202egnihton"' in text
