@@ -166,3 +166,14 @@ def test_an_argument_too_long_for_a_file_name_is_a_clear_error(command):
     assert message.startswith(f"assistant {command}: cannot read {'x' * 80}… (5,000 characters): ")
     assert "File name too long" in message and len(message.splitlines()) == 1
     assert "Traceback" not in message
+
+
+def test_version_is_the_installed_packages():
+    import tomllib
+    from importlib.metadata import version
+
+    result = run_cli("--version")
+    assert result.returncode == 0
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert version(project["name"]) == project["version"]
+    assert result.stdout.decode() == f"assistant {project['version']}\n"
