@@ -187,7 +187,9 @@ async def _replay_all(
                 outcomes.append(outcome)
                 continue
             sent, recorded, thread = outcome
-            done = await replayer.replay(ContextLog(sent), key, thread)
+            done = await replayer.replay(
+                ContextLog(sent), key, thread, item.entries, item.metadata or ()
+            )
             failed = done.failed
             outcomes.append(
                 Outcome(
