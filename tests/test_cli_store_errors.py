@@ -30,7 +30,7 @@ def bad_stores(tmp_path) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.parametrize("command", ["run", "serve", "demo"])
 @pytest.mark.parametrize("kind", ["missing directory", "not a database", "unreachable"])
-def test_a_store_that_cannot_be_opened_is_one_line_and_status_2(command, kind, tmp_path):
+def test_a_store_that_cannot_be_opened_is_one_line_and_status_2(command, kind, slack, tmp_path):
     url, reason = bad_stores(tmp_path)[kind]
     env = clean_env(
         DATABASE_URL=url,
@@ -38,7 +38,7 @@ def test_a_store_that_cannot_be_opened_is_one_line_and_status_2(command, kind, t
         SLACK_APP_TOKEN=ids.APP_TOKEN,
         SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
         OPENAI_API_KEY=ids.OPENAI_API_KEY,
-        SLACK_API_URL="http://127.0.0.1:9/api/",  # never reached: the store fails first
+        SLACK_API_URL=slack.api_url,  # serve asks it about the token before the store
     )
     result = run_assistant(command, env=env, cwd=tmp_path)
     assert result.returncode == 2, result.stderr

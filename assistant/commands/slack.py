@@ -6,7 +6,6 @@ import argparse
 
 from assistant.commands import CliError
 from assistant.settings import Mode, Settings, SettingsError, load_settings
-from context.storage import open_store
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -55,10 +54,6 @@ def run_serve(args: argparse.Namespace) -> int:
     from assistant.http import serve
 
     settings = _settings("http")
-    # The app opens its store inside the server's startup, where a failure becomes the
-    # server's traceback: open it once here first, so that a store that cannot be opened is
-    # one line (StoreUnavailable, see cli.main) and exit status 2, as for `run`.
-    open_store(settings.database_url).close()
     try:
         serve(settings, host=args.host)
     except SettingsError as exc:
