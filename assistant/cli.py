@@ -6,8 +6,12 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from assistant.commands import CliError, demo, logs, replay, slack, threads
+from context.storage import StoreUnavailable
+
+DISTRIBUTION = "slack-context-assistant"  # the name in pyproject.toml
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,10 +19,19 @@ def build_parser() -> argparse.ArgumentParser:
         prog="assistant",
         description="A Slack assistant whose threads are structured context logs.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in (logs, threads, slack, replay, demo):
         group.register(commands)
     return parser
+
+
+def _version() -> str:
+    """The installed package's version (pyproject.toml's, as pip installed it)."""
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -29,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except CliError as exc:
+    except (CliError, StoreUnavailable) as exc:
+        # StoreUnavailable: `run`, `serve` and `demo` open the store deep inside the app; its
+        # one line is the whole story (where, password hidden, and the driver's reason).
         print(f"assistant {args.command}: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -24,6 +24,7 @@ from assistant.request_guard import SlackRequestGuard
 from assistant.settings import Settings, SettingsError
 from assistant.slack_tokens import refused_bot_token
 from assistant.web_server import Server, server_config
+from context.storage import open_store
 
 
 def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette:
@@ -75,4 +76,8 @@ def serve(settings: Settings, host: str = "0.0.0.0") -> None:
     problems = asyncio.run(refused_bot_token("serve", settings))
     if problems:
         raise SettingsError("\n".join(problems))
+    # The app opens its store in the server's startup, where a failure is the server's
+    # traceback: open it once here first, so that a store that cannot be opened is one line
+    # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
+    open_store(settings.database_url).close()
     Server(server_config(create_web_app(settings), host=host, port=settings.port)).run()

@@ -11,24 +11,24 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import zip_longest
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from assistant.agent import FAILURE_PREFIX, Agent
-from assistant.history import slack_time
 from assistant.model import ModelClient
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest
 from assistant.settings import Settings
 from assistant.tools.expand_entry import expand_entry
 from assistant.tools.finish_request import finish_request
-from assistant.tools.get_thread_history import HistoryLine, format_history
+from assistant.tools.get_thread_history import HistoryLine, format_history, history_lines
 from assistant.tools.run_context import RunContext, ToolFunction
 from context.entry import AssistantEntry, Entry, SystemEntry, UserEntry
 from context.log import ContextLog
 from context.storage import EntryMeta, Store, ThreadKey, ThreadMessage, open_store
-from context.toolcalls import GetThreadHistory, PostMessage
+from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage
 from context.trace import Trace
 
 REPLAY_THREAD = ThreadKey("replay", "replay", "0")
@@ -38,31 +38,56 @@ async def _not_sent(call: PostMessage, ctx: RunContext, index: int) -> str | Non
     return None
 
 
-async def _history(call: GetThreadHistory, ctx: RunContext, index: int) -> str | None:
-    messages, complete = ctx.store.thread_messages(ctx.key)
-    if complete:
-        lines = [HistoryLine(slack_time(m.ts), m.user, m.text) for m in messages]
+def _replay_tools(recorded: Sequence[Entry]) -> dict[str, ToolFunction]:
+    """The tools of one replay; `recorded`: the whole recorded log, past the cut too."""
+
+    async def history(call: GetThreadHistory, ctx: RunContext, index: int) -> str | None:
+        # Where the run made this same call, it gets what the run got: the thread as Slack
+        # gave it then, whatever the store or the log can rebuild now.
+        was = recorded_history(recorded, index, call)
+        if was is not None:
+            return was
+        messages, complete = ctx.store.thread_messages(ctx.key)
+        if complete:
+            metas = ctx.store.metadata(ctx.key)
+            return format_history(history_lines(messages, ctx, metas), call)
+        lines = []
+        for entry in ctx.log.entries:
+            # As in Slack: a message the last prompt showed whole is named by its entry's index.
+            shown = entry.index if ctx.shown.in_full(entry.index) else None
+            if isinstance(entry, UserEntry):
+                author = entry.content.userid
+            elif isinstance(entry, AssistantEntry) and isinstance(entry.content, PostMessage):
+                author = ctx.bot_mention
+            else:
+                continue
+            lines.append(HistoryLine(entry.timestamp, author, entry.content.text, shown))
         return format_history(lines, call)
-    lines = []
-    for entry in ctx.log.entries:
-        # As in Slack: a message the last prompt showed whole is named by its entry's index.
-        shown = entry.index if ctx.shown.in_full(entry.index) else None
-        if isinstance(entry, UserEntry):
-            author = entry.content.userid
-        elif isinstance(entry, AssistantEntry) and isinstance(entry.content, PostMessage):
-            author = ctx.bot_mention
-        else:
-            continue
-        lines.append(HistoryLine(entry.timestamp, author, entry.content.text, shown))
-    return format_history(lines, call)
+
+    return {
+        "postMessage": _not_sent,
+        "getThreadHistory": history,
+        "expandEntry": expand_entry,
+        "finishRequest": finish_request,
+    }
 
 
-REPLAY_TOOLS: dict[str, ToolFunction] = {
-    "postMessage": _not_sent,
-    "getThreadHistory": _history,
-    "expandEntry": expand_entry,
-    "finishRequest": finish_request,
-}
+def recorded_history(recorded: Sequence[Entry], index: int, call: GetThreadHistory) -> str | None:
+    """The result the recorded log has for this getThreadHistory call at entry `index`: when
+    the log made the same call (same order, same effective limit) there and recorded its
+    result right after it; else None."""
+    if index + 1 >= len(recorded):
+        return None
+    was, result = recorded[index], recorded[index + 1]
+    if not (isinstance(was, AssistantEntry) and isinstance(was.content, GetThreadHistory)):
+        return None
+    if not isinstance(result, SystemEntry) or _asked(was.content) != _asked(call):
+        return None
+    return result.content
+
+
+def _asked(call: GetThreadHistory) -> tuple[bool, int]:
+    return call.ascending, call.limit or HISTORY_DEFAULT_LIMIT
 
 
 @dataclass(frozen=True)
@@ -119,14 +144,21 @@ class Replayer:
         log: ContextLog,
         key: ThreadKey = REPLAY_THREAD,
         thread: Sequence[ThreadMessage] | None = None,
+        recorded: Sequence[Entry] = (),
+        metadata: Sequence[EntryMeta] = (),
     ) -> Replayed:
         """Run the model on the log (in the scratch thread `key`, which must be new); print
         the entries it adds and return them. `thread`: the Slack thread's messages as they
-        were at the end of the log, for getThreadHistory (None: the log's messages)."""
+        were at the end of the log, for getThreadHistory (None: the log's messages);
+        `recorded`: the whole recorded log, whose getThreadHistory results a replay making
+        the same call at the same entry gets; `metadata`: the log's, for its Slack ts."""
         assert self._store is not None and self._model is not None, "use `async with`"
         store = self._store
-        for entry in log.entries:  # the same rules place them at the same index and turn
-            store.append(key, entry.content, entry.timestamp)
+        for entry, meta in zip_longest(log.entries, metadata[: len(log)]):
+            # The same rules place them at the same index and turn; the Slack ts lets a
+            # history read name the messages the prompt shows, as in Slack.
+            slack_ts = meta.slack_ts if meta is not None else None
+            store.append(key, entry.content, entry.timestamp, EntryMeta(slack_ts=slack_ts))
         if thread is not None:
             store.remember_messages(key, list(thread), complete=True)
         agent = Agent(
@@ -136,7 +168,7 @@ class Replayer:
             history=None,
             max_steps=self._settings.assistant_max_steps,
             budget=self._settings.prompt_budget(),
-            tools=REPLAY_TOOLS,
+            tools=_replay_tools(recorded),
         )
         last = log.entries[-1].index if log.entries else 0
         await agent.run(key, [AnswerRequest(index=last, message_ts="")])

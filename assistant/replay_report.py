@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from assistant.agent import FAILURE_PREFIX
 from context.entry import AssistantEntry, Entry, SystemEntry, UserEntry
+from context.render import printable
 from context.storage import EntryMeta
 from context.toolcalls import FinishRequest, PostMessage
 
@@ -196,8 +197,8 @@ def markdown_report(outcomes: Sequence[Outcome], model: str, persona: str) -> st
         "# Replay report",
         "",
         f"- date: {datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}",
-        f"- model: {model}",
-        f"- persona: {persona}",
+        f"- model: {_inline(model)}",
+        f"- persona: {_inline(persona)}",
         f"- cut: {cut}",
         "",
     ]
@@ -215,8 +216,9 @@ def _section(number: int, o: Outcome) -> list[str]:
     where = f"Cut before entry {o.at}" if o.at is not None else "The whole log"
     out.append(f"{where}: entries 0 to {sent - 1} sent (of {o.log_entries}).")
     if isinstance(o.asked, UserEntry):
-        text = json.dumps(o.asked.content.text, ensure_ascii=False)
-        out.append(f"Last message before it: entry {o.asked.index}, {o.asked.content.userid}:")
+        text = _quoted(o.asked.content.text)
+        who = _inline(o.asked.content.userid)
+        out.append(f"Last message before it: entry {o.asked.index}, {who}:")
         out += ["", *_fenced([text])]
     if o.problem:
         out += ["", f"The replay failed: {_inline(o.problem)}"]
@@ -244,16 +246,16 @@ def _section(number: int, o: Outcome) -> list[str]:
 def _describe(entry: Entry) -> str:
     """One entry on one line: control characters and line breaks escaped by JSON."""
     if isinstance(entry, UserEntry):
-        text = json.dumps(entry.content.text, ensure_ascii=False)
-        return f"{entry.index} 👤 {entry.content.userid}: {text}"
+        text = _quoted(entry.content.text)
+        return f"{entry.index} 👤 {_one_line(entry.content.userid)}: {text}"
     if isinstance(entry, SystemEntry):
-        return f"{entry.index} 🧠 {json.dumps(entry.content, ensure_ascii=False)}"
+        return f"{entry.index} 🧠 {_quoted(entry.content)}"
     assert isinstance(entry, AssistantEntry)
     arguments = entry.content.model_dump(mode="json", exclude_none=True)
     name = arguments.pop("toolCall")
     arguments.pop("reasoning", None)
-    shown = json.dumps(arguments, ensure_ascii=False) if arguments else ""
-    return f"{entry.index} 🤖 {name} {shown}".rstrip()
+    shown = printable(json.dumps(arguments, ensure_ascii=False)) if arguments else ""
+    return f"{entry.index} 🤖 {_one_line(name)} {shown}".rstrip()
 
 
 def _fenced(lines: list[str]) -> list[str]:
@@ -263,9 +265,20 @@ def _fenced(lines: list[str]) -> list[str]:
     return [f"{fence}text", *lines, fence]
 
 
+# What a log holds (ids, texts) is anyone's words: only these put it in the report, on one
+# line, with C0, DEL, C1 and bidi controls escaped, so it cannot forge a `## Summary` heading.
+def _quoted(text: str) -> str:
+    """A JSON string, with what JSON leaves raw (DEL, C1, bidi controls) escaped too."""
+    return printable(json.dumps(text, ensure_ascii=False))
+
+
+def _one_line(text: str) -> str:
+    return _quoted(text)[1:-1]
+
+
 def _inline(text: str) -> str:
-    """Text for a table cell or a heading: one line, no table pipes."""
-    return json.dumps(text, ensure_ascii=False)[1:-1].replace("|", "\\|")
+    """Text for a table cell, a heading or a line of prose: one line, no table pipes."""
+    return _one_line(text).replace("|", "\\|")
 
 
 def _count(side: Side) -> str:

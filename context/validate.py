@@ -12,6 +12,11 @@ from context.entry import ENTRY_ADAPTER, ROLES, Entry, Index, Timestamp, Turn
 from context.log import Tail
 from context.toolcalls import TOOL_CALLS_BY_NAME
 
+# A log nests three deep (the array, an entry, its content); every later step (the entry
+# models, error messages, the prompt's JSON) recurses per level, so a document nested like
+# 100,000 `[` is refused here, as a problem, before anything recurses into it.
+MAX_DEPTH = 64
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -74,6 +79,7 @@ def _parse_array(data: bytes | str, problems: list[Problem]) -> list[object] | N
     if not data.strip():
         problems.append(Problem(None, "(document)", "the file is empty"))
         return None
+    too_deep = Problem(None, "(document)", f"nested deeper than {MAX_DEPTH} arrays and objects")
     try:
         document = json.loads(data)
     except json.JSONDecodeError as exc:
@@ -82,6 +88,12 @@ def _parse_array(data: bytes | str, problems: list[Problem]) -> list[object] | N
                 None, "(document)", f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
             )
         )
+        return None
+    except RecursionError:  # Python's parser recurses once per level: far past MAX_DEPTH
+        problems.append(too_deep)
+        return None
+    if _deeper_than(document, MAX_DEPTH):
+        problems.append(too_deep)
         return None
     if not isinstance(document, list):
         problems.append(
@@ -195,6 +207,19 @@ def _is_whole(value: object) -> bool:
     return isinstance(value, int) or (
         isinstance(value, str) and value.isascii() and value.isdigit()
     )
+
+
+def _deeper_than(document: object, limit: int) -> bool:
+    """Whether arrays and objects nest more than `limit` levels (found without recursing)."""
+    pending = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        children = value.values() if isinstance(value, dict) else value
+        if isinstance(value, dict | list):
+            if depth > limit:
+                return True
+            pending.extend((child, depth + 1) for child in children)
+    return False
 
 
 def _json_type(value: object) -> str:

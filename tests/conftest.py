@@ -17,6 +17,9 @@ from tests.harness import RunningApp, app_settings
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
+# The suite fails if it leaves files in the checkout (tests/tree_check.py).
+pytest_plugins = ["tests.tree_check"]
+
 
 SECRETS = (ids.BOT_TOKEN, ids.APP_TOKEN, ids.SIGNING_SECRET, ids.OPENAI_API_KEY)
 

@@ -170,7 +170,9 @@ def test_healthz_is_503_while_the_store_cannot_be_written(make_app, tmp_path):
     app = make_app(database_url=f"sqlite:///{tmp_path / 'locked.db'}")
     database = make_url(app.settings.database_url).database
     assert database is not None
-    other = sqlite3.connect(database, isolation_level=None)
+    # mode=rw: the app's own file, never a new one (a PostgreSQL URL's database name, taken
+    # for a path, once left an empty test_store_… file in the checkout).
+    other = sqlite3.connect(f"file:{database}?mode=rw", uri=True, isolation_level=None)
     try:
         other.execute("BEGIN IMMEDIATE")
         response = app.request("GET", "/healthz")
@@ -186,7 +188,7 @@ def test_a_failing_writes_log_line_does_not_show_the_message(make_app, slack, lo
     app = make_app(database_url=f"sqlite:///{tmp_path / 'broken.db'}")  # a SQLite trigger
     database = make_url(app.settings.database_url).database
     assert database is not None
-    with sqlite3.connect(database) as broken:
+    with sqlite3.connect(f"file:{database}?mode=rw", uri=True) as broken:
         broken.execute(
             # The thread's entry 0 goes in; the person's message fails.
             "CREATE TRIGGER no_entries BEFORE INSERT ON entries WHEN NEW.role = 'user' "

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from context.canonical import load_log
+from context.entry import UserContent
 from context.storage import EntryMeta, ThreadKey, ThreadMessage, open_store
 from fakes import ids
 from fakes import openai_responses as replies
@@ -214,4 +215,100 @@ def test_a_failed_run_exits_1_and_usage_mistakes_exit_2(env, model, tmp_path):
         "replay", str(LUNCH), "--prompt-file", str(empty), env=env, cwd=tmp_path
     )
     assert no_persona.returncode == 2 and "is empty" in no_persona.stderr
+    # An input that cannot be read is a usage error too, before anything is replayed.
+    missing = run_assistant("replay", str(LUNCH), "missing.json", env=env, cwd=tmp_path)
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines() == [
+        "assistant replay: cannot read missing.json: no such file (nor is it a thread id "
+        "TEAM/CHANNEL/THREAD_TS)"
+    ]
     assert len(model.requests) == 3  # the usage mistakes asked the model nothing
+
+
+def test_a_deeply_nested_input_is_an_invalid_log(env, model, tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_bytes(b"[" * 100_000)
+    result = run_assistant("replay", str(deep), env=env, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"{deep}: file, (document): nested deeper than 64 arrays and objects"
+    ]
+    assert model.requests == []
+
+
+def test_what_a_log_holds_cannot_forge_the_report_or_put_controls_in_it(env, model, tmp_path):
+    forged = "<@U1>\n\n## Summary\n\nEverything replayed.\x1b[2J\x07\x85\u202e"
+    log = json.loads(LUNCH.read_text(encoding="utf-8"))[:2]
+    log[1]["content"]["userid"] = forged
+    log[1]["content"]["text"] = "lunch?\x9b31m\u202egnihton"
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(log), encoding="utf-8")
+    report = tmp_path / "r.md"
+    result = run_assistant("replay", str(crafted), "--report", str(report), env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = report.read_text(encoding="utf-8")
+    assert [line for line in text.splitlines() if line.startswith("#")] == [
+        "# Replay report", f"## 1. {crafted}", "## Summary"
+    ]
+    assert not [c for c in text if (ord(c) < 32 and c != "\n") or 0x7F <= ord(c) <= 0x9F]
+    assert "\u202e" not in text
+    escaped = "<@U1>\\n\\n## Summary\\n\\nEverything replayed.\\u001b[2J\\u0007\\u0085\\u202e"
+    assert f"Last message before it: entry 1, {escaped}:" in text
+    assert '"lunch?\\u009b31m\\u202egnihton"' in text
+
+
+RECAP = ThreadKey("T0AYA", "C0RECAP", "1748854270.000100")
+RECORDED_HISTORY = (
+    "Thread history (2 messages, oldest first):\n"
+    "[2025-06-02T08:50:00Z] <@U02JONAS>: deploy #4812 failed\n"
+    "(entry 1)"
+)
+
+
+def store_recap(url: str) -> None:
+    """A mention answered after reading the thread: the recorded history names the mention,
+    which the prompt showed whole, as `(entry 1)`."""
+    from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
+
+    store = open_store(url)
+    try:
+        asked = UserContent(userid="<@U04MARTA>", text="<@U07AYA> sum it up?")
+        store.append(RECAP, "You're Aya.", "2025-06-02T09:11:10Z")
+        store.append(RECAP, asked, "2025-06-02T09:11:10Z", EntryMeta(slack_ts=RECAP.thread_ts))
+        store.append(RECAP, GetThreadHistory(ascending=True, reasoning="Context"),
+                     "2025-06-02T09:11:11Z")
+        store.append(RECAP, RECORDED_HISTORY, "2025-06-02T09:11:12Z")
+        store.append(RECAP, PostMessage(text="It failed.", reasoning="Sum"), "2025-06-02T09:11:13Z")
+        store.append(RECAP, FinishRequest(reasoning="Done"), "2025-06-02T09:11:13Z")
+        earlier = ThreadMessage("1748854200.000100", "<@U02JONAS>", "deploy #4812 failed")
+        mention = ThreadMessage(RECAP.thread_ts, "<@U04MARTA>", "<@U07AYA> sum it up?")
+        store.remember_messages(RECAP, [earlier, mention], complete=True)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("ascending", "expected"),
+    [
+        (True, RECORDED_HISTORY),  # the call the run made there: the result it got
+        (  # another call: read from the stored thread, naming what the prompt shows, as live
+            False,
+            "Thread history (2 messages, newest first):\n(entry 1)\n"
+            "[2025-06-02T08:50:00Z] <@U02JONAS>: deploy #4812 failed",
+        ),
+    ],
+)
+def test_a_replayed_history_read_sees_what_the_run_saw(
+    ascending, expected, env, model, store_url, tmp_path
+):
+    store_recap(store_url)
+    model.script(
+        replies.tool_calls(("getThreadHistory", {"ascending": ascending, "reasoning": "Context"}))
+    )
+    out = tmp_path / "replayed.json"
+    result = run_assistant(
+        "replay", str(RECAP), "--at", "2", "--out", str(out),
+        env={**env, "DATABASE_URL": store_url}, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))[3]["content"] == expected

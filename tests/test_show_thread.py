@@ -5,6 +5,7 @@ and PostgreSQL."""
 from __future__ import annotations
 
 import signal
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import create_engine, make_url, text
 
@@ -118,3 +119,31 @@ def test_follow_keeps_going_when_the_database_drops_its_connection(postgres_url,
         assert follower.stop(signal.SIGINT) == 130
     assert follower.stdout.text == render_log(entries)
     assert "Traceback" not in follower.stderr.text
+
+
+def test_follow_goes_on_to_the_new_log_of_a_purged_thread_and_says_so(store_url, tmp_path):
+    fill(store_url)
+    env = clean_env(DATABASE_URL=store_url)
+    with AssistantProcess("show", str(LUNCH), "--follow", env=env, cwd=tmp_path) as follower:
+        follower.stdout.wait_for("Suggesting a lunch option to the user\n")
+        store = open_store(store_url)
+        try:
+            old = store.entries(LUNCH)
+            assert store.purge(datetime.now(UTC) + timedelta(days=1)) == [LUNCH]
+            follower.stderr.wait_for("deleted \\(purged\\)")
+            # A later message there starts a new log, at index 0, under the same key.
+            store.append(LUNCH, "You're Aya, again.", "2025-04-05T09:00:00Z")
+            store.append(LUNCH, UserContent(userid="<@U0ANA>", text="Nova conversa"),
+                         "2025-04-05T09:00:00Z")
+            follower.stdout.wait_for("> Nova conversa\n")
+            new = store.entries(LUNCH)
+        finally:
+            store.close()
+        assert follower.stop(signal.SIGINT) == 130
+    assert follower.stdout.text == render_log([*old, *new])
+    said = follower.stderr.text.splitlines()[1:]  # after the store it opened
+    assert len(said) == 2, said
+    # Waiting, if the follower looked before the new log was started.
+    assert said[0] in [f"assistant show: the log of {LUNCH} was deleted (purged){waiting}"
+                       for waiting in ("", "; waiting for a new log there")]
+    assert said[1] == f"assistant show: a new log was started in {LUNCH}; following it from entry 0"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import create_engine, inspect, text
@@ -219,3 +220,35 @@ def test_export_with_metadata_adds_each_entrys_metadata_and_the_totals(store_url
     assert document["log"] == [entry.as_dict() for entry in SEED.entries]
     assert [m["model"] for m in document["metadata"]] == ["gpt-test"] * 4
     assert [m["prompt_tokens"] for m in document["metadata"]] == [100] * 4
+
+
+def test_a_cutoff_centuries_ago_deletes_nothing_newer(store_url, tmp_path):
+    # 400,000 days back is the year 931: compared as text, "931-…" sorted after "2026-…",
+    # so every thread looked older than it.
+    fill(store_url)
+    env = {"DATABASE_URL": store_url}
+    done = run_cli("purge", "--older-than", "400000", env=env, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    summary = done.stdout.decode().splitlines()
+    assert len(summary) == 1 and summary[0].startswith("deleted 0 thread(s) not updated since 0")
+    assert len(run_cli("threads", env=env, cwd=tmp_path).stdout.decode().splitlines()) == 2
+    store = open_store(store_url)
+    try:
+        for cutoff in (datetime(1, 1, 1, tzinfo=UTC), datetime(999, 12, 31, tzinfo=UTC)):
+            assert store.purge(cutoff) == []
+        assert {summary.key for summary in store.threads()} == {LUNCH, OTHER}
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("days", ["740000", "1e9", "1e300", "99999999999999999999"])
+def test_purge_days_before_year_one_are_a_usage_error(days, tmp_path):
+    db = tmp_path / "assistant.db"
+    result = run_cli("purge", "--older-than", days, env={"DATABASE_URL": f"sqlite:///{db}"},
+                     cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines()[-1] == (
+        f"assistant purge: error: argument --older-than: DAYS is too large: {days} days ago, "
+        "that is before year 1"
+    )
+    assert not db.exists()

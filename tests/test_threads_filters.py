@@ -78,3 +78,25 @@ def test_a_since_that_is_no_time_is_a_usage_error(since, tmp_path):
     result = run_cli("threads", "--since", since, cwd=tmp_path)
     assert result.returncode == 2
     assert f"not a time: {since!r}" in result.stderr.decode()
+
+
+@pytest.mark.parametrize("since", ["380000d", "0999-01-01", "0001-01-01T00:00:00Z"])
+def test_a_since_centuries_ago_lists_every_thread(since, store_url, tmp_path):
+    fill(store_url)
+    assert listed(store_url, "--since", since, cwd=tmp_path) == [str(NEWER), str(NEW), str(OLD)]
+
+
+@pytest.mark.parametrize(
+    ("since", "message"),
+    [
+        ("1000000d", "too long ago: '1000000d', that is before year 1"),
+        ("99999999999999999999d", "too long ago"),
+        ("0001-01-01T00:00:00+01:00", "out of range: '0001-01-01T00:00:00+01:00' is outside"),
+        ("9999-12-31T23:00:00-05:00", "out of range"),
+    ],
+)
+def test_a_since_outside_the_years_the_store_keeps_is_a_usage_error(since, message, tmp_path):
+    result = run_cli("threads", "--since", since, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()

@@ -122,3 +122,58 @@ def test_a_reader_that_goes_away_ends_the_command_quietly():
         os.close(write_end)
     assert result.returncode == 141
     assert result.stderr == b""
+
+
+def nested(depth: int) -> bytes:
+    """A log whose one entry's content nests `depth` objects inside the array and entry."""
+    content: dict = {"userid": "<@U1>", "text": "hi"}
+    inner = content
+    for _ in range(depth - 3):
+        inner["x"] = inner = {}
+    entry = {"index": 0, "turn": 0, "timestamp": "2025-04-04T12:33:00Z", "role": "user"}
+    return json.dumps([{**entry, "content": content}]).encode()
+
+
+DEEP = {
+    "100,000 [": b"[" * 100_000,
+    "100,000 [ ]": b"[" * 100_000 + b"]" * 100_000,
+    "65 levels": nested(65),
+}
+
+
+@pytest.mark.parametrize("document", DEEP, ids=list(DEEP))
+@pytest.mark.parametrize("command", ["validate", "show"])
+def test_a_deeply_nested_document_is_one_problem(command, document):
+    result = run_cli(command, "-", stdin=DEEP[document])
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines()[0] == (
+        "<stdin>: file, (document): nested deeper than 64 arrays and objects"
+    )
+    assert b"Traceback" not in result.stderr
+
+
+def test_nesting_up_to_the_limit_is_checked_as_usual():
+    result = run_cli("validate", "-", stdin=nested(64))
+    assert result.returncode == 1
+    assert result.stderr.decode().splitlines()[0] == "<stdin>: entry 0, content.x: unknown field"
+
+
+@pytest.mark.parametrize("command", ["show", "validate"])
+def test_an_argument_too_long_for_a_file_name_is_a_clear_error(command):
+    result = run_cli(command, "x" * 5000)
+    assert result.returncode == 2
+    message = result.stderr.decode()
+    assert message.startswith(f"assistant {command}: cannot read {'x' * 80}… (5,000 characters): ")
+    assert "File name too long" in message and len(message.splitlines()) == 1
+    assert "Traceback" not in message
+
+
+def test_version_is_the_installed_packages():
+    import tomllib
+    from importlib.metadata import version
+
+    result = run_cli("--version")
+    assert result.returncode == 0
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert version(project["name"]) == project["version"]
+    assert result.stdout.decode() == f"assistant {project['version']}\n"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from assistant.commands import CliError
 from assistant.settings import SettingsError, load_store_settings
+from context.storage import database_url
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -41,6 +42,17 @@ def _database(option: str | None) -> tuple[str, bool]:
         raise CliError(str(exc)) from None
 
 
+def _told(url: str) -> tuple[str, str]:
+    """How the hint names the store: `DATABASE_URL=… ` before each command, or, for a URL
+    with a password (which is never printed), a sentence naming it with the password
+    hidden, for the reader to set."""
+    parsed = database_url(url)
+    if parsed.password is None:
+        return f"DATABASE_URL={shlex.quote(url)} ", ""
+    hidden = parsed.render_as_string(hide_password=True)
+    return "", f"With DATABASE_URL set to {hidden} (its password hidden here), "
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from assistant.demo import DemoError
     from assistant.demo import run_demo as play
@@ -54,10 +66,10 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"assistant demo: {exc}", file=sys.stderr)
         return 1
     thread = played.thread
-    prefix = f"DATABASE_URL={shlex.quote(url)} " if tell else ""
+    prefix, where = _told(url) if tell else ("", "")
     print(
         f"\nassistant demo: {played.answers} answers in thread {thread}, kept in the store. "
-        "Try:\n"
+        f"{where}Try:\n"
         f"  {prefix}assistant threads\n"
         f"  {prefix}assistant show {thread}\n"
         f"  {prefix}assistant export {thread} --with-metadata\n"

@@ -144,15 +144,13 @@ def _load(sources: list[str]) -> list[Input]:
     for source in sources:
         item = Input(source)
         inputs.append(item)
-        try:
-            found = file_or_thread(source)
-            if isinstance(found, ThreadKey):
-                threads.append((item, found))
-                continue
-            report = validate_log(read_input(found))
-        except CliError as exc:
-            item.problem = str(exc)
+        # An input that cannot be read is a usage error (exit 2, README), found before any
+        # replay is run: CliError goes up.
+        found = file_or_thread(source)
+        if isinstance(found, ThreadKey):
+            threads.append((item, found))
             continue
+        report = validate_log(read_input(found))
         if report.problems:
             name = "<stdin>" if source == "-" else source
             for problem in report.problems:
@@ -189,7 +187,9 @@ async def _replay_all(
                 outcomes.append(outcome)
                 continue
             sent, recorded, thread = outcome
-            done = await replayer.replay(ContextLog(sent), key, thread)
+            done = await replayer.replay(
+                ContextLog(sent), key, thread, item.entries, item.metadata or ()
+            )
             failed = done.failed
             outcomes.append(
                 Outcome(

@@ -4,23 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
-from assistant.commands import CliError
+from assistant.commands import CliError, when
 from assistant.commands.io import write_output
 from assistant.settings import SettingsError, load_store_settings
 from context.canonical import export_json
-from context.storage import Store, ThreadKey, database_url, open_store
+from context.storage import (
+    Store,
+    StoreUnavailable,
+    ThreadKey,
+    database_url,
+    open_store,
+    store_error,
+)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -35,7 +40,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     threads.add_argument(
         "--since",
         metavar="WHEN",
-        type=_since,
+        type=when.since,
         help="only threads updated since WHEN: a time ago (30m, 2h, 7d) or a UTC date or "
         "time (2025-06-01, 2025-06-01T09:00:00Z)",
     )
@@ -69,22 +74,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "deleted. For workspaces that must not keep conversations forever.",
     )
     purge.add_argument(
-        "--older-than", metavar="DAYS", type=_days, required=True, help="age in days (> 0)"
+        "--older-than", metavar="DAYS", type=when.days, required=True, help="age in days (> 0)"
     )
     purge.add_argument(
         "--dry-run", action="store_true", help="only list the threads that would be deleted"
     )
     purge.set_defaults(handler=run_purge)
-
-
-def _days(text: str) -> float:
-    try:
-        days = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of days: {text!r}") from None
-    if not days > 0 or days == float("inf"):
-        raise argparse.ArgumentTypeError(f"DAYS must be a positive number, not {text!r}")
-    return days
 
 
 @contextmanager
@@ -100,8 +95,9 @@ def _store(command: str) -> Iterator[Store]:
         missing = not _has_store(url)
         store = None if missing else open_store(url.render_as_string(hide_password=False))
     except SQLAlchemyError as exc:
-        reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-        raise CliError(f"cannot open the store at {where}: {reason}") from None
+        raise CliError(f"cannot open the store at {where}: {store_error(exc)}") from None
+    except StoreUnavailable as exc:
+        raise CliError(str(exc)) from None
     if store is None:
         raise CliError(f"no store at {where} (check DATABASE_URL)")
     print(f"assistant {command}: store {where}", file=sys.stderr, flush=True)
@@ -133,24 +129,6 @@ def _has_store(url: URL) -> bool:
         engine.dispose()
 
 
-_AGO = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
-_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
-
-
-def _since(text: str) -> datetime:
-    """`--since`: a time ago (`90m`, `2h`, `7d`) or an ISO date or time (UTC unless it says)."""
-    ago = _AGO.match(text.strip())
-    if ago:
-        return datetime.now(UTC) - timedelta(**{_UNITS[ago[2]]: float(ago[1])})
-    try:
-        moment = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"not a time: {text!r}; use e.g. 2h, 7d, 2025-06-01 or 2025-06-01T09:00:00Z"
-        ) from None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def run_threads(args: argparse.Namespace) -> int:
     with _store("threads") as store:
         for summary in store.threads(args.channel, args.since):
@@ -170,13 +148,16 @@ def run_threads(args: argparse.Namespace) -> int:
 
 
 def run_purge(args: argparse.Namespace) -> int:
-    cutoff = datetime.now(UTC) - timedelta(days=args.older_than)
+    try:
+        cutoff = when.ago(args.older_than)
+    except ValueError as exc:  # at the very edge of year 1, a moment after it was checked
+        raise CliError(f"DAYS is too large: {exc}") from None
     with _store("purge") as store:
         keys = store.purge(cutoff, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
     for key in keys:
         print(f"{verb}\t{key}")
-    print(f"{verb} {len(keys)} thread(s) not updated since {cutoff:%Y-%m-%dT%H:%M:%SZ}")
+    print(f"{verb} {len(keys)} thread(s) not updated since {when.shown(cutoff)}")
     return 0
 
 

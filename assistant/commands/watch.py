@@ -19,7 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from assistant.commands import CliError
 from assistant.commands.threads import _store
 from context.entry import Entry
-from context.storage import ThreadKey
+from context.storage import Store, ThreadKey, store_error
 from context.trace import TraceWriter
 
 POLL_SECONDS = 0.2
@@ -34,6 +34,7 @@ def show_thread(key: ThreadKey, start: int, follow: bool, out: TextIO = sys.stdo
     with _store("show") as store:
         if not store.has_thread(key):
             raise CliError(f"no thread {key} in the store (see `assistant threads`)")
+        started = store.started_at(key)  # before the read: a purge after it is noticed
         entries = store.entries(key)
         first = first_shown(entries, start)
         trace = TraceWriter(out)
@@ -41,27 +42,50 @@ def show_thread(key: ThreadKey, start: int, follow: bool, out: TextIO = sys.stdo
             trace.write(entry)
         if not follow:
             return 0
-        following = max(len(entries), first)
-        failing = False
-        while True:  # until Ctrl-C
-            time.sleep(POLL_SECONDS)
-            try:
-                new = store.entries(key, following)
-            except SQLAlchemyError as exc:
-                # A database restart or a network blip must not end a watch at 3 a.m.: say
-                # so once, and keep asking.
-                if not failing:
-                    reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
-                    print(
-                        f"assistant show: cannot read the store ({reason}); retrying",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                failing = True
+        _follow(store, key, started, max(len(entries), first), trace)
+    return 0
+
+
+def _say(text: str) -> None:
+    print(f"assistant show: {text}", file=sys.stderr, flush=True)
+
+
+def _follow(
+    store: Store, key: ThreadKey, started: str | None, following: int, trace: TraceWriter
+) -> None:
+    """Print the thread's entries from index `following` as they are recorded, until Ctrl-C.
+
+    A purge deletes the log, and a later message there starts another one under the same
+    key, at index 0: the log followed is told by when it was started, checked before and
+    after each read, so the new log's entries are never taken for the old one's. The watch
+    says the old log was deleted and follows the new one from its entry 0."""
+    failing = False
+    while True:  # until Ctrl-C
+        time.sleep(POLL_SECONDS)
+        try:
+            now = store.started_at(key)
+            if now != started:
+                if started is not None:
+                    waiting = "; waiting for a new log there" if now is None else ""
+                    _say(f"the log of {key} was deleted (purged){waiting}")
+                if now is not None:
+                    _say(f"a new log was started in {key}; following it from entry 0")
+                started, following = now, 0
+            if started is None:
                 continue
-            if failing:
-                print("assistant show: the store can be read again", file=sys.stderr, flush=True)
-                failing = False
-            for entry in new:
-                trace.write(entry)
-                following = entry.index + 1
+            new = store.entries(key, following)
+            if store.started_at(key) != started:
+                continue  # purged while read: what was read may be either log's; next poll
+        except SQLAlchemyError as exc:
+            # A database restart or a network blip must not end a watch at 3 a.m.: say
+            # so once, and keep asking.
+            if not failing:
+                _say(f"cannot read the store ({store_error(exc)}); retrying")
+            failing = True
+            continue
+        if failing:
+            _say("the store can be read again")
+            failing = False
+        for entry in new:
+            trace.write(entry)
+            following = entry.index + 1

@@ -17,6 +17,7 @@ from slack_sdk.errors import SlackApiError
 
 from assistant.history import slack_time
 from context.entry import AssistantEntry, Entry, UserEntry
+from context.storage import EntryMeta, ThreadMessage
 from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage
 
 if TYPE_CHECKING:
@@ -38,16 +39,23 @@ async def get_thread_history(call: GetThreadHistory, ctx: RunContext, index: int
     except SlackApiError as exc:
         # A failed read is news for the model, not the end of the run: it can still answer.
         return f"Error: Slack did not give the thread history ({exc.response.get('error')})."
-    entries = ctx.log.entries  # as the model was last shown them
     metas = await asyncio.to_thread(ctx.store.metadata, ctx.key)
+    return format_history(history_lines(messages, ctx, metas), call)
+
+
+def history_lines(
+    messages: Sequence[ThreadMessage], ctx: RunContext, metas: Sequence[EntryMeta]
+) -> list[HistoryLine]:
+    """The thread's messages as history lines, each the prompt shows whole named by its entry
+    (`metas`: the log's side metadata, for the entries' Slack ts)."""
+    entries = ctx.log.entries  # as the model was last shown them
     slack_ts = {entry.index: meta.slack_ts for entry, meta in zip(entries, metas, strict=False)}
     held = shown_messages(
         ((slack_ts.get(entry.index), entry) for entry in entries), ctx.shown
     )
-    lines = [
+    return [
         HistoryLine(slack_time(m.ts), m.user, m.text, held.get((m.ts, m.text))) for m in messages
     ]
-    return format_history(lines, call)
 
 
 def message_text(entry: Entry) -> str | None:

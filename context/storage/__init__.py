@@ -24,7 +24,7 @@ define the same name.
 from __future__ import annotations
 
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from context.storage.base import (
     Housekeeping,
@@ -61,12 +61,14 @@ __all__ = [
     "Pending",
     "RunStore",
     "Store",
+    "StoreUnavailable",
     "ThreadKey",
     "ThreadMessage",
     "ThreadSummary",
     "Vote",
     "database_url",
     "open_store",
+    "store_error",
 ]
 
 DEFAULT_URL = "sqlite:///assistant.db"
@@ -101,9 +103,28 @@ def database_url(url: str | None) -> URL:
     return parsed.set(drivername=driver)
 
 
+class StoreUnavailable(Exception):
+    """The store could not be opened (the server unreachable, a SQLite file in a missing
+    directory or not a database, …): one line naming where, the password hidden."""
+
+
 def open_store(url: str | None = None) -> Store:
     """Open the store at `url` (default: SQLite file `assistant.db` in the working directory),
-    migrating its schema to the latest version."""
+    migrating its schema to the latest version; StoreUnavailable when it cannot be."""
     from context.storage.store import SqlStore  # SQLAlchemy engines and Alembic load on use
 
-    return SqlStore(database_url(url))
+    parsed = database_url(url)
+    try:
+        return SqlStore(parsed)
+    except SQLAlchemyError as exc:
+        raise StoreUnavailable(
+            f"cannot open the store at {parsed.render_as_string(hide_password=True)}: "
+            f"{store_error(exc)}"
+        ) from exc
+
+
+def store_error(exc: SQLAlchemyError) -> str:
+    """A database error's first line: the driver's words, without SQLAlchemy's statement and
+    parameters (which would be message text)."""
+    lines = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__

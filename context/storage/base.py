@@ -217,6 +217,11 @@ class Housekeeping(Protocol):
         return them."""
         ...
 
+    def started_at(self, key: ThreadKey) -> str | None:
+        """When the thread's log was started (microseconds, UTC), None when there is none:
+        a log purged and started again under the same key has another."""
+        ...
+
     def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
         """Side metadata of the thread's entries with index >= start, in index order."""
         ...

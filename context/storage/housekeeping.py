@@ -107,6 +107,10 @@ class SqlHousekeeping(Repository):
                 connection.execute(threads_table.delete().where(threads_table.c.id.in_(ids)))
         return [ThreadKey(row.team, row.channel, row.thread_ts) for row in rows]
 
+    def started_at(self, key: ThreadKey) -> str | None:
+        with self._db.read() as connection:
+            return connection.scalar(select(threads_table.c.created_at).where(is_thread(key)))
+
     def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
         query = (
             select(*_META_COLUMNS)

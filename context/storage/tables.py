@@ -184,4 +184,8 @@ def now() -> str:
 
 
 def moment(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    """`at` as fixed-width UTC text (`0931-09-26T21:23:39.827522Z`), so that comparing two as
+    text, as SQL does, compares the times; strftime's `%Y` writes year 931 as `931`, which
+    sorts after 2025. Raises OverflowError when `at` in UTC falls outside years 1 to 9999."""
+    utc = at.astimezone(UTC).replace(tzinfo=None)
+    return utc.isoformat(timespec="microseconds") + "Z"
