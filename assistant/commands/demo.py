@@ -42,8 +42,8 @@ def _database(option: str | None) -> tuple[str, bool]:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from assistant.demo import DemoError
-    from assistant.demo import run_demo as play
+    from assistant.serving.demo import DemoError
+    from assistant.serving.demo import run_demo as play
 
     url, tell = _database(args.database)
     try:
