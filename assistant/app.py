@@ -11,23 +11,24 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
-from assistant.agent import Agent
-from assistant.channel_names import ChannelNames
-from assistant.events import EventRecorder
-from assistant.feedback import Feedback
-from assistant.history import ThreadHistory
-from assistant.image_parts import ImageParts
-from assistant.link_access import LinkAccess
-from assistant.model import ModelClient
-from assistant.panel import Panel
-from assistant.panel_status import PanelStatus
-from assistant.recorder import Recorder
-from assistant.runs import RunScheduler
+from assistant.intake.events import EventRecorder
+from assistant.intake.link_access import LinkAccess
+from assistant.intake.message_content import MessageContent
+from assistant.model.client import ModelClient
+from assistant.panel.events import Panel
+from assistant.panel.feedback import Feedback
+from assistant.run.agent import Agent
+from assistant.run.images import ImageParts
+from assistant.run.panel_status import PanelStatus
+from assistant.run.recorder import Recorder
+from assistant.run.scheduler import RunScheduler
+from assistant.run.stream_sweeper import StreamSweeper
+from assistant.run.streaming import SlackStreaming
 from assistant.settings import Settings
-from assistant.slack_client import close_slack_client, configure_slack_client
-from assistant.slack_files import SlackFiles
-from assistant.stream_sweeper import StreamSweeper
-from assistant.streaming import SlackStreaming
+from assistant.slack.channel_names import ChannelNames
+from assistant.slack.client import close_slack_client, configure_slack_client
+from assistant.slack.files import SlackFiles
+from assistant.slack.history import ThreadHistory
 from context.storage import Store, open_store
 from context.trace import open_trace
 
@@ -49,7 +50,7 @@ class Assistant:
         await self.scheduler.stop()
         await self.channel_names.close()
         await self.model.close()
-        await self.events.files.close()
+        await self.events.content.files.close()
         await close_slack_client(self.client)
         self.events.recorder.close()
         self.store.close()
@@ -76,12 +77,12 @@ def create_assistant(
         # process killed before that leaves Slack to retry it, so no message is lost.
         process_before_response=True,
     )
-    client = configure_slack_client(app.client, settings)
+    client = configure_slack_client(app.client, settings.slack_api_base)
     channel_names = ChannelNames(client)
     recorder = Recorder(
         store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
     )
-    model = ModelClient(settings)
+    model = ModelClient(settings.model_options())
     history = ThreadHistory(store, client)
     budget = settings.prompt_budget()
     files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
@@ -115,9 +116,10 @@ def create_assistant(
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
     event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
     access = LinkAccess(client)  # one set of cached answers: links and feedback clicks
-    events = EventRecorder(
-        settings, event_recorder, scheduler, client, files, model.transcribe, access
+    content = MessageContent(
+        client, files, model.transcribe, access, settings.assistant_max_image_bytes
     )
+    events = EventRecorder(settings, event_recorder, scheduler, content)
     feedback = Feedback(event_recorder, access)
     listeners.register(app, events, Panel(settings, event_recorder), feedback)
     return Assistant(settings, store, client, model, scheduler, events, app, channel_names)

@@ -15,7 +15,6 @@ MAX_PROMPTS = 4
 MAX_LOADING_MESSAGES = 10
 
 DEFAULT_GREETING = "Hi, I'm {name}. How can I help?"
-STATUS = "is thinking…"
 
 
 class SuggestedPrompt(BaseModel):

@@ -19,6 +19,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from assistant.model.options import ModelOptions
 from assistant.panel_settings import (
     DEFAULT_GREETING,
     DEFAULT_LOADING_MESSAGES,
@@ -27,8 +28,8 @@ from assistant.panel_settings import (
     parse_loading_messages,
     parse_prompts,
 )
-from assistant.post_limits import PostCaps
-from assistant.prompt import MIN_LOG_TOKENS, PromptBudget
+from assistant.run.post_limits import PostCaps
+from assistant.run.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.storage import DEFAULT_URL, database_url
 from context.trace import TraceKind
 
@@ -169,8 +170,21 @@ class Settings(StoreSettings):
         """slack-sdk wants the base URL with its trailing slash."""
         return self.slack_api_url.rstrip("/") + "/"
 
+    def model_options(self) -> ModelOptions:
+        """What the model client is built from (`assistant.model.client`)."""
+        assert self.openai_api_key is not None
+        return ModelOptions(
+            api_key=self.openai_api_key.get_secret_value(),
+            base_url=self.openai_base_url,
+            timeout=self.openai_timeout,
+            max_retries=self.openai_max_retries,
+            model=self.assistant_model,
+            transcription_model=self.assistant_transcription_model,
+            answer_tokens=self.assistant_answer_tokens,
+        )
+
     def post_caps(self) -> PostCaps:
-        """What one run may post (see `assistant.post_limits`)."""
+        """What one run may post (see `assistant.run.post_limits`)."""
         return PostCaps(
             self.assistant_max_posts_per_reply,
             self.assistant_max_messages_per_run,

@@ -28,6 +28,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from assistant.fakes import FakeOpenAI, FakeSlack
+from assistant.fakes import events as slack_events
 from bench import conversation, texts
 from bench.bare_app import BareBoltServer
 from bench.conversation import Mention
@@ -35,8 +37,6 @@ from bench.load import Arrival, Timed, poisson_times, send_events, send_open_loo
 from bench.model import AnsweringModel
 from bench.report import Figure, median, ms, percentile
 from bench.server import AppServer
-from fakes import FakeOpenAI, FakeSlack
-from fakes import events as slack_events
 from tests.harness import mention
 
 FULL = {"rate": 50.0, "seconds": 60.0, "background": 200, "latency": 2.0, "window": 8.0}

@@ -17,13 +17,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from assistant.fakes import FakeOpenAI, FakeSlack
+from assistant.fakes import events as slack_events
 from bench import conversation
 from bench.load import Delivery, send_events
 from bench.model import AnsweringModel
 from bench.report import Figure, median, ms, percentile
 from bench.server import AppServer
-from fakes import FakeOpenAI, FakeSlack
-from fakes import events as slack_events
 
 FULL = {"threads": 100, "per_thread": 5, "concurrency": 50, "latency": 2.0}
 SMOKE = {"threads": 3, "per_thread": 2, "concurrency": 3, "latency": 0.05}

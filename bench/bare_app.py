@@ -1,7 +1,7 @@
 """A bare Bolt app, for `bench.ack` to measure beside ours: `AsyncApp` with one listener that
 does nothing, behind the same Starlette + uvicorn stack as `assistant serve`
-(`assistant/http.py`), in a process of its own. What it acknowledges per second is the most the
-framework gives one Python process; ours records each message before its ack.
+(`assistant/serving/http.py`), in a process of its own. What it acknowledges per second is the
+most the framework gives one Python process; ours records each message before its ack.
 
 `python -m bench.bare_app PORT SLACK_API_URL` serves it on 127.0.0.1:PORT.
 """
@@ -24,8 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from assistant.fakes import FakeSlack, ids
 from bench.server import STARTUP_TIMEOUT, cpu_seconds, free_port
-from fakes import FakeSlack, ids
 from tests.cli import ROOT
 from tests.process import _Output, clean_env
 
@@ -99,7 +99,7 @@ class BareBoltServer:
 
 
 if __name__ == "__main__":
-    # The same server settings as `assistant serve` (assistant/http.py `serve`).
+    # The same server settings as `assistant serve` (assistant/serving/http.py `serve`).
     uvicorn.run(
         create_bare_app(sys.argv[2]), host="127.0.0.1", port=int(sys.argv[1]), log_level="info"
     )

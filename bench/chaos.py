@@ -21,13 +21,13 @@ import threading
 import time
 from pathlib import Path
 
+from assistant.fakes import FakeOpenAI, FakeSlack
+from assistant.fakes.event_requests import event_callback, signed_event_request
 from bench import conversation
 from bench.model import AnsweringModel
 from bench.report import Figure
 from bench.server import AppServer
 from context.storage import open_store
-from fakes import FakeOpenAI, FakeSlack
-from fakes.event_requests import event_callback, signed_event_request
 
 FULL = {"threads": 20, "per_thread": 5, "kills": 10}
 SMOKE = {"threads": 2, "per_thread": 2, "kills": 1}

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from bench import texts
 from bench.model import AnsweringModel
 from context.storage import open_store
 from context.validate import validate_log
-from fakes import FakeOpenAI, FakeSlack, ids
 from tests.harness import RunningApp, app_settings, mention
 
 

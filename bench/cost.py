@@ -22,14 +22,14 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.prompt import fixed_tokens
-from assistant.slack_text import clean_user_text
+from assistant.fakes import ids
+from assistant.run.prompt import fixed_tokens
+from assistant.slack.text import clean_user_text
 from bench import conversation
 from bench.billing import Call, ChatMessage, bill_all, plain_chat_requests, tool_call_tokens
 from bench.model import AnsweringModel
 from bench.report import Figure
 from context.tokens import TokenCounter, counter_for
-from fakes import ids
 
 MODEL = "gpt-4o-mini"  # the app's default model: o200k_base
 FULL_THREADS, SMOKE_THREADS = (20, 50), (3,)
@@ -55,7 +55,7 @@ def run(smoke: bool = False) -> list[Figure]:
     figures = [
         Figure("token counter", getattr(counter, "name", type(counter).__name__)),
         Figure(
-            "fixed text: system message + tool schemas (+ framing), as assistant.prompt counts",
+            "fixed text: system message + tool schemas (+ framing), as assistant.run.prompt counts",
             f"{fixed:,} tokens",
             f"≤ {FIXED_GOAL}",
             fixed <= FIXED_GOAL,

@@ -20,12 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assistant.fakes import FakeOpenAI, FakeSlack, attacks
 from bench import conversation
 from bench.load import Delivery, send_events
 from bench.model import AnsweringModel
 from bench.report import Figure, median, ms, percentile
 from bench.server import AppServer
-from fakes import FakeOpenAI, FakeSlack, attacks
 
 FULL = {"mentions": 200, "pace": 0.05, "big": 4, "big_bytes": 50_000_000, "slow": 20, "bad": 4}
 SMOKE = {"mentions": 3, "pace": 0.0, "big": 1, "big_bytes": 2_000_000, "slow": 2, "bad": 1}

@@ -18,9 +18,9 @@ import time
 from collections import Counter
 from typing import Any
 
+from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai_responses import Hold, Response
 from bench import texts
-from fakes import openai_responses as replies
-from fakes.openai_responses import Hold, Response
 
 
 class AnsweringModel:

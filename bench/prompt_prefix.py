@@ -147,8 +147,8 @@ class Thread:
 def provider_prefix() -> str | None:
     """What a provider sees before the log: the tool schemas and the fixed system message."""
     try:
-        from assistant.instructions import SYSTEM_MESSAGE
-        from assistant.tools import TOOL_SCHEMAS
+        from assistant.model.instructions import SYSTEM_MESSAGE
+        from assistant.model.tool_calls import TOOL_SCHEMAS
     except Exception:
         return None
     return json.dumps(TOOL_SCHEMAS) + SYSTEM_MESSAGE

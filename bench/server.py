@@ -10,7 +10,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from tests.process import AssistantProcess, clean_env
 
 STARTUP_TIMEOUT = 60.0

@@ -12,10 +12,10 @@ import itertools
 import tempfile
 from pathlib import Path
 
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from bench import conversation
 from bench.model import AnsweringModel
 from bench.report import Figure
-from fakes import FakeOpenAI, FakeSlack, ids
 from tests.harness import RunningApp, app_settings
 
 FULL_MENTIONS, SMOKE_MENTIONS = 20, 3

@@ -23,12 +23,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from assistant.fakes import FakeOpenAI, FakeSlack
+from assistant.fakes import openai_responses as replies
+from assistant.fakes.event_requests import event_callback, signed_event_request
+from assistant.fakes.openai_stream import Streamed, StreamStyle, tokens
 from bench.report import Figure, ms
 from bench.server import AppServer
-from fakes import FakeOpenAI, FakeSlack
-from fakes import openai_responses as replies
-from fakes.event_requests import event_callback, signed_event_request
-from fakes.openai_stream import Streamed, StreamStyle, tokens
 from tests.harness import mention
 
 FULL = {"sizes": (100, 600, 2000), "rate": 50.0}

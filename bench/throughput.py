@@ -19,12 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from assistant.fakes import FakeOpenAI, FakeSlack
 from bench import conversation
 from bench.load import send_events
 from bench.model import AnsweringModel
 from bench.report import Figure
 from bench.server import AppServer, own_cpu_seconds
-from fakes import FakeOpenAI, FakeSlack
 
 FULL = {"warmup": 500, "idle": 10_000, "held": 1_000, "concurrency": 50, "batch": 500}
 SMOKE = {"warmup": 5, "idle": 20, "held": 10, "concurrency": 5, "batch": 10}

@@ -23,13 +23,14 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.agent import Agent
-from assistant.model import ModelReply, RawToolCall, build_messages
-from assistant.prompt import PromptBudget, RunPrompts
-from assistant.recorder import Recorder
+from assistant.model.completion import ModelReply, RawToolCall
+from assistant.model.request import build_messages
+from assistant.model.tool_calls import TOOL_SCHEMAS
+from assistant.run.agent import Agent
+from assistant.run.prompt import PromptBudget, RunPrompts
+from assistant.run.recorder import Recorder
+from assistant.run.tools.run_context import RunContext
 from assistant.settings import Settings
-from assistant.tools import TOOL_SCHEMAS
-from assistant.tools.run_context import RunContext
 from bench.report import median
 from context.budget import BuiltPrompt
 from context.entry import Entry

@@ -106,7 +106,7 @@ class PromptBuilder:
     not is the whole log planned again by `build_prompt`. The extended prompt's token count is
     an upper bound: the last count plus each new piece's count and one for its comma (joining
     pieces never costs more than counting them apart: BPE and the estimate split at the same
-    punctuation; tests/test_budget.py checks it on random logs for every counter).
+    punctuation; tests/context/test_budget.py checks it on random logs for every counter).
     """
 
     def __init__(

@@ -101,6 +101,10 @@ class _Entry(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
 
+# What the system entry that ends a failed run starts with (docs/log-format.md#how-a-run-ends).
+FAILURE_PREFIX = "Error: "
+
+
 class SystemEntry(_Entry):
     role: Literal["system"] = "system"
     content: str

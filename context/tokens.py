@@ -8,16 +8,16 @@ tiktoken downloads its tables on first use, which fails offline, so the exact co
    `DATA_GYM_CACHE_DIR`, else `<tmp>/data-gym-cache`); it is never asked to download;
 2. else `bpe-openai` (a dependency): bindings of GitHub's Rust `bpe-openai` crate, whose wheel
    embeds both tables (byte-identical to OpenAI's files: tiktoken's SHA-256 check accepts
-   them). tests/test_tokens.py checks its counts against tiktoken's.
+   them). tests/context/test_tokens.py checks its counts against tiktoken's.
 
 `EstimateCounter` splits text the way the encodings' pre-tokenizer does (BPE never merges
 across those pieces, so each costs at least one token) and costs each piece by its character
 class: `1 + weight * max(0, len(piece) - free)`. The weights were fitted (squared relative
 error) on compact JSON logs: the repository's examples and a generated corpus in English,
 Portuguese, French, Japanese, Chinese, Korean, Arabic, Hindi, Russian, Greek, emoji, Slack
-markup, code, pasted logs and JSON-escaped text (`python -m tests.test_tokens` refits them).
+markup, code, pasted logs and JSON-escaped text (`python -m tests.context.test_tokens` refits them).
 
-Error bound (tests/test_tokens.py asserts it on threads generated with other seeds than the
+Error bound (tests/context/test_tokens.py asserts it on threads generated with other seeds than the
 fit's, and on the examples): on serialized logs of 2,000+ characters, within ±10% of the
 encoding it was fitted to (worst seen: 3.1% for o200k_base, 5.5% for cl100k_base); on pastes
 unlike the corpus (base64, hex, numbers, deep indentation, long rare words), within ±35% (worst
@@ -149,8 +149,8 @@ _PIECE = re.compile(
 )
 _WORDLIKE = re.compile(r"[^\r\n\w]?[A-Z]?[a-z]+|[^\r\n\w]?[A-Z]")
 
-# Fitted by `python -m tests.test_tokens`, which prints this table. "other" is not fitted (the
-# corpus has none): one token per character, on the safe side.
+# Fitted by `python -m tests.context.test_tokens`, which prints this table. "other" is not
+# fitted (the corpus has none): one token per character, on the safe side.
 # class: (o200k_base weight, free length), (cl100k_base weight, free length)
 _FITTED: dict[str, tuple[tuple[float, int], tuple[float, int]]] = {
     "word": ((0.06, 5), (0.0, 0)),  # an ASCII word in lower case or Capitalized

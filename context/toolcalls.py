@@ -1,10 +1,10 @@
 """The assistant's tool calls: one pydantic model per tool.
 
 Each model is at once the log entry's content, the validator of the model's arguments and
-(through `assistant.tools`) the OpenAI function schema. Field order is the canonical key order:
-`toolCall` first, `reasoning` last. The docstrings and field descriptions document the log's
-JSON Schema (`assistant schema`); the function schemas carry only names, types and bounds,
-since what each tool does is said once, in the system message (`assistant.instructions`).
+(through `assistant.model.tool_calls`) the OpenAI function schema. Field order is the canonical
+key order: `toolCall` first, `reasoning` last. The docstrings and field descriptions document the
+log's JSON Schema (`assistant schema`); the function schemas carry only names, types and bounds,
+since what each tool does is said once, in the system message (`assistant.model.instructions`).
 """
 
 from __future__ import annotations

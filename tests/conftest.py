@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import OperationalError
 
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from context.storage import Store, database_url, open_store
-from fakes import FakeOpenAI, FakeSlack, ids
 from tests.harness import RunningApp, app_settings
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -149,6 +149,14 @@ class AppStores:
             else:
                 self._urls.append(f"sqlite:///{self._tmp_path / f'app{len(self._urls)}.db'}")
         return self._urls[n]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests whose apps open TEST_APP_BACKEND's stores: the only ones a second pass
+    on the other backend (`-m app_backend`) needs to run again."""
+    for item in items:
+        if "app_stores" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.app_backend)
 
 
 @pytest.fixture

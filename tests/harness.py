@@ -17,14 +17,14 @@ import uvicorn
 from slack_bolt.listener.asyncio_runner import AsyncioListenerRunner
 
 from assistant.app import Assistant
-from assistant.http import create_web_app
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes import openai_responses as replies
+from assistant.fakes.event_requests import event_callback, signed_event_request
+from assistant.fakes.events import app_mention
+from assistant.serving.http import create_web_app
+from assistant.serving.web_server import server_config
 from assistant.settings import Settings, load_settings
-from assistant.web_server import server_config
 from context.storage import ThreadKey
-from fakes import FakeOpenAI, FakeSlack, ids
-from fakes import openai_responses as replies
-from fakes.event_requests import event_callback, signed_event_request
-from fakes.events import app_mention
 
 TIMEOUT = 15
 
@@ -42,7 +42,7 @@ def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra
         "openai_base_url": model.base_url,
         "openai_max_retries": 0,
         "database_url": database_url,
-        # Answers are posted whole unless a test streams them (tests/test_streaming.py).
+        # Answers are posted whole unless a test streams them (tests/e2e/test_streaming.py).
         "assistant_stream": "off",
     }
     return load_settings("http", _env_file=None, **{**values, **extra})

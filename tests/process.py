@@ -27,7 +27,7 @@ def clean_env(**env: str) -> dict[str, str]:
         for name, value in os.environ.items()
         if not name.startswith(prefixes) and name not in names
     }
-    # Answers posted whole unless a test streams (tests/test_streaming.py sets it).
+    # Answers posted whole unless a test streams (tests/e2e/test_streaming.py sets it).
     defaults = {"PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "ASSISTANT_STREAM": "off"}
     return {**base, **defaults, **env}
 

@@ -16,7 +16,7 @@ from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from fakes._server import DEFAULT_TIMEOUT
+from assistant.fakes._server import DEFAULT_TIMEOUT
 
 T = TypeVar("T")
 CHUNK = 65536

@@ -54,8 +54,8 @@ def _told(url: str) -> tuple[str, str]:
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    from assistant.demo import DemoError
-    from assistant.demo import run_demo as play
+    from assistant.serving.demo import DemoError
+    from assistant.serving.demo import run_demo as play
 
     url, tell = _database(args.database)
     try:

@@ -15,8 +15,7 @@ from assistant.commands import CliError
 from assistant.commands.io import file_or_thread, read_input, write_output
 from assistant.commands.slack import _settings_error
 from assistant.commands.threads import _store
-from assistant.replay import Replayer
-from assistant.replay_report import (
+from assistant.replay.report import (
     Outcome,
     Side,
     Summary,
@@ -107,8 +106,8 @@ def run_replay(args: argparse.Namespace) -> int:
         if args.model:
             overrides["assistant_model"] = args.model
         if args.demo_model:
-            from assistant.demo import scripted_model
-            from fakes import ids
+            from assistant.fakes import ids
+            from assistant.serving.demo import scripted_model
 
             model = stack.enter_context(scripted_model())
             overrides.update(openai_api_key=ids.OPENAI_API_KEY, openai_base_url=model.base_url)
@@ -178,6 +177,10 @@ async def _replay_all(
         settings.assistant_trace, sys.stdout, labels.get, header_first=len(inputs) > 1
     )
     outcomes, extended = [], None
+    # Loaded here, not at the top: the model client and the agent take a second to import,
+    # which every other command would pay.
+    from assistant.replay.replayer import Replayer
+
     async with Replayer(settings, trace) as replayer:
         for number, item in enumerate(inputs, 1):
             key = ThreadKey("replay", str(number), "0")

@@ -40,7 +40,7 @@ def _settings_error(headline: str, exc: SettingsError) -> CliError:
 
 
 def run_socket(args: argparse.Namespace) -> int:
-    from assistant.socket_mode import run
+    from assistant.serving.socket_mode import run
 
     settings = _settings("socket")
     try:
@@ -51,7 +51,7 @@ def run_socket(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from assistant.http import serve
+    from assistant.serving.http import serve
 
     settings = _settings("http")
     try:

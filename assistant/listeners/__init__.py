@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.events import EventRecorder
-from assistant.feedback import Feedback
+from assistant.intake.events import EventRecorder
 from assistant.listeners.actions import register as register_actions
 from assistant.listeners.assistant import register as register_assistant
 from assistant.listeners.errors import register as register_errors
 from assistant.listeners.events import register as register_events
-from assistant.panel import Panel
+from assistant.panel.events import Panel
+from assistant.panel.feedback import Feedback
 
 
 def register(app: AsyncApp, events: EventRecorder, panel: Panel, feedback: Feedback) -> None:

@@ -1,7 +1,8 @@
 """What Bolt does with an exception its listeners and middleware did not catch: Slack still
 gets a 500 (an event is then sent again, so a message the store could not take is not lost),
 and the console gets one line when the store could not be used just now (a connection cut, a
-server restarting or read-only: `assistant.runs.store_unavailable`), a traceback otherwise."""
+server restarting or read-only: `assistant.run.scheduler.store_unavailable`), a traceback
+otherwise."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.runs import log_failure
+from assistant.run.scheduler import log_failure
 
 log = logging.getLogger(__name__)
 

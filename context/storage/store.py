@@ -19,7 +19,7 @@ class SqlStore(SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlHousek
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 
     The repositories keep no state but the `Database` they share, and no two define the same
-    name (tests/test_storage_layout.py checks it), so combining them adds nothing to any."""
+    name (tests/context/test_storage_layout.py checks it), so combining them adds nothing to any."""
 
     def __init__(self, url: str | URL) -> None:
         super().__init__(Database.open(url))

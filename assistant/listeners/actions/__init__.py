@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.feedback import Feedback
 from assistant.listeners.actions import feedback as feedback_buttons
+from assistant.panel.feedback import Feedback
 
 
 def register(app: AsyncApp, feedback: Feedback) -> None:

@@ -6,7 +6,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from assistant.feedback import ACTION_ID, Feedback
+from assistant.panel.feedback import Feedback
+from assistant.run.feedback_buttons import ACTION_ID
 
 
 def register(app: AsyncApp, feedback: Feedback) -> None:

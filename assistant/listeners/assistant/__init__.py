@@ -10,9 +10,9 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.payload_utils import is_other_message_sub_event_in_assistant_thread
 from slack_bolt.response import BoltResponse
 
-from assistant.events import EventRecorder
+from assistant.intake.events import EventRecorder
 from assistant.listeners.assistant import context_changed, thread_started, user_message
-from assistant.panel import Panel
+from assistant.panel.events import Panel
 
 
 class PanelAssistant(AsyncAssistant):

@@ -6,8 +6,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAssistant
 
-from assistant.events import EventRecorder
-from assistant.panel import Panel
+from assistant.intake.events import EventRecorder
+from assistant.panel.events import Panel
 
 
 def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> None:

@@ -9,8 +9,8 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
     AsyncSetSuggestedPrompts,
 )
 
-from assistant.events import EventRecorder
-from assistant.panel import Panel
+from assistant.intake.events import EventRecorder
+from assistant.panel.events import Panel
 
 
 def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> None:

@@ -8,10 +8,10 @@ from typing import Any
 from slack_bolt.async_app import AsyncAssistant, AsyncBoltContext
 from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
 
-from assistant.event_shapes import person_message
-from assistant.events import EventRecorder
+from assistant.intake.event_shapes import person_message
+from assistant.intake.events import EventRecorder
 from assistant.listeners.events.filters import from_person
-from assistant.panel import Panel
+from assistant.panel.events import Panel
 
 
 def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> None:

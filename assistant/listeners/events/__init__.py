@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.events import EventRecorder
+from assistant.intake.events import EventRecorder
 from assistant.listeners.events import (
     app_mention,
     message,

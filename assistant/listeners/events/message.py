@@ -6,8 +6,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
-from assistant.event_shapes import person_message
-from assistant.events import EventRecorder
+from assistant.intake.event_shapes import person_message
+from assistant.intake.events import EventRecorder
 from assistant.listeners.events.filters import from_person
 
 # Subtypes that are still a person writing in the thread.

@@ -6,8 +6,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
-from assistant.event_shapes import EditFields, checked
-from assistant.events import EventRecorder
+from assistant.intake.event_shapes import EditFields, checked
+from assistant.intake.events import EventRecorder
 from assistant.listeners.events.filters import from_person
 
 

@@ -6,8 +6,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.event_shapes import DeletionFields, checked
-from assistant.events import EventRecorder
+from assistant.intake.event_shapes import DeletionFields, checked
+from assistant.intake.events import EventRecorder
 
 
 def register(app: AsyncApp, events: EventRecorder) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.events import EventRecorder
+from assistant.intake.events import EventRecorder
 
 
 def register(app: AsyncApp, events: EventRecorder) -> None:

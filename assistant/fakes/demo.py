@@ -1,0 +1,102 @@
+"""The demo's conversation and its scripted model (`assistant demo`, `assistant replay
+--demo-model`).
+
+The conversation: two people discuss a release in a channel thread; one of them asks the bot
+to sum it up (a mention: the model reads the thread's history first), then asks a follow-up
+without mentioning it. The model is not a script of replies in order but a rule over the log
+each request carries (the newest person's message and what was done since), so it answers
+the same way live, in a replay of the whole log, or of the log cut at any entry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from assistant.fakes import ids
+from assistant.fakes.openai_responses import Completion, finish_request, tool_calls
+
+BOB_ID = "U0FAKEBOB1"
+CHANNEL_NAME = "general"
+
+
+@dataclass(frozen=True)
+class Message:
+    user: str
+    text: str
+    mention: bool = False  # whether it mentions the bot
+
+
+# The thread's parent first; the bot is mentioned only by the third message.
+CONVERSATION = (
+    Message(ids.USER_ID, "Release 2.4 is blocked: the database migration still needs a review."),
+    Message(BOB_ID, "I reviewed and approved the migration. We can ship on Thursday."),
+    Message(ids.USER_ID, "can you sum up where the release stands?", mention=True),
+    Message(ids.USER_ID, "Thanks! What should we check before we ship?"),
+)
+
+CHECKLIST = (
+    "Before shipping, check:\n"
+    "1. the migration runs cleanly on a copy of production data;\n"
+    "2. the rollback steps are written down;\n"
+    "3. someone is on call for the hour after the deploy."
+)
+
+
+def demo_reply(body: dict[str, Any]) -> Completion:
+    """The scripted model's next tool call for the log in a chat completion request."""
+    log = json.loads(_log_text(body))
+    asked = next((e for e in reversed(log) if e.get("role") == "user"), None)
+    if asked is None:
+        return finish_request("There is no message to answer.")
+    since = log[log.index(asked) + 1 :]
+    done = [e["content"].get("toolCall") for e in since if e.get("role") == "assistant"]
+    text = asked["content"]["text"]
+    if "postMessage" in done:
+        return finish_request("The question is answered.")
+    if re.search(r"sum (it )?up|stand|status", text, re.I):
+        if "getThreadHistory" not in done:
+            return tool_calls(
+                (
+                    "getThreadHistory",
+                    {"ascending": True, "reasoning": "The answer is in the thread's messages"},
+                )
+            )
+        return _post(_summary(since), "Summing up the thread's messages")
+    if re.search(r"check", text, re.I):
+        return _post(CHECKLIST, "Listing what to check before a release")
+    return _post(
+        "I'm the demo's scripted model: I can only sum up the thread and list what to check "
+        "before a release.",
+        "The question is outside the demo's script",
+    )
+
+
+def _post(text: str, reasoning: str) -> Completion:
+    return tool_calls(("postMessage", {"text": text, "reasoning": reasoning}))
+
+
+def _summary(since: list[dict[str, Any]]) -> str:
+    history = next(
+        (
+            e["content"]
+            for e in since
+            if e.get("role") == "system" and e["content"].startswith("Thread history")
+        ),
+        "",
+    )
+    said = [line.split("] ", 1)[1] for line in history.splitlines()[1:] if "] " in line]
+    points = [line for line in said if "?" not in line]  # what people said, not asked
+    if not points:
+        return "I could not find anything about the release in this thread."
+    return "Where the release stands, from this thread:\n" + "\n".join(f"• {p}" for p in points)
+
+
+def _log_text(body: dict[str, Any]) -> str:
+    """The log the request carries: the user message's text (its first part with images)."""
+    content = body["messages"][-1]["content"]
+    if isinstance(content, list):
+        content = next(part["text"] for part in content if part.get("type") == "text")
+    return str(content)

@@ -1,0 +1,140 @@
+"""Slack events into the log (docs/log-format.md#what-is-recorded): who is recorded, how, and who
+gets an answer."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.intake import references
+from assistant.intake.deadline import READ_SECONDS, InFlight
+from assistant.intake.event_shapes import Checked
+from assistant.intake.message_content import MessageContent
+from assistant.run.recorder import Recorder
+from assistant.run.scheduler import AnswerRequest, RunScheduler
+from assistant.settings import Settings
+from assistant.slack.history import slack_time
+from assistant.slack.text import clean_user_text
+from context.entry import UserContent
+from context.storage import EntryMeta, ThreadKey, ThreadMessage
+
+log = logging.getLogger(__name__)
+
+
+def thread_key(team: str, channel: str, message: dict[str, Any]) -> ThreadKey:
+    return ThreadKey(team, channel, message.get("thread_ts") or message["ts"])
+
+
+@dataclass(frozen=True)
+class EventRecorder:
+    settings: Settings
+    recorder: Recorder  # with threads of its own: acknowledgements never queue behind runs
+    scheduler: RunScheduler
+    content: MessageContent  # what a message carries: its text, files and linked messages
+    reading: InFlight = field(default_factory=InFlight)
+
+    async def message(
+        self,
+        message: Checked,
+        bot_user_id: str | None,
+        mention: bool,
+        received_at: float | None = None,
+    ) -> None:
+        """A person's message: a mention, a DM, or a message in a thread the bot is in.
+        `received_at`: when the event arrived (the event loop's clock), if known: its files
+        and links are read until `READ_SECONDS` after it (see `assistant.intake.deadline`)."""
+        loop = asyncio.get_running_loop()
+        deadline = (received_at or loop.time()) + READ_SECONDS
+        event = message.event
+        key = thread_key(message.team, event["channel"], event)
+        direct = event.get("channel_type") == "im"
+        if not mention and not direct:
+            # Slack sends no app_mention in a DM: there the message event is the only one.
+            if bot_user_id and re.search(rf"<@{re.escape(bot_user_id)}[|>]", event.get("text", "")):
+                return  # the app_mention event records it, and asks for the answer
+            if not await self._in_thread(key):
+                return
+        raw = event.get("text", "")
+        media = event.get("files") or references.links_in(raw)
+        # A second delivery waits while the first is read here, then finds it recorded.
+        async with self.reading.alone((key, event["ts"])) if media else nullcontext():
+            if media and await self._recorded(key, event["ts"]):
+                return  # a retry: its files were read and its links resolved the first time
+            await self._record(message, key, bot_user_id, mention, direct, deadline)
+
+    async def _record(
+        self,
+        message: Checked,
+        key: ThreadKey,
+        bot_user_id: str | None,
+        mention: bool,
+        direct: bool,
+        deadline: float,
+    ) -> None:
+        event, event_id = message.event, message.event_id
+        userid = f"<@{event['user']}>"
+        text, attachments = await self.content.read(message.team, event, bot_user_id, deadline)
+        # Owed an answer from the moment it is recorded: a crash after this write loses
+        # nothing (assistant.run.scheduler resumes it), and Slack is acknowledged only after it.
+        wants_answer = mention or direct or self.settings.assistant_answer_followups
+        entry = await self.recorder.record_message(
+            key,
+            UserContent(userid=userid, text=text),
+            slack_time(event["ts"]),
+            EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
+            self.settings.instructions(),
+            attachments.images,
+        )
+        if entry is None:
+            return  # a retry, or the other event of a channel mention
+        problems = [*message.problems, *attachments.problems]
+        if problems:
+            await self.recorder.record(key, "\n".join(problems))
+        if wants_answer:
+            self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
+
+    async def edited(
+        self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None
+    ) -> None:
+        new, old = event["message"], event.get("previous_message", {})
+        if new.get("text") == old.get("text"):
+            return  # Slack also sends message_changed when it adds a link preview
+        key = thread_key(team, event["channel"], new)
+        if not await self._recorded(key, new["ts"]):
+            return
+        userid = f"<@{new.get('user') or old.get('user') or 'unknown'}>"
+        text = clean_user_text(new.get("text", ""), bot_user_id)  # as the message was recorded
+        await self.recorder.record(
+            key,
+            f"{userid} edited their message from {slack_time(new['ts'])}. New text:\n{text}",
+            meta=EntryMeta(event_id=event_id),
+        )
+        await self._remember(key, ThreadMessage(new["ts"], userid, text))
+
+    async def deleted(self, team: str, event: dict[str, Any], event_id: str | None) -> None:
+        old = event.get("previous_message", {})
+        ts = event["deleted_ts"]
+        key = thread_key(team, event["channel"], {"ts": ts, **old})
+        if not await self._recorded(key, ts):
+            return
+        userid = f"<@{old.get('user') or 'unknown'}>"
+        await self.recorder.record(
+            key,
+            f"{userid} deleted their message from {slack_time(ts)}.",
+            meta=EntryMeta(event_id=event_id),
+        )
+        await self.recorder.call(self.recorder.store.forget_message, key, ts)
+
+    async def _in_thread(self, key: ThreadKey) -> bool:
+        return await self.recorder.call(self.recorder.store.has_thread, key)
+
+    async def _recorded(self, key: ThreadKey, ts: str) -> bool:
+        return await self.recorder.call(self.recorder.store.has_message, key, ts)
+
+    async def _remember(self, key: ThreadKey, message: ThreadMessage) -> None:
+        """The thread's copy of the message, for getThreadHistory (see assistant.slack.history)."""
+        await self.recorder.call(self.recorder.store.remember_messages, key, [message])

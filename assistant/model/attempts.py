@@ -1,0 +1,153 @@
+"""The attempts of one model call (docs/architecture.md#slack-and-the-model): each attempt has
+`OPENAI_TIMEOUT` seconds for the whole of it, from the request to the answer's last byte,
+streamed or not, and so has each wait between attempts. A call therefore takes at most
+(2 * `OPENAI_MAX_RETRIES` + 1) * `OPENAI_TIMEOUT`.
+
+The openai client's own timeout bounds each read, not the call: a server that sends an SSE
+`: keep-alive` comment every second, or trickles its answer, held a run for as long as it
+liked. So the client makes one attempt per request (its `max_retries` is 0) and the retries
+are made here, each attempt under `asyncio.timeout`, by the client's own rules: a dropped
+connection, a timeout, HTTP 408, 409, 429 and 5xx are retried (`x-should-retry` decides when
+the server sends it), after the server's `Retry-After` or 0.5 s doubling up to 8 s; and, as a
+5xx, a 200 whose body is not a chat completion (a proxy between may answer properly next
+time). A `Retry-After` longer than `OPENAI_TIMEOUT` is not waited for: the call fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+import aiohttp
+import httpx2
+import openai
+
+from assistant.model.completion import NotACompletion
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAY = 0.5  # the first wait between attempts, doubled each time, at most:
+MAX_RETRY_DELAY = 8.0
+RETRIED_STATUSES = frozenset({408, 409, 429})  # and every 5xx
+DID_NOT_ANSWER = "the model did not answer in time"
+
+
+class ModelError(Exception):
+    """The model could not be reached or gave no usable answer; the message is for the log
+    and holds no secret."""
+
+
+class AttemptFailed(Exception):
+    """One attempt failed: `what` for the log; whether another attempt may do better; how
+    long the server asked to wait before it (None: it did not say)."""
+
+    def __init__(self, what: str, retry: bool = True, wait: float | None = None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.retry = retry
+        self.wait = wait
+
+
+@dataclass(frozen=True)
+class Attempts:
+    """`retries` + 1 attempts at most, each within `timeout` seconds."""
+
+    timeout: float
+    retries: int
+
+    async def run(
+        self, attempt: Callable[[], Awaitable[T]], used: Callable[[], bool] = lambda: False
+    ) -> T:
+        """The first attempt that succeeds; raises ModelError. `used`: whether the failed
+        attempt's answer has begun to be used (a stream's first calls): then it is final."""
+        for number in range(self.retries + 1):
+            deadline = asyncio.timeout(self.timeout)
+            try:
+                async with deadline:
+                    return await attempt()
+            except Exception as exc:
+                failed = _failure(exc, deadline.expired())
+                if failed is None:
+                    raise
+                quiet = not isinstance(exc, NotACompletion)
+            wait = failed.wait
+            if wait is None:
+                wait = min(RETRY_DELAY * 2**number, MAX_RETRY_DELAY, self.timeout)
+            if not failed.retry or used() or number == self.retries or wait > self.timeout:
+                raise ModelError(failed.what) from None
+            # The client's own retries were info; an answer that is not a completion warned.
+            log.log(logging.INFO if quiet else logging.WARNING, "%s; retrying", failed.what)
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _failure(exc: Exception, expired: bool) -> AttemptFailed | None:
+    """What a failed attempt says, or None for an exception that is not the model's."""
+    if isinstance(exc, AttemptFailed):
+        return exc
+    if isinstance(exc, TimeoutError) and expired:
+        return AttemptFailed(DID_NOT_ANSWER)
+    if isinstance(exc, NotACompletion):
+        return AttemptFailed(f"the model service answered with {exc}, not a chat completion")
+    if isinstance(exc, openai.APIStatusError):
+        response = exc.response
+        return AttemptFailed(
+            what_failed(exc, "the model service", "the model"),
+            retry=_retried(response),
+            wait=_retry_after(response.headers),
+        )
+    if isinstance(exc, openai.APIError):
+        retry = isinstance(exc, openai.APIConnectionError)  # not an error event in a stream
+        return AttemptFailed(what_failed(exc, "the model service", "the model"), retry=retry)
+    return None
+
+
+def _retried(response: httpx2.Response) -> bool:
+    """Whether the openai client would retry this answer."""
+    should = response.headers.get("x-should-retry")
+    if should in ("true", "false"):
+        return should == "true"
+    return response.status_code in RETRIED_STATUSES or response.status_code >= 500
+
+
+def _retry_after(headers: httpx2.Headers) -> float | None:
+    """The wait the server asks for, in seconds (`retry-after-ms`, or `retry-after` in
+    seconds), or None."""
+    for name, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            seconds = float(headers.get(name, "")) / divisor
+        except ValueError:
+            continue
+        if seconds >= 0:
+            return seconds
+    return None
+
+
+def what_failed(error: openai.APIError, service: str, responder: str) -> str:
+    """What went wrong, for the log: no secret, no traceback."""
+    if isinstance(error, openai.APIStatusError):
+        return f"{service} answered HTTP {error.status_code}"
+    if isinstance(error, openai.APITimeoutError) and not _connection_failed(error):
+        return f"{responder} did not answer in time"
+    if not isinstance(error, openai.APIConnectionError):  # an error event in a stream
+        return f"{service} sent an error instead of the rest of its answer"
+    return f"{service} could not be reached"
+
+
+def _connection_failed(error: BaseException) -> bool:
+    """Whether a "timeout" from the openai client was a refused or dropped connection: its
+    aiohttp transport reports every connection error as a timeout (and it is retried as one),
+    but the log should say what happened."""
+    cause = error.__cause__
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientConnectionError) and not isinstance(
+            cause, asyncio.TimeoutError
+        ):
+            return True
+        cause = cause.__cause__
+    return False

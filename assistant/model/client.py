@@ -1,0 +1,211 @@
+"""The model client: one Chat Completions call per step, through `AsyncOpenAI`
+(docs/log-format.md#messages-of-a-call)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+import openai
+from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
+
+from assistant.model.attempts import AttemptFailed, Attempts, what_failed
+from assistant.model.completion import ModelReply, parse_completion, reply_of
+from assistant.model.handoff import Handoff
+from assistant.model.options import ModelOptions
+from assistant.model.request import ImagePart, answer_limit, build_messages
+from assistant.model.stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
+from assistant.model.tool_calls import TOOL_SCHEMAS
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+# A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
+HANDOFF_PAUSE = 0.05
+
+
+class TranscriptionError(Exception):
+    """The transcription service failed; the message holds no secret."""
+
+
+class ModelClient:
+    """The openai client, on an event loop of its own in its own thread: building a request
+    and parsing its answer costs milliseconds of CPU a call (most of the serving process's
+    time under load), which must not hold up the loop that acknowledges Slack's events."""
+
+    def __init__(self, options: ModelOptions) -> None:
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(
+            target=self._loop.run_forever, name="model-client", daemon=True
+        )
+        self._thread.start()
+        self._model = options.model
+        self._transcription_model = options.transcription_model
+        # Every call caps the answer at the room the context budget keeps for it.
+        self._answer_limit = answer_limit(self._model, options.answer_tokens)
+        # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
+        # are made with it (assistant/model/attempts.py): the client makes one per request.
+        self._attempts = Attempts(options.timeout, options.max_retries)
+        # Whether the server streams answers with tool calls; a server found not to is asked
+        # for whole answers from then on (for this process).
+        self.streams = True
+        self._client = AsyncOpenAI(
+            api_key=options.api_key,
+            base_url=options.base_url,
+            timeout=options.timeout,
+            max_retries=0,
+            # aiohttp, as openai documents for many concurrent requests: httpx's pool scans
+            # every open connection on each request, and hundreds of runs keep hundreds open.
+            http_client=DefaultAioHttpClient(),
+        )
+        # Transcriptions keep the client's retries: their reads are bounded by the event's
+        # own deadline (assistant/intake/deadline.py).
+        self._transcriber = self._client.with_options(max_retries=options.max_retries)
+
+    async def _on_own_loop(self, work: Coroutine[Any, Any, T]) -> T:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
+
+    async def next_step(self, prompt_text: str, images: Sequence[ImagePart] = ()) -> ModelReply:
+        """Ask the model for its next tool calls on the log as it is now."""
+        return await self._on_own_loop(self._next_step(prompt_text, images))
+
+    async def stream_step(
+        self, prompt_text: str, images: Sequence[ImagePart] = ()
+    ) -> AsyncIterator[StepEvent]:
+        """Ask the model for its next tool calls, streamed: each call as it starts, the
+        pieces of its arguments, each call once complete, then the whole reply. A server that
+        does not stream gives the same events once its whole answer is in. Raises ModelError."""
+        handoff: Handoff[StepEvent] = Handoff(asyncio.get_running_loop(), HANDOFF_PAUSE)
+
+        def emit(events: list[StepEvent]) -> None:
+            # A call complete goes at once: its post is finished while the model goes on.
+            handoff.send(events, urgent=any(isinstance(e, CallEnded | ReplyEnded) for e in events))
+
+        async def produce() -> None:
+            try:
+                await self._stream_step(prompt_text, images, emit)
+            except BaseException as exc:  # handed to the caller, in its loop
+                handoff.close(exc)
+            else:
+                handoff.close()
+
+        future = asyncio.run_coroutine_threadsafe(produce(), self._loop)
+        try:
+            async for event in handoff.receive():
+                yield event
+        finally:
+            future.cancel()  # the caller stopped early: the answer is not read further
+
+    async def transcribe(self, name: str, data: bytes, mimetype: str) -> str:
+        """The text of an audio file, through the transcription endpoint."""
+        return await self._on_own_loop(self._transcribe(name, data, mimetype))
+
+    async def close(self) -> None:
+        await self._on_own_loop(self._close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        await asyncio.to_thread(self._thread.join)
+        self._loop.close()
+
+    async def _close(self) -> None:
+        # Calls whose callers were cancelled (a stopping process) end before the client.
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
+        await self._client.close()
+
+    async def _next_step(self, prompt_text: str, images: Sequence[ImagePart]) -> ModelReply:
+        started = time.perf_counter()
+
+        async def attempt() -> ModelReply:
+            response = await self._client.chat.completions.with_raw_response.create(
+                model=self._model,
+                messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
+                tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
+                tool_choice="required",
+                **self._answer_limit,  # type: ignore[arg-type]
+            )
+            # The body is read by then: the attempt's deadline covered all of it.
+            completion = parse_completion(
+                response.content, response.headers.get("content-type", "")
+            )
+            return reply_of(completion, (time.perf_counter() - started) * 1000)
+
+        return await self._attempts.run(attempt)
+
+    async def _stream_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart],
+        emit: Callable[[list[StepEvent]], None],
+    ) -> None:
+        started = time.perf_counter()
+        if not self.streams:
+            emit(whole_events(await self._next_step(prompt_text, images)))
+            return
+        sent = False  # whether events of the answer went out: then it is not retried
+
+        async def attempt() -> bool:
+            """One streamed request; False when the server refused to stream it."""
+            nonlocal sent
+            try:
+                async with self._client.chat.completions.with_streaming_response.create(
+                    model=self._model,
+                    messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
+                    tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
+                    tool_choice="required",
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    **self._answer_limit,  # type: ignore[arg-type]
+                ) as response:
+                    kind = response.headers.get("content-type", "")
+                    if not kind.startswith("text/event-stream"):
+                        # A server that ignores `stream` answers whole: so be it, from now on.
+                        completion = parse_completion(await response.read(), kind)
+                        self._remember_no_streaming("answered a streamed request whole")
+                        latency_ms = (time.perf_counter() - started) * 1000
+                        emit(whole_events(reply_of(completion, latency_ms)))
+                        return True
+                    assembler = ReplyAssembler()
+                    # Chunks as plain JSON: typed chunk objects would cost a streamed answer
+                    # several times the CPU of the whole answer.
+                    async for chunk in await response.parse(to=AsyncStream[object]):
+                        if batch := assembler.feed(chunk):  # type: ignore[arg-type]
+                            sent = True
+                            emit(batch)
+                    if not assembler.finished:
+                        what = "the model service's stream ended before its answer did"
+                        raise AttemptFailed(what, retry=False)
+                    emit(assembler.end((time.perf_counter() - started) * 1000))
+                    return True
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                # Some servers refuse to stream an answer with tools: ask for it whole.
+                self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
+                return False
+            except openai.APIConnectionError:
+                if sent:
+                    what = "the model service's answer was cut off"
+                    raise AttemptFailed(what, retry=False) from None
+                raise
+
+        if not await self._attempts.run(attempt, used=lambda: sent):
+            emit(whole_events(await self._next_step(prompt_text, images)))
+
+    def _remember_no_streaming(self, what: str) -> None:
+        if self.streams:
+            log.warning("the model service %s; asking for whole answers from now on", what)
+        self.streams = False
+
+    async def _transcribe(self, name: str, data: bytes, mimetype: str) -> str:
+        try:
+            result = await self._transcriber.audio.transcriptions.create(
+                model=self._transcription_model, file=(name, data, mimetype)
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            raise TranscriptionError(what_failed(exc, "the service", "the service")) from None
+        return result.text

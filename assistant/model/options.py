@@ -1,0 +1,19 @@
+"""What the model client is built from: the OPENAI_* and ASSISTANT_*MODEL settings, as plain
+values (no openai import here: the settings and the CLI read this without loading the client)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """What the client is built from (the OPENAI_* and ASSISTANT_*MODEL settings)."""
+
+    api_key: str = field(repr=False)
+    base_url: str | None
+    timeout: float
+    max_retries: int
+    model: str
+    transcription_model: str
+    answer_tokens: int

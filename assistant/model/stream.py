@@ -1,0 +1,185 @@
+"""A streamed chat completion read as it arrives: which tool call starts, the pieces of its
+arguments, when it is complete, and at the end the whole reply with its usage. Pure: fed the
+chunks' JSON, no I/O.
+
+OpenAI and vLLM send a call's id and name in its first delta and its arguments in pieces;
+llama.cpp and Ollama send each call whole in one chunk. A call is complete when a delta of a
+later call arrives or the answer finishes. Only what is read is checked (as for whole answers,
+`assistant.model.completion`): a chunk of another shape is an error of the model service.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ValidationError
+
+from assistant.model.completion import ModelReply, NotACompletion, RawToolCall, Usage
+
+
+class FunctionDelta(BaseModel):
+    name: str | None = None
+    arguments: str | None = None
+
+
+class ToolCallDelta(BaseModel):
+    index: int | None = None  # some servers leave it out: then a new id is a new call
+    id: str | None = None
+    function: FunctionDelta | None = None
+
+
+class Delta(BaseModel):
+    content: str | None = None
+    tool_calls: list[ToolCallDelta] | None = None
+
+
+class ChunkChoice(BaseModel):
+    index: int = 0
+    delta: Delta | None = None
+    finish_reason: str | None = None
+
+
+class Chunk(BaseModel):
+    choices: list[ChunkChoice] | None = None
+    model: str | None = None
+    usage: Usage | None = None
+
+
+@dataclass(frozen=True)
+class CallStarted:
+    index: int
+    name: str
+
+
+@dataclass(frozen=True)
+class CallArguments:
+    index: int
+    piece: str
+
+
+@dataclass(frozen=True)
+class CallEnded:
+    index: int
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ReplyEnded:
+    """The answer is complete: all of it, with its usage."""
+
+    reply: ModelReply
+
+
+StepEvent = CallStarted | CallArguments | CallEnded | ReplyEnded
+
+
+@dataclass
+class _Call:
+    id: str | None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+    started: bool = False
+
+
+class ReplyAssembler:
+    """Turns the chunks of one streamed answer into `StepEvent`s, in order."""
+
+    def __init__(self) -> None:
+        self._calls: list[_Call] = []
+        self._text: list[str] = []
+        self._model: str | None = None
+        self._usage: Usage | None = None
+        self._ended = 0  # calls before this one are complete (CallEnded sent)
+        self.finished = False  # a finish_reason came
+
+    def feed(self, data: object) -> list[StepEvent]:
+        """One chunk, as JSON."""
+        try:
+            chunk = Chunk.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "the chunk"
+            what = f"a stream chunk of another shape ({where}: {first['msg']})"
+            raise NotACompletion(what) from None
+        self._model = chunk.model or self._model
+        self._usage = chunk.usage or self._usage
+        events: list[StepEvent] = []
+        for choice in chunk.choices or []:
+            if choice.index != 0:
+                continue  # only the first choice is read, as for whole answers
+            delta = choice.delta or Delta()
+            if delta.content:
+                self._text.append(delta.content)
+            for part in delta.tool_calls or []:
+                events += self._call_delta(part)
+            if choice.finish_reason is not None:
+                self.finished = True
+                events += self._end_calls(len(self._calls))
+        return events
+
+    def end(self, latency_ms: float = 0.0) -> list[StepEvent]:
+        """The stream is over: the last calls are complete, and the reply with them."""
+        events = self._end_calls(len(self._calls))
+        usage = self._usage
+        details = usage.prompt_tokens_details if usage else None
+        reply = ModelReply(
+            calls=[RawToolCall(c.name, "".join(c.arguments)) for c in self._calls],
+            text="".join(self._text) or None,
+            model=self._model,
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            cached_tokens=details.cached_tokens if details else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            latency_ms=latency_ms,
+        )
+        return [*events, ReplyEnded(reply)]
+
+    def _call_delta(self, part: ToolCallDelta) -> list[StepEvent]:
+        index = part.index
+        if index is None:  # no index: the same call unless a new id says otherwise
+            last = self._calls[-1] if self._calls else None
+            new = last is None or (part.id is not None and part.id != last.id)
+            index = len(self._calls) if new else len(self._calls) - 1
+        if index < self._ended:
+            raise NotACompletion(f"a stream that went back to tool call {index} after a later one")
+        events: list[StepEvent] = self._end_calls(index)
+        while len(self._calls) <= index:
+            self._calls.append(_Call(part.id))
+        call = self._calls[index]
+        function = part.function or FunctionDelta()
+        if function.name and not call.name:
+            call.name = function.name
+        if function.arguments:
+            call.arguments.append(function.arguments)
+        if call.name and not call.started:
+            call.started = True
+            events.append(CallStarted(index, call.name))
+            if call.arguments:
+                events.append(CallArguments(index, "".join(call.arguments)))
+        elif call.started and function.arguments:
+            events.append(CallArguments(index, function.arguments))
+        return events
+
+    def _end_calls(self, before: int) -> list[StepEvent]:
+        """CallEnded for every call before `before` not ended yet."""
+        events: list[StepEvent] = []
+        while self._ended < min(before, len(self._calls)):
+            call = self._calls[self._ended]
+            if not call.started:  # a call that never got a name: its arguments come now
+                events.append(CallStarted(self._ended, call.name))
+                call.started = True
+            events.append(CallEnded(self._ended, call.name, "".join(call.arguments)))
+            self._ended += 1
+        return events
+
+
+def whole_events(reply: ModelReply) -> list[StepEvent]:
+    """The events of an answer that came whole (a server that does not stream)."""
+    events: list[StepEvent] = []
+    for index, call in enumerate(reply.calls):
+        events += [
+            CallStarted(index, call.name),
+            CallArguments(index, call.arguments),
+            CallEnded(index, call.name, call.arguments),
+        ]
+    return [*events, ReplyEnded(reply)]

@@ -1,0 +1,194 @@
+"""Slack's assistant panel (docs/log-format.md#the-assistant-panel): the split view a person
+opens from the app's icon. Its threads are threads of the app's DM, logged like any other; what
+happens in the panel that the model did not do (it was opened, a greeting was shown, the person
+looks at another channel, the thread got a title) is recorded as system entries, so the log
+stays the one record of the thread.
+
+What a person writes in a panel thread is recorded and answered like a DM
+(`EventRecorder.message`); while a run works there, Slack shows a status instead of the :eyes:
+reaction (`assistant.run.panel_status`).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+from slack_bolt.context.say.async_say import AsyncSay
+from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
+    AsyncSetSuggestedPrompts,
+)
+from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
+from slack_sdk.errors import SlackApiError
+
+from assistant.intake.event_shapes import panel_event
+from assistant.intake.events import thread_key
+from assistant.run.recorder import Recorder
+from assistant.settings import Settings
+from assistant.slack.text import clean_user_text
+from context.entry import now_timestamp
+from context.storage import EntryMeta, PanelThread, ThreadKey
+
+log = logging.getLogger(__name__)
+
+SLACK_ERRORS = (SlackApiError, aiohttp.ClientError, TimeoutError)
+TITLE_CHARS = 60
+
+# Slack's tokens as a title shows them: `<@U1|ana>` → @ana, `<#C1|general>` → #general,
+# `<https://x|label>` → label, `<!here>` → @here; without a label, the id or the address.
+_TOKEN = re.compile(r"<([@#!]?)([^<>|]*)(?:\|([^<>]*))?>")
+
+
+@dataclass(frozen=True)
+class Panel:
+    settings: Settings
+    recorder: Recorder  # the events' recorder: these are written before Slack is answered
+
+    async def opened(
+        self,
+        body: dict[str, Any],
+        event: dict[str, Any],
+        say: AsyncSay,
+        set_suggested_prompts: AsyncSetSuggestedPrompts,
+    ) -> None:
+        """assistant_thread_started: the thread's log begins (entry 0, who opened it and from
+        where), then the greeting and the suggested prompts, and what was shown."""
+        found = _thread(body, event)
+        if found is None:
+            return
+        key, user, context, event_id = found
+        channel = context.get("channel_id")
+        where = f" from <#{channel}>" if channel else ""
+        text = f"<@{user}> opened the assistant panel{where}."
+        if await self._record(key, user, context, text, event_id):
+            await self._greet(key, user, say, set_suggested_prompts)
+
+    async def context_changed(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        """assistant_thread_context_changed: the person looks at another channel now."""
+        found = _thread(body, event)
+        if found is None:
+            return
+        key, user, context, event_id = found
+        channel = context.get("channel_id")
+        text = (
+            f"<@{user}> is now viewing <#{channel}>."
+            if channel
+            else f"<@{user}> is no longer viewing a channel."
+        )
+        await self._record(key, user, context, text, event_id)
+
+    async def titled(self, team: str, event: dict[str, Any], set_title: AsyncSetTitle) -> None:
+        """The first message of a panel thread gives it its title: the person's words, cleaned
+        and shortened. Other threads, and later messages, change nothing."""
+        title = title_of(event.get("text", ""))
+        key = thread_key(team, event["channel"], event)
+        if not title:
+            return
+        # A read first (it never waits for SQLite's writer): most messages are not the first.
+        panel = await self.recorder.call(self.recorder.store.panel, key)
+        if panel is None or panel.title is not None:
+            return
+        if not await self.recorder.call(self.recorder.store.claim_title, key, title):
+            return  # another delivery of the first message set it meanwhile
+        try:
+            await set_title(title)
+        except SLACK_ERRORS as exc:
+            log.warning("could not set the title of %s: %s", key, slack_failure(exc))
+            await self.recorder.record(
+                key, f"The conversation's title could not be set: {slack_failure(exc)}."
+            )
+            return
+        await self.recorder.record(key, f'The conversation was titled "{title}".')
+
+    async def _record(
+        self, key: ThreadKey, user: str, context: dict[str, Any], text: str, event_id: str | None
+    ) -> bool:
+        """Record `text` with the panel's side metadata; False for a retried event."""
+        now = now_timestamp()
+        recorded = await self.recorder.record_by(
+            self.recorder.store.record_panel,
+            key,
+            PanelThread(user, context),
+            text,
+            now,
+            EntryMeta(event_id=event_id),
+            (self.settings.instructions(), now),
+        )
+        return bool(recorded)
+
+    async def _greet(
+        self,
+        key: ThreadKey,
+        user: str,
+        say: AsyncSay,
+        set_suggested_prompts: AsyncSetSuggestedPrompts,
+    ) -> None:
+        """The greeting and the prompts, and one system entry saying what the person saw (the
+        model wrote none of it, so no postMessage entry holds it)."""
+        greeting = self.settings.greeting()
+        prompts = self.settings.assistant_suggested_prompts
+        lines = []
+        try:
+            await say(greeting)
+            lines.append(f'The app greeted <@{user}> (its words, not the model\'s): "{greeting}"')
+        except SLACK_ERRORS as exc:
+            lines.append(f"The greeting could not be posted: {slack_failure(exc)}.")
+        if prompts:
+            try:
+                await set_suggested_prompts([prompt.model_dump() for prompt in prompts])
+                shown = "; ".join(f'"{p.title}" (sends "{p.message}")' for p in prompts)
+                lines.append(f"Suggested prompts shown: {shown}.")
+            except SLACK_ERRORS as exc:
+                lines.append(f"The suggested prompts could not be shown: {slack_failure(exc)}.")
+        await self.recorder.record(key, "\n".join(lines))
+
+
+def _thread(
+    body: dict[str, Any], event: dict[str, Any]
+) -> tuple[ThreadKey, str, dict[str, str], str | None] | None:
+    """An assistant event's thread (the DM and its thread ts), person, context (only its
+    checked fields) and event id; None, after one warning naming what is wrong (never a
+    traceback, so Slack does not retry it), when a signed event's ids are not Slack's
+    (`assistant.intake.event_shapes`, the check of message events)."""
+    found = panel_event(body, event)
+    if found is None:
+        return None
+    thread = found.event["assistant_thread"]
+    key = ThreadKey(found.team, thread["channel_id"], thread["thread_ts"])
+    return key, thread["user_id"], thread["context"], found.event_id
+
+
+def title_of(text: str) -> str:
+    """A conversation's title from its first message: Slack's tokens as people read them,
+    cleaned as a recorded text is, on one line, at most TITLE_CHARS characters (cut at a
+    word)."""
+
+    def readable(match: re.Match[str]) -> str:
+        kind, target, label = match.group(1), match.group(2), match.group(3)
+        if kind in ("@", "#"):
+            return kind + (label or target)
+        if kind == "!":
+            return "@" + (label or target.split("^")[0])
+        return label or target
+
+    # Tokens first: in Slack's text a literal `<` is escaped, so every `<…>` is a token.
+    words = " ".join(clean_user_text(_TOKEN.sub(readable, text), None).split())
+    if len(words) <= TITLE_CHARS:
+        return words
+    cut = words[: TITLE_CHARS - 1]
+    space = cut.rfind(" ")
+    if space > TITLE_CHARS // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,.;:") + "…"
+
+
+def slack_failure(exc: BaseException) -> str:
+    """A Slack call's failure in a few words, for the log: its error code and method."""
+    if isinstance(exc, SlackApiError):
+        url = getattr(exc.response, "api_url", "") or ""
+        method = url.rstrip("/").rsplit("/", 1)[-1] or "Slack"
+        return f"{exc.response.get('error', 'error')} (from {method})"
+    return f"Slack could not be reached ({type(exc).__name__})"

@@ -1,0 +1,6 @@
+"""The run: the agent loop, the scheduler and its leases, the recorder every entry goes through,
+the prompt within its budget, the tools, the caps on posting, streamed posts and the progress
+shown while a run works.
+
+May import: `assistant.slack`, `assistant.model.client`, `context`. Never the settings, the intake,
+the panel or the wiring: what it needs is passed in."""

@@ -1,0 +1,306 @@
+"""The agent loop (docs/architecture.md#the-agent-loop): build the prompt from the log, call the
+model, record each tool call, carry it out, record its result; until finishRequest or the step cap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.model.attempts import ModelError
+from assistant.model.client import ModelClient
+from assistant.model.completion import ModelReply, RawToolCall
+from assistant.model.tool_calls import ToolCallError, parse_tool_call
+from assistant.run.answer_so_far import count_so_far
+from assistant.run.images import ImagePart, ImageParts
+from assistant.run.panel_status import PanelStatus
+from assistant.run.post_limits import PostCaps, PostLimits
+from assistant.run.post_stream import PostStream
+from assistant.run.prompt import PromptBudget
+from assistant.run.recorder import Recorder
+from assistant.run.scheduler import AnswerRequest, LeaseLost, ensure_lease, store_unavailable
+from assistant.run.stream_leftovers import NOTICE_METADATA, Undeleted, still_there
+from assistant.run.streamed_step import streamed_step, usage_of
+from assistant.run.streaming import SlackStreaming
+from assistant.run.tools.expand_entry import expand_entry
+from assistant.run.tools.finish_request import finish_request
+from assistant.run.tools.get_thread_history import get_thread_history
+from assistant.run.tools.post_message import (
+    arrived_meanwhile,
+    finish_interrupted_posts,
+    finish_interrupted_streams,
+    post_message,
+)
+from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.slack.history import ThreadHistory
+from context.budget import BudgetError
+from context.entry import FAILURE_PREFIX
+from context.log import ContextLog
+from context.storage import EntryMeta, ThreadKey
+from context.toolcalls import FinishRequest, PostMessage, ToolCall
+
+log = logging.getLogger(__name__)
+
+PROGRESS_REACTION = "eyes"
+
+SORRY_MODEL = (
+    "Sorry, I couldn't get an answer from the language model just now. "
+    "Please try again in a little while."
+)
+SORRY_SLACK = "Sorry, something went wrong on Slack's side while I was answering. Please try again."
+SORRY_BUDGET = (
+    "Sorry, this thread's instructions and newest messages no longer fit in what I can read "
+    "at once. Please start a new thread."
+)
+SORRY_STEPS = (
+    "Sorry, I had to stop before finishing: this took more steps than I'm allowed. "
+    "Please try again, perhaps asking for less at once."
+)
+SORRY_UNEXPECTED = "Sorry, something went wrong on my side while I was answering. Please try again."
+
+SLACK_TOOLS: dict[str, ToolFunction] = {
+    "postMessage": post_message,
+    "getThreadHistory": get_thread_history,
+    "expandEntry": expand_entry,
+    "finishRequest": finish_request,
+}
+
+
+@dataclass(frozen=True)
+class Agent:
+    recorder: Recorder
+    model: ModelClient
+    client: AsyncWebClient | None
+    history: ThreadHistory | None
+    max_steps: int
+    budget: PromptBudget
+    tools: dict[str, ToolFunction] = field(default_factory=lambda: dict(SLACK_TOOLS))
+    images: ImageParts | None = None  # None: the prompt carries image markers only (replay)
+    post_caps: PostCaps = field(default_factory=PostCaps)
+    panel_status: PanelStatus | None = None  # None: no Slack status (replay)
+    streaming: SlackStreaming | None = None  # None: texts are posted whole (ASSISTANT_STREAM)
+
+    async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
+        """Answer the requests; the run's last entry records that they are answered."""
+        bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
+        if bot_user_id is None and self.client is not None:
+            bot_user_id = await self._bot_user_id()  # a run resumed after a restart
+        ctx = RunContext(
+            key,
+            self.client,
+            self.history,
+            f"<@{bot_user_id or 'assistant'}>",
+            ContextLog(await self.recorder.entries(key)),
+            self.recorder.store,
+            PostLimits(self.post_caps),
+            recorder=self.recorder,
+        )
+        message_ts = requests[-1].message_ts
+        in_panel = self.panel_status is not None and await self.panel_status.applies(key)
+        await self._show_progress(key, message_ts, working=True, in_panel=in_panel)
+        try:
+            # The caps and the step cap bound the answer, not this process: count what the
+            # runs before this one (killed, or stopped by a lost lease) did for it.
+            steps_taken = await count_so_far(ctx, requests[0].index)
+            if self.client is not None:
+                await finish_interrupted_streams(ctx, self.recorder)
+                await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
+            await self._steps(ctx, steps_taken)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            seen_through = len(ctx.log) - 1
+            await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK, seen_through)
+        except Exception as exc:
+            if isinstance(exc, LeaseLost) or store_unavailable(exc):
+                raise  # the request stays owed: the scheduler resumes it
+            await self._fail_unexpectedly(ctx, exc)
+        finally:
+            await self._show_progress(key, message_ts, working=False, in_panel=in_panel)
+
+    async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
+        """`taken`: the steps earlier runs of the same answer took."""
+        prompts = self.budget.prompts(ctx.log)
+        images: list[ImagePart] = []
+        images_through = -1  # the log's last index when `images` were chosen
+        seen_through = len(ctx.log) - 1
+        for _ in range(max(self.max_steps - taken, 0)):
+            # Pick up what was recorded since the last step: our own entries, new messages.
+            for entry in await self.recorder.entries(ctx.key, start=len(ctx.log)):
+                ctx.log.add(entry)
+            seen_through = len(ctx.log) - 1
+            try:
+                prompt = prompts.next()
+            except BudgetError as exc:
+                reason = f"the prompt does not fit the context budget: {exc}"
+                await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
+                return
+            ctx.shown.show(prompt, seen_through)
+            # Images come only with people's messages: chosen again only after a new one.
+            if self.images is not None and any(
+                entry.role == "user" for entry in ctx.log.entries[images_through + 1 :]
+            ):
+                images, images_through = await self.images.parts(ctx.key), seen_through
+            try:
+                if self.streaming is not None and ctx.client is not None:
+                    finished = await streamed_step(
+                        self.model.stream_step(prompt.text, images),
+                        self.streaming,
+                        ctx,
+                        seen_through,
+                        self._one_call,
+                        self._carry_out,
+                    )
+                else:
+                    reply = await self.model.next_step(prompt.text, images)
+                    finished = await self._carry_out(ctx, reply, seen_through)
+            except ModelError as exc:
+                await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
+                return
+            if finished:
+                return
+        reason = f"stopped after {self.max_steps} steps without finishRequest"
+        await self._fail(ctx, reason, SORRY_STEPS, seen_through)
+
+    async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
+        """Record and carry out one reply's tool calls; True once the request is finished
+        (its finishRequest also records that the entries through `seen_through` are answered)."""
+        ctx.posts.new_reply()
+        meta = usage_of(reply)
+        if not reply.calls:
+            await self.recorder.record(
+                ctx.key,
+                "The model answered in plain text instead of calling a tool; "
+                "the text was posted with postMessage and the request finished.",
+                meta=meta,
+            )
+            text = (reply.text or "").strip() or "…"
+            await self._call(ctx, PostMessage(text=text), None, seen_through)
+            await self._call(ctx, FinishRequest(), None, seen_through)
+            return True
+        for raw in reply.calls:
+            finished, _ = await self._one_call(ctx, raw, meta, seen_through)
+            if finished:
+                return True
+            meta = None  # usage belongs to the first entry a reply produced
+        return False
+
+    async def _one_call(
+        self,
+        ctx: RunContext,
+        raw: RawToolCall,
+        meta: EntryMeta | None,
+        seen_through: int,
+        stream: PostStream | None = None,
+    ) -> tuple[bool, int]:
+        """Record and carry out one tool call as the model made it: (whether it finished
+        the request, the index of its entry)."""
+        try:
+            call = parse_tool_call(raw.name, raw.arguments)
+        except ToolCallError as exc:
+            if stream is not None:
+                await stream.discard()
+            entry = await self.recorder.record(ctx.key, f"Error: {exc}", meta=meta)
+            assert entry is not None
+            return False, entry.index
+        finished = isinstance(call, FinishRequest)
+        index = await self._call(ctx, call, meta, seen_through, stream)
+        return finished, index
+
+    async def _call(
+        self,
+        ctx: RunContext,
+        call: ToolCall,
+        meta: EntryMeta | None,
+        seen_through: int,
+        stream: PostStream | None = None,
+    ) -> int:
+        """`seen_through`: the last entry the model's prompt held (a finishRequest answers
+        through it)."""
+        # Recorded before it is carried out: a crash in between leaves the intent on record.
+        answered_through = seen_through if isinstance(call, FinishRequest) else None
+        entry = await self.recorder.record(
+            ctx.key, call, meta=meta, answered_through=answered_through
+        )
+        assert entry is not None  # only user entries and event ids are ever deduplicated
+        if stream is not None and isinstance(call, PostMessage):
+            result = await post_message(call, ctx, entry.index, stream)
+        else:
+            result = await self.tools[call.name](call, ctx, entry.index)
+        if isinstance(call, PostMessage) and not (result or "").startswith(FAILURE_PREFIX):
+            # Posted: say which messages it could not have read (the log's order alone
+            # would show them answered).
+            note = await arrived_meanwhile(ctx, self.recorder, seen_through, entry.index)
+            result = " ".join(filter(None, [note, result])) or None
+        if result is not None:
+            await self.recorder.record(ctx.key, result)
+        return entry.index
+
+    async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
+        """One short message for the people in the thread, the reason for the log."""
+        outcome = "No one was told (replay)."
+        if self.client is not None:
+            ensure_lease()
+            left = still_there([Undeleted("the thread could not be read")])
+            with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
+                # No stream left half-written; what cannot be deleted yet stays owed.
+                left = still_there((await finish_interrupted_streams(ctx, None)).left)
+            try:
+                await self.client.chat_postMessage(
+                    channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
+                    metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
+                )  # fmt: skip
+                outcome = f'The user was told: "{sorry}"'
+            except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+                outcome = "The thread could not be told."
+                log.warning("could not tell %s about a failure: %s", ctx.key, _slack_reason(exc))
+            outcome = f"{outcome} {left}".strip()
+        await self.recorder.record(
+            ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
+        )
+
+    async def _fail_unexpectedly(self, ctx: RunContext, exc: Exception) -> None:
+        """A failure no part of the run expected (a bug, an answer of a shape no one
+        foresaw): the thread is told, the log names it, the traceback goes to the console."""
+        log.error("the run in thread %s failed", ctx.key, exc_info=exc)
+        reason = f"the run failed unexpectedly ({type(exc).__name__})"
+        await self._fail(ctx, reason, SORRY_UNEXPECTED, len(ctx.log) - 1)
+
+    async def _bot_user_id(self) -> str | None:
+        assert self.client is not None
+        try:
+            return (await self.client.auth_test()).get("user_id")
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            log.info("auth.test failed: %s", _slack_reason(exc))
+            return None
+
+    async def _show_progress(
+        self, key: ThreadKey, message_ts: str, working: bool, in_panel: bool = False
+    ) -> None:
+        """The :eyes: reaction on the message being answered, while the run works; in a
+        thread of the assistant panel, Slack's status instead."""
+        if self.client is None:
+            return
+        react = self.client.reactions_add if working else self.client.reactions_remove
+        try:
+            if in_panel and self.panel_status is not None:
+                await self.panel_status.show(key, working)
+            else:
+                await react(channel=key.channel, timestamp=message_ts, name=PROGRESS_REACTION)
+        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            # Progress is a courtesy: failing to show it must not fail the run.
+            log.info("showing progress failed in %s: %s", key, _slack_reason(exc))
+
+
+def _slack_reason(exc: BaseException) -> str:
+    if isinstance(exc, SlackApiError):
+        return f"{exc.response.get('error', 'error')} (from {_method(exc)})"
+    return f"Slack could not be reached ({type(exc).__name__})"
+
+
+def _method(exc: SlackApiError) -> str:
+    url = getattr(exc.response, "api_url", "") or ""
+    return url.rstrip("/").rsplit("/", 1)[-1] or "Slack"

@@ -1,0 +1,42 @@
+"""What earlier runs did for the requests a run answers: a process killed mid-answer leaves
+them owed, and the run that resumes them must not start the caps afresh, or a model that
+never finishes and a process that keeps dying would post and call the model without end.
+
+The log holds it all: an answer's entries start after its first owed entry and after the
+last `finishRequest` (which ended the previous answer). Its `postMessage` entries marked
+posted are what the person saw (the cut, for one posted cut), and each model call is the
+entry that carries its figures (`latency_ms`). A run that ended in an `Error:` entry is not
+taken as a boundary: telling it apart from a refusal would mean parsing free text, and
+counting a little too much only makes the caps stricter."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from assistant.run.tools.post_message import cuts_in, posted_text
+from assistant.run.tools.run_context import RunContext
+from context.entry import Entry
+from context.toolcalls import FinishRequest, PostMessage
+
+
+def answer_start(entries: Sequence[Entry], first_owed: int) -> int:
+    """The index of the first entry of the answer to the requests from `first_owed` on."""
+    finished = [e.index for e in entries if isinstance(e.content, FinishRequest)]
+    return max([first_owed, *(index + 1 for index in finished)])
+
+
+async def count_so_far(ctx: RunContext, first_owed: int) -> int:
+    """Count in `ctx.posts` what earlier runs of this answer posted; return the model calls
+    they made (the steps this run has taken already)."""
+    start = answer_start(ctx.log.entries, first_owed)
+    entries = ctx.log.entries[start:]
+    metas = await asyncio.to_thread(ctx.store.metadata, ctx.key, start)
+    cuts = cuts_in(entries)
+    steps = 0
+    for entry, meta in zip(entries, metas, strict=False):
+        if meta.latency_ms is not None:
+            steps += 1
+        if isinstance(entry.content, PostMessage) and meta.slack_ts is not None:
+            ctx.posts.count_earlier(posted_text(entry, cuts), cut=entry.index in cuts)
+    return steps

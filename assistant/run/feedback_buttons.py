@@ -1,0 +1,29 @@
+"""The feedback buttons that end the last message of every answer (docs/log-format.md#feedback);
+their clicks are recorded by `assistant.panel.feedback`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    ContextActionsBlock,
+    FeedbackButtonObject,
+    FeedbackButtonsElement,
+)
+
+ACTION_ID = "answer_feedback"
+VOTES = ("good", "bad")
+
+
+def feedback_blocks(index: int) -> list[dict[str, Any]]:
+    """The blocks that end the last message of the answer recorded as entry `index`."""
+    buttons = FeedbackButtonsElement(
+        action_id=ACTION_ID,
+        positive_button=FeedbackButtonObject(
+            text="👍", accessibility_label="This answer was helpful", value=f"good:{index}"
+        ),
+        negative_button=FeedbackButtonObject(
+            text="👎", accessibility_label="This answer was not helpful", value=f"bad:{index}"
+        ),
+    )
+    return [ContextActionsBlock(elements=[buttons]).to_dict()]

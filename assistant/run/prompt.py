@@ -1,0 +1,88 @@
+"""Each step's prompt within the context budget (docs/log-format.md#fitting-the-context-budget): the
+log's share of the model's window, and the prompts of one run built through one cache."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from assistant.model.instructions import SYSTEM_MESSAGE
+from assistant.model.tool_calls import TOOL_SCHEMAS
+from context.budget import BuiltPrompt, PromptBuilder, carries_instructions
+from context.log import ContextLog
+from context.tokens import TokenCounter, counter_for
+from context.toolcalls import ExpandEntry
+
+# The two messages' framing (role markers, separators): a few tokens per message, rounded up.
+MESSAGE_FRAMING_TOKENS = 16
+# Below this the log could not hold a question and its answer's tool calls.
+MIN_LOG_TOKENS = 1_000
+HEAD_CHARS = 2_000  # what the prompt keeps of a long text before the expandEntry marker
+
+
+def fixed_tokens(counter: TokenCounter) -> int:
+    """What every call spends before the log: the system message and the tool schemas."""
+    tools = json.dumps(TOOL_SCHEMAS, ensure_ascii=False, separators=(",", ":"))
+    return counter.count(SYSTEM_MESSAGE) + counter.count(tools) + MESSAGE_FRAMING_TOKENS
+
+
+@dataclass(frozen=True)
+class PromptBudget:
+    """How many tokens of `counter` the log text may take in one call."""
+
+    tokens: int
+    counter: TokenCounter
+
+    @classmethod
+    def for_window(cls, model: str, context_tokens: int, answer_tokens: int) -> PromptBudget:
+        """The model's window minus the answer's reserve and the fixed part; settings
+        validation (`assistant.settings`) makes sure at least MIN_LOG_TOKENS remain."""
+        counter = counter_for(model)
+        return cls(context_tokens - answer_tokens - fixed_tokens(counter), counter)
+
+    def prompts(self, log: ContextLog) -> RunPrompts:
+        """The prompts of one run on `log` (which the run keeps up to date)."""
+        return RunPrompts(self, log)
+
+
+class RunPrompts:
+    """The prompts of one run, built step after step by one `PromptBuilder` (the old entries
+    are counted once, the cut stays put while it can); what expandEntry brought back in this
+    run is shown whole (unless nothing else fits)."""
+
+    def __init__(self, budget: PromptBudget, log: ContextLog) -> None:
+        self.log = log
+        self.first_new = len(log)  # entries from here on are recorded during the run
+        self.builder = PromptBuilder(
+            budget.tokens, budget.counter, pinned=carries_instructions, head_chars=HEAD_CHARS
+        )
+
+    def next(self) -> BuiltPrompt:
+        entries = self.log.entries
+        expanded = [
+            i
+            for i in range(max(self.first_new, 1), len(entries))
+            if entries[i].role == "system" and isinstance(entries[i - 1].content, ExpandEntry)
+        ]
+        return self.builder.build(entries, exempt=expanded)
+
+
+@dataclass
+class ShownPrompt:
+    """Which entries the run's last prompt showed whole: not left out, not cut. A tool that
+    would repeat what the model has just read (getThreadHistory) names those entries instead."""
+
+    through: int = -1  # the last index the prompt held; -1 before the first prompt
+    omitted: tuple[tuple[int, int], ...] = ()
+    shortened: frozenset[int] = field(default_factory=frozenset)
+
+    def show(self, prompt: BuiltPrompt, through: int) -> None:
+        self.through, self.omitted = through, prompt.omitted
+        self.shortened = frozenset(prompt.shortened)
+
+    def in_full(self, index: int) -> bool:
+        return (
+            0 <= index <= self.through
+            and index not in self.shortened
+            and not any(first <= index <= last for first, last in self.omitted)
+        )

@@ -1,0 +1,41 @@
+"""What a tool is given: its run's context, and the shape every tool function has. Here, below
+both the agent and the tools, so that the tools need nothing from the agent that calls them."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.run.post_limits import PostLimits
+from assistant.run.prompt import ShownPrompt
+from assistant.slack.history import ThreadHistory
+from context.log import ContextLog
+from context.storage import Store, ThreadKey
+
+if TYPE_CHECKING:
+    from assistant.run.recorder import Recorder
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a tool may touch: only its own thread (and, in a replay, no Slack at all)."""
+
+    key: ThreadKey
+    client: AsyncWebClient | None
+    history: ThreadHistory | None
+    bot_mention: str
+    log: ContextLog
+    store: Store
+    posts: PostLimits = field(default_factory=PostLimits)  # what the answer has posted
+    shown: ShownPrompt = field(default_factory=ShownPrompt)  # what the last prompt showed whole
+    # Where a tool records an entry before it acts (a post cut to the caps); None: it refuses
+    # what it would have to record first.
+    recorder: Recorder | None = None
+
+
+# A tool gets its call, the run, and the index of the call's entry in the log; it returns
+# the text of its result entry, or None when it has none.
+ToolFunction = Callable[[Any, RunContext, int], Awaitable[str | None]]

@@ -1,0 +1,113 @@
+"""`assistant demo`: the bot at work without Slack or OpenAI.
+
+The fake Slack and the fake model (`assistant/fakes/`, on loopback) stand in for the services;
+the real app (Bolt, the listeners, the agent, the store) plays the conversation of
+`assistant.fakes.demo`: each message goes to Bolt as Slack would send it (signed), its trace is
+printed as it is recorded, and the thread stays in the store for `threads`, `show`, `export`
+and `replay`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import TextIO
+
+from slack_bolt.request.async_request import AsyncBoltRequest
+
+from assistant.app import Assistant, create_assistant
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, demo_reply
+from assistant.fakes.event_requests import event_callback, signed_event_request
+from assistant.fakes.events import app_mention, message
+from assistant.settings import Settings, load_settings
+from context.storage import ThreadKey
+
+RUN_TIMEOUT = 60.0  # seconds for one answer; the fakes answer in milliseconds
+
+
+class DemoError(Exception):
+    """The demo could not play its conversation to the end: what went wrong."""
+
+
+@dataclass(frozen=True)
+class Played:
+    thread: ThreadKey
+    answers: int  # the bot's replies in the thread, as Slack got them
+
+
+def demo_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str) -> Settings:
+    """The settings of the environment (and `.env`), with Slack and the model replaced by the
+    fakes: whatever keys are set, the demo never reaches the real services."""
+    return load_settings(
+        "http",
+        database_url=database_url,
+        slack_bot_token=ids.BOT_TOKEN,
+        slack_app_token=None,
+        slack_signing_secret=ids.SIGNING_SECRET,
+        slack_api_url=slack.api_url,
+        openai_api_key=ids.OPENAI_API_KEY,
+        openai_base_url=model.base_url,
+        openai_max_retries=0,
+        # What the conversation needs, whatever the environment says.
+        assistant_answer_followups=True,
+        assistant_max_steps=8,
+    )
+
+
+def scripted_model() -> FakeOpenAI:
+    """The demo's model, not yet started; `replay --demo-model` uses it too."""
+    return FakeOpenAI(default=demo_reply)
+
+
+def run_demo(database_url: str, trace: TextIO) -> Played:
+    """Start the fakes, play the conversation, stop; the thread is left in the store."""
+    with FakeSlack() as slack, scripted_model() as model:
+        slack.add_user(BOB_ID, "bob")
+        slack.conversations.public(ids.CHANNEL_ID, [ids.USER_ID, BOB_ID], name=CHANNEL_NAME)
+        settings = demo_settings(slack, model, database_url)
+        return asyncio.run(_play(settings, slack, trace))
+
+
+async def _play(settings: Settings, slack: FakeSlack, trace: TextIO) -> Played:
+    # No resuming: this store may hold other threads owed an answer, which are not the demo's.
+    assistant = create_assistant(settings, trace, resume=False)
+    try:
+        parent, moment = None, 0.0
+        for said in CONVERSATION:
+            text = f"<@{ids.BOT_USER_ID}> {said.text}" if said.mention else said.text
+            # Slack ts of the present: each demo is a new thread, its messages in the order
+            # they were said (the fake's own posts take later ts, from its clock).
+            moment = max(time.time(), moment + 1e-6)
+            ts = f"{moment:.6f}"
+            ids.clock.observe(ts)
+            posted = slack.add_message(
+                ids.CHANNEL_ID, ts=ts, user=said.user, text=text, thread_ts=parent
+            )
+            parent = parent or posted["ts"]
+            thread_ts = parent if posted["ts"] != parent else None
+            where = {"user": said.user, "ts": posted["ts"], "thread_ts": thread_ts}
+            events = [message(text, **where)]
+            if said.mention:  # Slack sends a mention twice: app_mention, and the message
+                events.insert(0, app_mention(text, **where))
+            for event in events:
+                await _deliver(assistant, event)
+            await asyncio.wait_for(assistant.scheduler.wait_idle(), RUN_TIMEOUT)
+    except TimeoutError:
+        raise DemoError(f"no answer within {RUN_TIMEOUT:.0f} s") from None
+    finally:
+        await assistant.close()
+    assert parent is not None
+    replies = [m for m in slack.thread(ids.CHANNEL_ID, parent) if m.get("bot_id")]
+    return Played(ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, parent), len(replies))
+
+
+async def _deliver(assistant: Assistant, event: dict[str, object]) -> None:
+    """One event through Bolt as Slack delivers it over HTTP: signed, verified, acknowledged
+    once recorded."""
+    body, headers = signed_event_request(event_callback(event))
+    request = AsyncBoltRequest(body=body.decode(), headers=headers)
+    response = await assistant.app.async_dispatch(request)
+    if response.status != 200:
+        raise DemoError(f"the app answered HTTP {response.status} to a {event['type']} event")

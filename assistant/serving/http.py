@@ -1,0 +1,85 @@
+"""HTTP mode (docs/architecture.md#slack-and-the-model): Bolt behind a real ASGI server, events at
+/slack/events.
+
+Bolt only ever sees requests that `SlackRequestGuard` has found signed by Slack, small enough
+and sent in time; `assistant.serving.web_server` bounds what reaches the guard (request heads, idle
+connections, how many at once)."""
+
+from __future__ import annotations
+
+import asyncio
+from contextlib import asynccontextmanager
+from typing import TextIO
+
+from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from assistant.app import create_assistant
+from assistant.serving.health import StoreHealth
+from assistant.serving.request_guard import SlackRequestGuard
+from assistant.serving.web_server import Server, server_config
+from assistant.settings import Settings, SettingsError
+from assistant.slack.tokens import refused_bot_token
+from context.storage import open_store
+
+
+def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette:
+    """The ASGI app; the assistant is built at startup, inside the server's event loop."""
+    assert settings.slack_signing_secret is not None
+
+    @asynccontextmanager
+    async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
+        assistant = create_assistant(settings, trace)
+        web.state.assistant = assistant
+        web.state.handler = AsyncSlackRequestHandler(assistant.app)
+        web.state.health = StoreHealth(assistant.store)
+        try:
+            yield
+        finally:
+            web.state.health.close()
+            await assistant.close()
+
+    async def slack_events(request: Request) -> Response:
+        # When it arrived: its files and links are read until a deadline counted from here.
+        arrival = {"received_at": asyncio.get_running_loop().time()}
+        return await request.app.state.handler.handle(request, arrival)
+
+    async def healthz(request: Request) -> Response:
+        # Anyone can ask: the answer says whether the app can work, nothing about its work.
+        if await request.app.state.health.ok():
+            return JSONResponse({"ok": True})
+        return JSONResponse({"ok": False, "error": "the store cannot be reached"}, status_code=503)
+
+    return Starlette(
+        routes=[
+            Route("/slack/events", slack_events, methods=["POST"]),
+            Route("/healthz", healthz, methods=["GET"]),
+        ],
+        middleware=[
+            Middleware(
+                SlackRequestGuard,  # type: ignore[arg-type]
+                signing_secret=settings.slack_signing_secret.get_secret_value(),
+                path="/slack/events",
+            )
+        ],
+        lifespan=lifespan,
+    )
+
+
+def serve(settings: Settings, host: str = "0.0.0.0") -> None:
+    # As `assistant run` does: a token Slack refuses is one clear message at start, rather
+    # than a server that answers every event with failures.
+    assert settings.slack_bot_token is not None
+    token = settings.slack_bot_token.get_secret_value()
+    problems = asyncio.run(refused_bot_token("serve", token, settings.slack_api_base))
+    if problems:
+        raise SettingsError("\n".join(problems))
+    # The app opens its store in the server's startup, where a failure is the server's
+    # traceback: open it once here first, so that a store that cannot be opened is one line
+    # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
+    open_store(settings.database_url).close()
+    Server(server_config(create_web_app(settings), host=host, port=settings.port)).run()

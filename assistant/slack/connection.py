@@ -1,0 +1,72 @@
+"""What `assistant run` says while it cannot reach Slack: one line per attempt.
+
+slack-sdk's Socket Mode client (`slack_sdk.socket_mode.aiohttp.SocketModeClient.connect`)
+retries a failed connection forever, logging each failure with `logger.exception`: a
+traceback of some 40 lines every few seconds, preceded by a "Failed to retrieve WSS URL" error
+when the Web API call failed. Given this logger, those records become one line each that says
+where, why, and when the next attempt is."""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlsplit
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.web.async_client import AsyncWebClient
+
+# The messages of slack-sdk's records that this rewrites (tests/e2e/test_socket_mode.py checks
+# that slack-sdk still logs them, by the output of a real run against an unreachable Slack).
+CONNECT_FAILED = "Failed to connect (error:"
+URL_FAILED = "Failed to retrieve WSS URL:"
+
+
+class ConnectionLog(logging.Filter):
+    """A filter on the logger given to the Socket Mode client (`logger`)."""
+
+    def __init__(self, web_client: AsyncWebClient) -> None:
+        super().__init__()
+        self._web_client = web_client
+        self._socket: AsyncBaseSocketModeClient | None = None
+        self.logger = logging.getLogger("assistant.slack.connection")
+        self.logger.addFilter(self)
+
+    def watch(self, socket_client: AsyncBaseSocketModeClient) -> None:
+        """The client whose retries these are (made with `self.logger`)."""
+        self._socket = socket_client
+
+    def close(self) -> None:
+        self.logger.removeFilter(self)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = str(record.msg)
+        if message.startswith(URL_FAILED):
+            return False  # the connect failure that follows says it
+        if not message.startswith(CONNECT_FAILED) or not record.exc_info:
+            return True
+        error = record.exc_info[1]
+        wait = self._socket.ping_interval if self._socket is not None else None
+        record.msg = "assistant run: cannot reach Slack at %s (%s), retrying in %s s"
+        record.args = (self._where(), failure_reason(error), f"{wait:g}" if wait else "a few")
+        record.levelno, record.levelname = logging.WARNING, "WARNING"
+        record.exc_info, record.exc_text = None, None
+        return True
+
+    def _where(self) -> str:
+        wss = self._socket.wss_uri if self._socket is not None else None
+        if not wss:
+            return self._web_client.base_url  # asking for a websocket URL failed
+        parts = urlsplit(wss)  # its query is a one-time ticket: not for logs
+        return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def failure_reason(error: BaseException | None) -> str:
+    """Why a call to Slack failed, in a few words (never a URL: a websocket's holds a ticket)."""
+    if isinstance(error, SlackApiError):
+        return f"Slack answered {error.response.get('error')}"
+    if isinstance(error, aiohttp.ClientResponseError):
+        return f"HTTP {error.status}"  # not str(): it shows the URL with its ticket
+    if isinstance(error, aiohttp.ClientConnectorError):
+        return error.os_error.strerror or type(error).__name__
+    return type(error).__name__

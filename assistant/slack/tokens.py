@@ -1,0 +1,65 @@
+"""Asking Slack at start whether it takes the tokens: `run` and `serve` exit with one clear
+message (status 2) when it refuses one, instead of failing on every event afterwards."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Awaitable, Callable
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.slack.client import close_slack_client, create_slack_client
+from assistant.slack.connection import failure_reason
+
+# What Slack answers for a token that will never work; retrying cannot help.
+REFUSED = {
+    "invalid_auth",
+    "not_authed",
+    "not_allowed_token_type",
+    "account_inactive",
+    "token_revoked",
+    "token_expired",
+}
+
+
+async def refused_tokens(
+    command: str, client: AsyncWebClient, app_token: str | None = None
+) -> list[str]:
+    """One line per token Slack refuses (by variable name): the client's bot token, and the
+    app-level token if given. Slack unreachable is no refusal: it is said once on stderr, and
+    the caller goes on (connecting, or serving, retries until Slack is back)."""
+    checks: list[tuple[str, Callable[[], Awaitable[object]]]] = [
+        ("SLACK_BOT_TOKEN", client.auth_test)
+    ]
+    if app_token is not None:
+        checks.append(
+            ("SLACK_APP_TOKEN", lambda: client.apps_connections_open(app_token=app_token))
+        )
+    problems = []
+    for name, check in checks:
+        try:
+            await check()
+        except SlackApiError as exc:
+            error = exc.response.get("error")
+            if error in REFUSED:
+                problems.append(f"{name}: refused by Slack ({error})")
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            print(
+                f"assistant {command}: cannot reach Slack at {client.base_url} to check {name} "
+                f"({failure_reason(exc)}); going on without the check",
+                file=sys.stderr,
+                flush=True,
+            )
+            break  # the next check would only wait as long to fail the same way
+    return problems
+
+
+async def refused_bot_token(command: str, token: str, api_base: str) -> list[str]:
+    """`refused_tokens` for the bot token, with a client of its own (before the app exists)."""
+    client = create_slack_client(token, api_base)
+    try:
+        return await refused_tokens(command, client)
+    finally:
+        await close_slack_client(client)

@@ -1,0 +1,155 @@
+"""Model failures leave a correct log, one human message when needed, and a working process."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant.fakes import openai_responses as replies
+from assistant.run.agent import SORRY_MODEL
+from tests.harness import RunningApp, thread_of
+from tests.harness import mention as say
+
+
+def answered(app: RunningApp, slack, text: str) -> list[dict]:
+    """Mention the bot and wait for the run to end; the thread's log."""
+    event = say(slack, text)
+    before = len(slack.calls_to("reactions.remove"))
+    assert app.send_event(event).status == 200
+    slack.wait_for_call("reactions.remove", count=before + 1)
+    app.wait_idle()
+    return app.log(thread_of(event))
+
+
+def still_answers(app: RunningApp, slack, model) -> None:
+    """The next mention, in another thread, is answered normally."""
+    model.script(
+        replies.tool_calls(("postMessage", {"text": "Still here", "reasoning": "r"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "r"})),
+    )
+    log = answered(app, slack, "are you there?")
+    assert [e["content"].get("toolCall") for e in log[2:]] == ["postMessage", "finishRequest"]
+    assert slack.calls_to("chat.postMessage")[-1].params["text"] == "Still here"
+
+
+def system_texts(log: list[dict]) -> list[str]:
+    return [e["content"] for e in log if e["role"] == "system"][1:]
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [
+        pytest.param(replies.error(500, times=2), "answered HTTP 500", id="http-500"),
+        pytest.param(replies.disconnect(times=2), "could not be reached", id="dropped"),
+    ],
+)
+def test_a_model_that_fails_on_every_retry(make_app, slack, model, fault, reason):
+    app = make_app(openai_max_retries=1)
+    model.script(fault)
+    log = answered(app, slack, "hello")
+    assert [e["role"] for e in log] == ["system", "user", "system"]
+    assert system_texts(log) == [
+        f"Error: the model call failed: the model service {reason}. "
+        f'The user was told: "{SORRY_MODEL}"'
+    ]
+    assert len(model.requests) == 2
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
+    still_answers(app, slack, model)
+
+
+def script_one_answer(model) -> None:
+    model.script(
+        replies.tool_calls(("postMessage", {"text": "Here you go", "reasoning": "r"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "r"})),
+    )
+
+
+def test_a_rate_limited_call_is_retried_after_retry_after(make_app, slack, model):
+    app = make_app(openai_max_retries=2)  # the default
+    model.script(replies.rate_limited(retry_after=1))
+    script_one_answer(model)
+    log = answered(app, slack, "hello")
+    assert system_texts(log) == []
+    assert [e["content"].get("toolCall") for e in log[2:]] == ["postMessage", "finishRequest"]
+    assert len(model.requests) == 3  # the refused call, then one per step
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Here you go"]
+    still_answers(app, slack, model)
+
+
+def test_a_dropped_connection_is_retried(make_app, slack, model):
+    app = make_app(openai_max_retries=2)
+    model.script(replies.disconnect())
+    script_one_answer(model)
+    log = answered(app, slack, "hello")
+    assert system_texts(log) == []
+    assert len(model.requests) == 3
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Here you go"]
+    still_answers(app, slack, model)
+
+
+def test_a_model_that_does_not_answer_in_time(make_app, slack, model):
+    app = make_app(openai_timeout=0.5)
+    hold = replies.hold()
+    model.script(hold)
+    log = answered(app, slack, "hello")
+    assert system_texts(log) == [
+        f"Error: the model call failed: the model did not answer in time. "
+        f'The user was told: "{SORRY_MODEL}"'
+    ]
+    hold.release()
+    still_answers(app, slack, model)
+
+
+def test_arguments_that_are_not_json_get_another_step(app, slack, model):
+    model.script(
+        replies.tool_calls(("postMessage", '{"text": "oops"')),
+        replies.tool_calls(("postMessage", {"text": "Fixed", "reasoning": "retry"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "done"})),
+    )
+    log = answered(app, slack, "hello")
+    assert log[2]["role"] == "system"
+    assert log[2]["content"].startswith("Error: the arguments of postMessage are not valid JSON")
+    assert [e["content"].get("toolCall") for e in log[3:]] == ["postMessage", "finishRequest"]
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Fixed"]
+
+
+def test_arguments_that_do_not_fit_the_schema(app, slack, model):
+    model.script(
+        replies.tool_calls(("getThreadHistory", {"ascending": "yes", "limit": 5000})),
+        replies.tool_calls(("finishRequest", {"reasoning": "done"})),
+    )
+    log = answered(app, slack, "hello")
+    error = log[2]["content"]
+    assert error.startswith("Error: the arguments of getThreadHistory do not fit its schema")
+    assert "ascending" in error and "limit" in error
+    assert log[3]["content"]["toolCall"] == "finishRequest"
+
+
+def test_an_unknown_tool(app, slack, model):
+    model.script(
+        replies.tool_calls(("searchWeb", {"query": "lunch"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "done"})),
+    )
+    log = answered(app, slack, "hello")
+    assert log[2]["content"] == (
+        "Error: unknown tool 'searchWeb'; the tools are postMessage, getThreadHistory, "
+        "expandEntry, finishRequest"
+    )
+    assert log[3]["content"]["toolCall"] == "finishRequest"
+    still_answers(app, slack, model)
+
+
+def test_plain_text_is_posted_and_finishes(app, slack, model):
+    model.script(replies.text("Try the **risotto**."))
+    log = answered(app, slack, "lunch?")
+    assert [(e["role"], e["turn"]) for e in log[2:]] == [
+        ("system", 0),
+        ("assistant", 1),
+        ("assistant", 1),
+    ]
+    assert "plain text" in log[2]["content"]
+    assert log[3]["content"] == {"toolCall": "postMessage", "text": "Try the **risotto**."}
+    assert log[4]["content"] == {"toolCall": "finishRequest"}
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [
+        "Try the **risotto**."
+    ]
+    assert len(model.requests) == 1

@@ -1,0 +1,181 @@
+"""The import graph: data flows one way (docs/architecture.md), so no two of the project's
+modules import each other, directly or round a loop, and the log's core stays free of Slack,
+OpenAI and the app."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("context", "assistant", "bench")
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {
+        _module_name(path): path
+        for package in PACKAGES
+        for path in (ROOT / package).rglob("*.py")
+        if "migrations" not in path.parts
+    }
+
+
+def _imported(path: Path, name: str, modules: dict[str, Path]) -> Iterator[str]:
+    """Every module `path` imports, TYPE_CHECKING imports included: a cycle that only type
+    hints close is still two modules that need each other."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                # `from package import module` needs the module, not the package's __init__.
+                submodule = f"{base}.{alias.name}"
+                yield submodule if submodule in modules else base
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {
+        name: {target for target in _imported(path, name, modules) if target in modules} - {name}
+        for name, path in modules.items()
+    }
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph()) == []
+
+
+def test_cycle_detection_finds_a_loop():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_context_imports_no_slack_openai_or_app():
+    forbidden = ("slack_sdk", "slack_bolt", "openai", "aiohttp", "assistant", "bench")
+    modules = _modules()
+    offenders = [
+        f"{name} imports {target}"
+        for name, path in modules.items()
+        if name.split(".")[0] == "context"
+        for target in _imported(path, name, modules)
+        if target.split(".")[0] in forbidden
+    ]
+    assert offenders == []
+
+
+# The rooms of `assistant/` (docs/architecture.md#packages), from the bottom up, and the rooms
+# each may import. An import against this order is a room reaching back up the chain.
+ALLOWED: dict[str, set[str]] = {
+    "context": set(),
+    "fakes": set(),  # they play Slack and OpenAI: nothing of the app
+    "slack": {"context"},
+    "model": {"context"},
+    "run": {"slack", "model", "context"},
+    "settings": {"run", "slack", "model", "context"},
+    "intake": {"settings", "run", "slack", "model", "context"},
+    "panel": {"intake", "settings", "run", "slack", "model", "context"},
+    "replay": {"settings", "run", "slack", "model", "context"},
+    "wiring": {"panel", "intake", "settings", "run", "slack", "model", "context"},
+    "serving": {"wiring", "settings", "slack", "context", "fakes"},
+    # The CLI: everything, and the fakes for `replay --demo-model`.
+    "commands": {
+        "serving", "replay", "wiring", "panel", "intake", "settings", "run", "slack", "model",
+        "context", "fakes",
+    },
+}
+
+
+def room_of(module: str) -> str | None:
+    """The room a module of `context` or `assistant` belongs to (None: bench, tests)."""
+    parts = module.split(".")
+    if parts[0] == "context":
+        return "context"
+    if parts[0] != "assistant" or len(parts) == 1:
+        return "commands" if parts == ["assistant"] else None
+    top = parts[1]
+    if top in ("slack", "model", "run", "intake", "panel", "replay", "serving", "fakes"):
+        return top
+    if top in ("settings", "panel_settings"):
+        return "settings"
+    if top in ("app", "listeners"):
+        return "wiring"
+    if top in ("cli", "commands"):
+        return "commands"
+    raise AssertionError(f"{module} is in no room: add it to ALLOWED and room_of")
+
+
+def against_the_rooms(graph: dict[str, set[str]]) -> list[str]:
+    offenders = []
+    for name, targets in sorted(graph.items()):
+        room = room_of(name)
+        if room is None:
+            continue
+        for target in sorted(targets):
+            other = room_of(target)
+            if other is not None and other != room and other not in ALLOWED[room]:
+                offenders.append(f"{name} ({room}) imports {target} ({other})")
+    return offenders
+
+
+def test_rooms_import_one_way():
+    assert against_the_rooms(import_graph()) == []
+
+
+def test_rooms_rule_finds_an_import_back_up():
+    graph = {"assistant.slack.client": {"assistant.run.agent"}, "assistant.run.agent": set()}
+    assert against_the_rooms(graph) == [
+        "assistant.slack.client (slack) imports assistant.run.agent (run)"
+    ]
+
+
+def test_every_room_may_import_only_rooms_below_it():
+    # The allowed imports form no loop: the rooms are layers.
+    graph = {room: set(allowed) for room, allowed in ALLOWED.items()}
+    assert cycles(graph) == []
