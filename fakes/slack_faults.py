@@ -1,10 +1,12 @@
 """Scripted faults for `FakeSlack`, per Web API method: `ok: false` errors, 429 with
-`Retry-After`, HTTP 5xx and dropped connections, taken in order by the next calls."""
+`Retry-After`, HTTP 5xx and dropped connections, taken in order by the next calls; and
+outages, which fail every call to a method until they are ended."""
 
 from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +27,7 @@ class FaultScripting:
 
     def _init_faults(self) -> None:
         self._faults: dict[str, deque[_Fault]] = {}
+        self._outages: dict[str, _Fault] = {}
 
     def fail(self, method: str, error: str, *, times: int = 1, **extra: Any) -> None:
         """The next `times` calls to `method` answer `{"ok": false, "error": error, **extra}`.
@@ -49,6 +52,24 @@ class FaultScripting:
         as calls with status 0)."""
         self._add_fault(method, times, _Fault(DROPPED, {}))
 
+    def outage(
+        self, method: str, *, status: int = 500, error: str = "fatal_error"
+    ) -> Callable[[], None]:
+        """Every call to `method` fails until the returned function is called: HTTP `status`
+        (5xx as Slack answers them, 429 with `Retry-After: 1`, DROPPED: no answer), or with
+        status 200 `{"ok": false, "error": error}`. Faults scripted by the other methods
+        come first."""
+        headers = {"Retry-After": "1"} if status == 429 else {}
+        body = {} if status == DROPPED else {"ok": False, "error": error}
+        with self._cond:
+            self._outages[method] = _Fault(status, body, headers)
+
+        def end() -> None:
+            with self._cond:
+                self._outages.pop(method, None)
+
+        return end
+
     def _add_fault(self, method: str, times: int, fault: _Fault) -> None:
         with self._cond:
             self._faults.setdefault(method, deque()).extend([fault] * times)
@@ -58,4 +79,4 @@ class FaultScripting:
             queue = self._faults.get(key)
             if queue:
                 return queue.popleft()
-        return None
+        return self._outages.get(method)
