@@ -50,6 +50,11 @@ threads_table = Table(
     # Streams (migration 0006): the Slack ts of each message the run is streaming and has not
     # finished (stopped and marked posted, or deleted), space-separated; NULL when none.
     Column("open_streams", Text),
+    # Deferrals (migration 0007): when the thread's run was first stopped by a Slack fault
+    # that may pass, and when to try it again (`now` strings); NULL when none is under way.
+    # Cleared by the entry that ends a run.
+    Column("deferred_since", String),
+    Column("retry_at", String),
     UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
 )
 
@@ -182,5 +187,8 @@ def now() -> str:
     return moment(datetime.now(UTC))
 
 
+MOMENT = "%Y-%m-%dT%H:%M:%S.%fZ"  # how `moment` writes a time (UTC)
+
+
 def moment(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return at.astimezone(UTC).strftime(MOMENT)
