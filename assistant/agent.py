@@ -12,6 +12,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.deferral import RESTARTED
 from assistant.history import ThreadHistory
 from assistant.image_parts import ImagePart, ImageParts
 from assistant.model import ModelClient, ModelError, ModelReply, RawToolCall
@@ -20,6 +21,7 @@ from assistant.post_limits import PostCaps, PostLimits
 from assistant.prompt import PromptBudget
 from assistant.recorder import Recorder
 from assistant.runs import AnswerRequest, LeaseLost, ensure_lease, store_unavailable
+from assistant.slack_outage import SlackOutages
 from assistant.slack_stream import PostStream
 from assistant.streamed_step import streamed_step, usage_of
 from assistant.streaming import SlackStreaming
@@ -79,6 +81,7 @@ class Agent:
     post_caps: PostCaps = field(default_factory=PostCaps)
     panel_status: PanelStatus | None = None  # None: no Slack status (replay)
     streaming: SlackStreaming | None = None  # None: texts are posted whole (ASSISTANT_STREAM)
+    outages: SlackOutages | None = None  # None: a Slack error ends the run at once
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -99,12 +102,15 @@ class Agent:
         await self._show_progress(key, message_ts, working=True, in_panel=in_panel)
         try:
             if self.client is not None:
-                await finish_interrupted_streams(ctx, self.recorder)
-                await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
+                why = await self.outages.resumed(key) if self.outages else RESTARTED
+                await finish_interrupted_streams(ctx, self.recorder, why)
+                await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
             await self._steps(ctx)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            seen_through = len(ctx.log) - 1
-            await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK, seen_through)
+            reason = f"Slack failed: {_slack_reason(exc)}"
+            if self.outages is not None:  # raises RunDeferred while Slack may come back
+                reason = await self.outages.wait(key, exc, reason, self.recorder)
+            await self._fail(ctx, reason, SORRY_SLACK, len(ctx.log) - 1)
         except Exception as exc:
             if isinstance(exc, LeaseLost) or store_unavailable(exc):
                 raise  # the request stays owed: the scheduler resumes it

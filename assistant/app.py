@@ -26,6 +26,7 @@ from assistant.runs import RunScheduler
 from assistant.settings import Settings
 from assistant.slack_client import close_slack_client, configure_slack_client
 from assistant.slack_files import SlackFiles
+from assistant.slack_outage import SlackOutages
 from assistant.streaming import SlackStreaming
 from context.storage import Store, open_store
 from context.trace import open_trace
@@ -102,6 +103,7 @@ def create_assistant(
         post_caps=settings.post_caps(),
         panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
         streaming=SlackStreaming() if settings.assistant_stream == "auto" else None,
+        outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
     )
     scheduler = RunScheduler(agent.run, store, settings.assistant_run_lease_seconds)
     if resume:

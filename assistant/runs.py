@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import exc as sa_errors
 
+from assistant.deferral import Retries, RunDeferred
 from context.storage import Store, ThreadKey
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,7 @@ class RunScheduler:
         self._idle = asyncio.Event()
         self._idle.set()
         self._sweeper: asyncio.Task[None] | None = None
+        self._retries = Retries()  # deferred runs (RunDeferred), when due
 
     def request(self, key: ThreadKey, request: AnswerRequest | None = None) -> None:
         """Something in the thread may be owed an answer (it is already in the store)."""
@@ -184,6 +186,7 @@ class RunScheduler:
         self._sweeper = asyncio.create_task(self._sweep())
 
     async def stop(self) -> None:
+        self._retries.cancel()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -239,8 +242,10 @@ class RunScheduler:
             try:
                 # The run's last entry raises answered_through in the same write.
                 await self._with_lease(lease, self.run(key, requests))
-            except LeaseLost as exc:
+            except (LeaseLost, RunDeferred) as exc:
                 log.warning("stopped the run in thread %s (%s); its request stays owed", key, exc)
+                if isinstance(exc, RunDeferred):
+                    self._retries.call(exc.retry_in, self.request, key)
                 return False
             except Exception as exc:
                 _log_failure(exc, f"the run in thread {key} stopped; its request stays owed")

@@ -22,6 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assistant.deferral import RESTARTED
 from assistant.feedback import feedback_blocks
 from assistant.runs import ensure_lease
 from assistant.slack_stream import drop_stream
@@ -106,11 +107,14 @@ async def _post(
     await asyncio.to_thread(ctx.store.mark_posted, ctx.key, index, posted[-1].ts, posted)
 
 
-async def finish_interrupted_streams(ctx: RunContext, recorder: Recorder | None) -> None:
+async def finish_interrupted_streams(
+    ctx: RunContext, recorder: Recorder | None, cause: str = RESTARTED
+) -> None:
     """Before a run goes on: the streams its thread's last run left open. One stopped with a
     post's metadata is a whole message (`finish_interrupted_posts` finds it); any other was
     cut short, and is deleted: its text, if its call was recorded, is posted whole after, and
-    if not, the model is asked again. `recorder`: where to say so (None: nowhere)."""
+    if not, the model is asked again. `recorder`: where to say so (None: nowhere), after
+    `cause`: why that run was cut short."""
     open_streams = await asyncio.to_thread(ctx.store.open_streams, ctx.key)
     if not open_streams:
         return
@@ -126,12 +130,15 @@ async def finish_interrupted_streams(ctx: RunContext, recorder: Recorder | None)
             if len(cut) == 1
             else f"the {len(cut)} unfinished messages it was streaming were deleted"
         )
-        await recorder.record(ctx.key, f"The process restarted during this run; {what}.")
+        await recorder.record(ctx.key, f"{cause}; {what}.")
 
 
-async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: int) -> None:
+async def finish_interrupted_posts(
+    ctx: RunContext, recorder: Recorder, after: int, cause: str = RESTARTED
+) -> None:
     """Before a run answers entries from `after` on: any postMessage recorded after them but
-    not marked posted was cut short by a crash; post what Slack does not have, once."""
+    not marked posted was cut short (`cause`: a crash, Slack failing); post what Slack does not
+    have, once."""
     metas = await asyncio.to_thread(ctx.store.metadata, ctx.key, after)
     refused = _refused(ctx.log.entries[after:])
     for entry, meta in zip(ctx.log.entries[after:], metas, strict=False):
@@ -154,8 +161,7 @@ async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: i
         outcome = "had reached Slack" if already else "was posted now"
         await recorder.record(
             ctx.key,
-            f"The process restarted during this run; the message of entry {entry.index} "
-            f"{outcome}.",
+            f"{cause}; the message of entry {entry.index} {outcome}.",
         )
 
 
