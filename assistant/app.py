@@ -12,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
 from assistant.agent import Agent
+from assistant.bot_identity import BotIdentity
 from assistant.channel_names import ChannelNames
 from assistant.events import EventRecorder
 from assistant.feedback import Feedback
@@ -44,6 +45,7 @@ class Assistant:
     events: EventRecorder
     app: AsyncApp
     channel_names: ChannelNames
+    identity: BotIdentity
 
     async def close(self) -> None:
         await self.scheduler.stop()
@@ -56,12 +58,17 @@ class Assistant:
 
 
 def create_assistant(
-    settings: Settings, trace: TextIO | None = None, resume: bool = True
+    settings: Settings,
+    trace: TextIO | None = None,
+    resume: bool = True,
+    identity: BotIdentity | None = None,
 ) -> Assistant:
     """Build every part; call inside the event loop that will serve it. `resume`: look for
-    threads that crashed runs left owed, now and every half lease (see `RunScheduler`)."""
+    threads that crashed runs left owed, now and every half lease (see `RunScheduler`).
+    `identity`: the bot's, if the token was checked already."""
     store = open_store(settings.database_url)
     assert settings.slack_bot_token is not None
+    identity = identity or BotIdentity(settings.slack_bot_token.get_secret_value())
     # Bolt is given the token, not a client: given a client, it still reads SLACK_BOT_TOKEN
     # from the environment (whenever no token is passed) and then warns that the token it
     # found is unused. The client it builds from the token is then configured as ours.
@@ -75,8 +82,12 @@ def create_assistant(
         # Acknowledge an event only once it is recorded (the run itself starts after): a
         # process killed before that leaves Slack to retry it, so no message is lost.
         process_before_response=True,
+        # The bot's identity learned once, never asked for inside a request: an event is
+        # recorded and acknowledged whatever Slack's Web API does (assistant/bot_identity.py).
+        authorize=identity,
     )
     client = configure_slack_client(app.client, settings)
+    identity.client = client
     channel_names = ChannelNames(client)
     recorder = Recorder(
         store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
@@ -117,4 +128,6 @@ def create_assistant(
         settings, event_recorder, scheduler, client, files, model.transcribe, LinkAccess(client)
     )
     listeners.register(app, events, Panel(settings, event_recorder), Feedback(event_recorder))
-    return Assistant(settings, store, client, model, scheduler, events, app, channel_names)
+    return Assistant(
+        settings, store, client, model, scheduler, events, app, channel_names, identity
+    )

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from assistant.app import create_assistant
+from assistant.bot_identity import BotIdentity
 from assistant.health import StoreHealth
 from assistant.request_guard import SlackRequestGuard
 from assistant.settings import Settings, SettingsError
@@ -26,13 +27,15 @@ from assistant.slack_tokens import refused_bot_token
 from assistant.web_server import Server, server_config
 
 
-def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette:
+def create_web_app(
+    settings: Settings, trace: TextIO | None = None, identity: BotIdentity | None = None
+) -> Starlette:
     """The ASGI app; the assistant is built at startup, inside the server's event loop."""
     assert settings.slack_signing_secret is not None
 
     @asynccontextmanager
     async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
-        assistant = create_assistant(settings, trace)
+        assistant = create_assistant(settings, trace, identity=identity)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
         web.state.health = StoreHealth(assistant.store)
@@ -72,7 +75,10 @@ def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette
 def serve(settings: Settings, host: str = "0.0.0.0") -> None:
     # As `assistant run` does: a token Slack refuses is one clear message at start, rather
     # than a server that answers every event with failures.
-    problems = asyncio.run(refused_bot_token("serve", settings))
+    assert settings.slack_bot_token is not None
+    identity = BotIdentity(settings.slack_bot_token.get_secret_value())
+    problems = asyncio.run(refused_bot_token("serve", settings, identity))
     if problems:
         raise SettingsError("\n".join(problems))
-    Server(server_config(create_web_app(settings), host=host, port=settings.port)).run()
+    web = create_web_app(settings, identity=identity)
+    Server(server_config(web, host=host, port=settings.port)).run()
