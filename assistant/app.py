@@ -22,9 +22,11 @@ from assistant.run.images import ImageParts
 from assistant.run.panel_status import PanelStatus
 from assistant.run.recorder import Recorder
 from assistant.run.scheduler import RunScheduler
+from assistant.run.slack_outage import SlackOutages
 from assistant.run.stream_sweeper import StreamSweeper
 from assistant.run.streaming import SlackStreaming
 from assistant.settings import Settings
+from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.channel_names import ChannelNames
 from assistant.slack.client import close_slack_client, configure_slack_client
 from assistant.slack.files import SlackFiles
@@ -45,6 +47,7 @@ class Assistant:
     events: EventRecorder
     app: AsyncApp
     channel_names: ChannelNames
+    identity: BotIdentity
 
     async def close(self) -> None:
         await self.scheduler.stop()
@@ -57,12 +60,17 @@ class Assistant:
 
 
 def create_assistant(
-    settings: Settings, trace: TextIO | None = None, resume: bool = True
+    settings: Settings,
+    trace: TextIO | None = None,
+    resume: bool = True,
+    identity: BotIdentity | None = None,
 ) -> Assistant:
     """Build every part; call inside the event loop that will serve it. `resume`: look for
-    threads that crashed runs left owed, now and every half lease (see `RunScheduler`)."""
+    threads that crashed runs left owed, now and every half lease (see `RunScheduler`).
+    `identity`: the bot's, if the token was checked already."""
     store = open_store(settings.database_url)
     assert settings.slack_bot_token is not None
+    identity = identity or BotIdentity(settings.slack_bot_token.get_secret_value())
     # Bolt is given the token, not a client: given a client, it still reads SLACK_BOT_TOKEN
     # from the environment (whenever no token is passed) and then warns that the token it
     # found is unused. The client it builds from the token is then configured as ours.
@@ -76,8 +84,12 @@ def create_assistant(
         # Acknowledge an event only once it is recorded (the run itself starts after): a
         # process killed before that leaves Slack to retry it, so no message is lost.
         process_before_response=True,
+        # The bot's identity learned once, never asked for inside a request: an event is
+        # recorded and acknowledged whatever Slack's Web API does (assistant/slack/bot_identity.py).
+        authorize=identity,
     )
     client = configure_slack_client(app.client, settings.slack_api_base)
+    identity.client = client
     channel_names = ChannelNames(client)
     recorder = Recorder(
         store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
@@ -104,6 +116,7 @@ def create_assistant(
         post_caps=settings.post_caps(),
         panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
         streaming=SlackStreaming() if settings.assistant_stream == "auto" else None,
+        outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
     )
     lease = settings.assistant_run_lease_seconds
     sweeper = StreamSweeper(store, client, recorder, first_wait=lease / 2)
@@ -122,4 +135,6 @@ def create_assistant(
     events = EventRecorder(settings, event_recorder, scheduler, content)
     feedback = Feedback(event_recorder, access)
     listeners.register(app, events, Panel(settings, event_recorder), feedback)
-    return Assistant(settings, store, client, model, scheduler, events, app, channel_names)
+    return Assistant(
+        settings, store, client, model, scheduler, events, app, channel_names, identity
+    )

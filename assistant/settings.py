@@ -103,6 +103,9 @@ class Settings(StoreSettings):
     assistant_context_tokens: int = Field(default=128_000, ge=1_000)
     assistant_answer_tokens: int = Field(default=4_000, ge=100)
     assistant_run_lease_seconds: float = Field(default=30.0, ge=1.0, le=3600.0)
+    # How long a request waits for Slack to come back (assistant/run/slack_outage.py); 0: not
+    # at all.
+    assistant_slack_outage_seconds: float = Field(default=900.0, ge=0.0, le=86400.0)
     assistant_max_images: int = Field(default=4, ge=0, le=50)
     assistant_max_image_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
     assistant_max_prompt_image_bytes: int = Field(default=12 * 1024 * 1024, ge=1024)

@@ -1,12 +1,14 @@
 """Scripted faults for `FakeSlack`, per Web API method: `ok: false` errors, 429 with
-`Retry-After`, HTTP 5xx and dropped connections, taken in order by the next calls. A 5xx or a
-dropped connection may come after the call was carried out (`carried_out=True`), as when
-Slack's answer is lost on the way back: the caller cannot know what Slack did."""
+`Retry-After`, HTTP 5xx and dropped connections, taken in order by the next calls; and
+outages, which fail every call to a method until they are ended. A 5xx or a dropped
+connection may come after the call was carried out (`carried_out=True`), as when Slack's
+answer is lost on the way back: the caller cannot know what Slack did."""
 
 from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,7 @@ class FaultScripting:
 
     def _init_faults(self) -> None:
         self._faults: dict[str, deque[Fault]] = {}
+        self._outages: dict[str, Fault] = {}
 
     def fail(self, method: str, error: str, *, times: int = 1, **extra: Any) -> None:
         """The next `times` calls to `method` answer `{"ok": false, "error": error, **extra}`.
@@ -55,6 +58,24 @@ class FaultScripting:
         answer that was lost)."""
         self._add_fault(method, times, Fault(DROPPED, {}, carried_out=carried_out))
 
+    def outage(
+        self, method: str, *, status: int = 500, error: str = "fatal_error"
+    ) -> Callable[[], None]:
+        """Every call to `method` fails until the returned function is called: HTTP `status`
+        (5xx as Slack answers them, 429 with `Retry-After: 1`, DROPPED: no answer), or with
+        status 200 `{"ok": false, "error": error}`. Faults scripted by the other methods
+        come first."""
+        headers = {"Retry-After": "1"} if status == 429 else {}
+        body = {} if status == DROPPED else {"ok": False, "error": error}
+        with self._cond:
+            self._outages[method] = Fault(status, body, headers)
+
+        def end() -> None:
+            with self._cond:
+                self._outages.pop(method, None)
+
+        return end
+
     def _add_fault(self, method: str, times: int, fault: Fault) -> None:
         with self._cond:
             self._faults.setdefault(method, deque()).extend([fault] * times)
@@ -64,4 +85,4 @@ class FaultScripting:
             queue = self._faults.get(key)
             if queue:
                 return queue.popleft()
-        return None
+        return self._outages.get(method)

@@ -17,6 +17,7 @@ from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.tool_calls import ToolCallError, parse_tool_call
 from assistant.run.answer_so_far import count_so_far
+from assistant.run.deferral import RESTARTED
 from assistant.run.images import ImagePart, ImageParts
 from assistant.run.panel_status import PanelStatus
 from assistant.run.post_limits import PostCaps, PostLimits
@@ -24,6 +25,7 @@ from assistant.run.post_stream import PostStream
 from assistant.run.prompt import PromptBudget
 from assistant.run.recorder import Recorder
 from assistant.run.scheduler import AnswerRequest, LeaseLost, ensure_lease, store_unavailable
+from assistant.run.slack_outage import SlackOutages
 from assistant.run.stream_leftovers import NOTICE_METADATA, Undeleted, still_there
 from assistant.run.streamed_step import streamed_step, usage_of
 from assistant.run.streaming import SlackStreaming
@@ -84,6 +86,7 @@ class Agent:
     post_caps: PostCaps = field(default_factory=PostCaps)
     panel_status: PanelStatus | None = None  # None: no Slack status (replay)
     streaming: SlackStreaming | None = None  # None: texts are posted whole (ASSISTANT_STREAM)
+    outages: SlackOutages | None = None  # None: a Slack error ends the run at once
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -108,12 +111,15 @@ class Agent:
             # runs before this one (killed, or stopped by a lost lease) did for it.
             steps_taken = await count_so_far(ctx, requests[0].index)
             if self.client is not None:
-                await finish_interrupted_streams(ctx, self.recorder)
-                await finish_interrupted_posts(ctx, self.recorder, after=requests[0].index)
+                why = await self.outages.resumed(key) if self.outages else RESTARTED
+                await finish_interrupted_streams(ctx, self.recorder, why)
+                await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
             await self._steps(ctx, steps_taken)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            seen_through = len(ctx.log) - 1
-            await self._fail(ctx, f"Slack failed: {_slack_reason(exc)}", SORRY_SLACK, seen_through)
+            reason = f"Slack failed: {_slack_reason(exc)}"
+            if self.outages is not None:  # raises RunDeferred while Slack may come back
+                reason = await self.outages.wait(key, exc, reason, self.recorder)
+            await self._fail(ctx, reason, SORRY_SLACK, len(ctx.log) - 1)
         except Exception as exc:
             if isinstance(exc, LeaseLost) or store_unavailable(exc):
                 raise  # the request stays owed: the scheduler resumes it

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import exc as sa_errors
 
+from assistant.run.deferral import Retries, RunDeferred
 from assistant.run.lease import (
     CLEANUP_SECONDS,
     STOP_GRACE_SECONDS,
@@ -147,6 +148,7 @@ class RunScheduler:
         self._idle.set()
         self._sweeper: asyncio.Task[None] | None = None
         self._stopping = False
+        self._retries = Retries()  # deferred runs (RunDeferred), when due
 
     def request(self, key: ThreadKey, request: AnswerRequest | None = None) -> None:
         """Something in the thread may be owed an answer (it is already in the store)."""
@@ -179,6 +181,7 @@ class RunScheduler:
         """Start no run more; end the runs under way (`run_lease.stop_runs`): within
         grace + 2 x cleanup seconds."""
         self._stopping = True
+        self._retries.cancel()
         if self._sweeper is not None:
             self._sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -236,8 +239,10 @@ class RunScheduler:
             try:
                 # The run's last entry raises answered_through in the same write.
                 await self._with_lease(lease, self.run(key, requests))
-            except LeaseLost as exc:
+            except (LeaseLost, RunDeferred) as exc:
                 log.warning("stopped the run in thread %s (%s); its request stays owed", key, exc)
+                if isinstance(exc, RunDeferred):
+                    self._retries.call(exc.retry_in, self.request, key)
                 return False
             except Exception as exc:
                 log_failure(exc, f"the run in thread {key} stopped; its request stays owed")

@@ -23,17 +23,20 @@ from assistant.serving.health import StoreHealth
 from assistant.serving.request_guard import SlackRequestGuard
 from assistant.serving.web_server import Server, server_config
 from assistant.settings import Settings, SettingsError
+from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.tokens import refused_bot_token
 from context.storage import open_store
 
 
-def create_web_app(settings: Settings, trace: TextIO | None = None) -> Starlette:
+def create_web_app(
+    settings: Settings, trace: TextIO | None = None, identity: BotIdentity | None = None
+) -> Starlette:
     """The ASGI app; the assistant is built at startup, inside the server's event loop."""
     assert settings.slack_signing_secret is not None
 
     @asynccontextmanager
     async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
-        assistant = create_assistant(settings, trace)
+        assistant = create_assistant(settings, trace, identity=identity)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
         web.state.health = StoreHealth(assistant.store)
@@ -75,11 +78,13 @@ def serve(settings: Settings, host: str = "0.0.0.0") -> None:
     # than a server that answers every event with failures.
     assert settings.slack_bot_token is not None
     token = settings.slack_bot_token.get_secret_value()
-    problems = asyncio.run(refused_bot_token("serve", token, settings.slack_api_base))
+    identity = BotIdentity(token)
+    problems = asyncio.run(refused_bot_token("serve", token, settings.slack_api_base, identity))
     if problems:
         raise SettingsError("\n".join(problems))
     # The app opens its store in the server's startup, where a failure is the server's
     # traceback: open it once here first, so that a store that cannot be opened is one line
     # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
     open_store(settings.database_url).close()
-    Server(server_config(create_web_app(settings), host=host, port=settings.port)).run()
+    web = create_web_app(settings, identity=identity)
+    Server(server_config(web, host=host, port=settings.port)).run()

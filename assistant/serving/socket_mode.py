@@ -47,7 +47,7 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
     try:
         print("assistant run: connecting to Slack…", file=sys.stderr, flush=True)
         # slack-sdk retries a refused token forever, a traceback every few seconds: check first.
-        problems = await refused_tokens("run", assistant.client, app_token)
+        problems = await refused_tokens("run", assistant.client, app_token, assistant.identity)
         if problems:
             raise SettingsError("\n".join(problems))
         # Not `start_async()`: it prints Bolt's boot message to stdout, which is the trace's.

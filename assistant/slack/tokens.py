@@ -10,6 +10,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import close_slack_client, create_slack_client
 from assistant.slack.connection import failure_reason
 
@@ -25,11 +26,15 @@ REFUSED = {
 
 
 async def refused_tokens(
-    command: str, client: AsyncWebClient, app_token: str | None = None
+    command: str,
+    client: AsyncWebClient,
+    app_token: str | None = None,
+    identity: BotIdentity | None = None,
 ) -> list[str]:
     """One line per token Slack refuses (by variable name): the client's bot token, and the
     app-level token if given. Slack unreachable is no refusal: it is said once on stderr, and
-    the caller goes on (connecting, or serving, retries until Slack is back)."""
+    the caller goes on (connecting, or serving, retries until Slack is back). What Slack says
+    of the bot token (`auth.test`) is kept in `identity`, so it is asked no more."""
     checks: list[tuple[str, Callable[[], Awaitable[object]]]] = [
         ("SLACK_BOT_TOKEN", client.auth_test)
     ]
@@ -40,7 +45,9 @@ async def refused_tokens(
     problems = []
     for name, check in checks:
         try:
-            await check()
+            answer = await check()
+            if name == "SLACK_BOT_TOKEN" and identity is not None:
+                identity.remember(answer)
         except SlackApiError as exc:
             error = exc.response.get("error")
             if error in REFUSED:
@@ -56,10 +63,12 @@ async def refused_tokens(
     return problems
 
 
-async def refused_bot_token(command: str, token: str, api_base: str) -> list[str]:
+async def refused_bot_token(
+    command: str, token: str, api_base: str, identity: BotIdentity | None = None
+) -> list[str]:
     """`refused_tokens` for the bot token, with a client of its own (before the app exists)."""
     client = create_slack_client(token, api_base)
     try:
-        return await refused_tokens(command, client)
+        return await refused_tokens(command, client, identity=identity)
     finally:
         await close_slack_client(client)

@@ -104,7 +104,16 @@ class RunStore(Protocol):
 
     def waiting_threads(self) -> list[ThreadKey]:
         """Threads owed an answer, or with open streams (`open_streams`), whose lease is
-        free or expired (a crashed run's)."""
+        free or expired (a crashed run's), and whose deferral, if any, is due (`defer`)."""
+        ...
+
+    def deferred_since(self, key: ThreadKey) -> datetime | None:
+        """When the thread's run was first deferred (`defer`), if it is now."""
+        ...
+
+    def defer(self, key: ThreadKey, since: datetime, retry_at: datetime) -> None:
+        """The thread's run stopped on a fault that may pass (Slack unavailable): keep when
+        the deferral began and when it is due; the entry that ends a run clears both."""
         ...
 
     def mark_posted(

@@ -60,6 +60,8 @@ class SqlLog(Repository):
             # The run's answered mark rides on the entry that ends the run: one fact, one write.
             done = max(thread.answered_through, answered_through or -1)
             _save_tail(connection, thread.id, tail, answered_through=done)
+            if answered_through is not None:  # the run has ended: so has any deferral of it
+                connection.execute(_END_DEFERRAL, {"thread_id": thread.id})
         return entry
 
     def record_message(
@@ -185,6 +187,11 @@ _SAVE_TAIL = (
         updated_at=bindparam("updated_at"),
         answered_through=bindparam("answered_through"),
     )
+)
+_END_DEFERRAL = (
+    threads_table.update()
+    .where(threads_table.c.id == bindparam("thread_id"))
+    .values(deferred_since=None, retry_at=None)
 )
 _SAME_EVENT = (
     select(literal(1))

@@ -15,7 +15,14 @@ from sqlalchemy.sql import ColumnElement
 
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
-from context.storage.tables import entries_table, is_thread, moment, now, threads_table
+from context.storage.tables import (
+    MOMENT,
+    entries_table,
+    is_thread,
+    moment,
+    now,
+    threads_table,
+)
 from context.storage.values import OpenStream, Pending, ThreadKey, ThreadMessage
 
 
@@ -63,16 +70,31 @@ class SqlRuns(Repository):
             )
             .exists()
         )
-        free = or_(threads_table.c.run_holder.is_(None), threads_table.c.run_expires < now())
+        at = now()
+        free = or_(threads_table.c.run_holder.is_(None), threads_table.c.run_expires < at)
+        due = or_(threads_table.c.retry_at.is_(None), threads_table.c.retry_at <= at)
         # A stream not confirmed finished or gone keeps its thread waiting: the run's tidy-up.
         streams = threads_table.c.open_streams.isnot(None)
         query = (
             select(threads_table.c.team, threads_table.c.channel, threads_table.c.thread_ts)
-            .where(or_(owed, streams), free)
+            .where(or_(owed, streams), free, due)
             .order_by(threads_table.c.updated_at)
         )
         with self._db.read() as connection:
             return [ThreadKey(*row) for row in connection.execute(query)]
+
+    def deferred_since(self, key: ThreadKey) -> datetime | None:
+        with self._db.read() as connection:
+            value = connection.scalar(select(threads_table.c.deferred_since).where(is_thread(key)))
+        return datetime.strptime(value, MOMENT).replace(tzinfo=UTC) if value else None
+
+    def defer(self, key: ThreadKey, since: datetime, retry_at: datetime) -> None:
+        with self._db.transaction() as connection:
+            connection.execute(
+                threads_table.update()
+                .where(is_thread(key))
+                .values(deferred_since=moment(since), retry_at=moment(retry_at))
+            )
 
     def mark_posted(
         self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()

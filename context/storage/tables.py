@@ -51,6 +51,11 @@ threads_table = Table(
     # started, that Slack has not confirmed finished (stopped and marked posted) or gone
     # (deleted), space-separated `OpenStream` tokens ("TS", "?TS", "!TS"); NULL when none.
     Column("open_streams", Text),
+    # Deferrals (migration 0007): when the thread's run was first stopped by a Slack fault
+    # that may pass, and when to try it again (`now` strings); NULL when none is under way.
+    # Cleared by the entry that ends a run.
+    Column("deferred_since", String),
+    Column("retry_at", String),
     UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
 )
 
@@ -181,6 +186,9 @@ def now() -> str:
     """Finer than the log's whole seconds, so that threads updated within one second still
     list in the order they were updated."""
     return moment(datetime.now(UTC))
+
+
+MOMENT = "%Y-%m-%dT%H:%M:%S.%fZ"  # how a time `moment` wrote is read back (UTC)
 
 
 def moment(at: datetime) -> str:

@@ -80,7 +80,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "threads", "purge", "metadata",
     } | {"record_panel", "panel", "claim_title", "record_vote", "votes"} | {
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers
-    } | {"started_at"}  # show --follow across a purge  # fmt: skip
+    } | {"started_at"} | {"defer", "deferred_since"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("protocol", "repository"), CONCERNS, ids=lambda c: c.__name__)

@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assistant.run.deferral import RESTARTED
 from assistant.run.feedback_buttons import feedback_blocks
 from assistant.run.post_limits import CUT_NOTE, Cut, cut_text
 from assistant.run.scheduler import ensure_lease
@@ -169,13 +170,15 @@ async def _post(
     await asyncio.to_thread(ctx.store.mark_posted, ctx.key, index, posted[-1].ts, posted)
 
 
-async def finish_interrupted_streams(ctx: RunContext, recorder: Recorder | None) -> Settled:
+async def finish_interrupted_streams(
+    ctx: RunContext, recorder: Recorder | None, cause: str = RESTARTED
+) -> Settled:
     """Before a run goes on, and when it fails: the streams its thread's runs left open
     (`assistant.run.stream_leftovers.settle_streams`). One stopped with a post's metadata is a
     whole message (`finish_interrupted_posts` finds it); any other was cut short, and is
     deleted: its text, if its call was recorded, is posted whole after, and if not, the model
     is asked again. One that cannot be deleted stays owed. `recorder`: where to say what
-    was done (None: the caller says it)."""
+    was done (None: the caller says it), after `cause`: why that run was cut short."""
     settled = await settle_streams(ctx)
     if recorder is None:
         return settled
@@ -185,7 +188,7 @@ async def finish_interrupted_streams(ctx: RunContext, recorder: Recorder | None)
             if settled.crashed == 1
             else f"the {settled.crashed} unfinished messages it was streaming were deleted"
         )
-        await recorder.record(ctx.key, f"The process restarted during this run; {what}.")
+        await recorder.record(ctx.key, f"{cause}; {what}.")
     if settled.earlier:
         await recorder.record(ctx.key, deleted_earlier(settled.earlier))
     if settled.left:
@@ -199,9 +202,12 @@ def deleted_earlier(count: int) -> str:
     return f"{count} unfinished messages left in the thread earlier were deleted."
 
 
-async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: int) -> None:
+async def finish_interrupted_posts(
+    ctx: RunContext, recorder: Recorder, after: int, cause: str = RESTARTED
+) -> None:
     """Before a run answers entries from `after` on: any postMessage recorded after them but
-    not marked posted was cut short by a crash; post what Slack does not have, once."""
+    not marked posted was cut short (`cause`: a crash, Slack failing); post what Slack does not
+    have, once."""
     metas = await asyncio.to_thread(ctx.store.metadata, ctx.key, after)
     refused = _refused(ctx.log.entries[after:])
     cuts = cuts_in(ctx.log.entries[after:])
@@ -224,18 +230,19 @@ async def finish_interrupted_posts(ctx: RunContext, recorder: Recorder, after: i
                 continue
             if why is not None and cut is not None:
                 await _post_cut(ctx, recorder, entry.index, cut, why)
-                await _restarted(ctx, recorder, entry.index, None)
+                await _restarted(ctx, recorder, entry.index, None, cause)
                 continue
         ctx.posts.charge(text, len(chunks), cut=entry.index in cuts)
         await _post(ctx, entry.index, chunks, already, final_blocks(ctx, entry.index))
-        await _restarted(ctx, recorder, entry.index, "had reached Slack" if already else None)
+        outcome = "had reached Slack" if already else None
+        await _restarted(ctx, recorder, entry.index, outcome, cause)
 
 
-async def _restarted(ctx: RunContext, recorder: Recorder, index: int, outcome: str | None) -> None:
+async def _restarted(
+    ctx: RunContext, recorder: Recorder, index: int, outcome: str | None, cause: str
+) -> None:
     await recorder.record(
-        ctx.key,
-        f"The process restarted during this run; the message of entry {index} "
-        f"{outcome or 'was posted now'}.",
+        ctx.key, f"{cause}; the message of entry {index} {outcome or 'was posted now'}."
     )
 
 
