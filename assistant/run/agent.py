@@ -19,12 +19,14 @@ from assistant.model.tool_calls import ToolCallError, parse_tool_call
 from assistant.run.answer_so_far import count_so_far
 from assistant.run.deferral import RESTARTED
 from assistant.run.images import ImagePart, ImageParts
+from assistant.run.lease import LeaseLost, ensure_lease
 from assistant.run.panel_status import PanelStatus
 from assistant.run.post_limits import PostCaps, PostLimits
 from assistant.run.post_stream import PostStream
+from assistant.run.progress import show_progress
 from assistant.run.prompt import PromptBudget
 from assistant.run.recorder import Recorder
-from assistant.run.scheduler import AnswerRequest, LeaseLost, ensure_lease, store_unavailable
+from assistant.run.scheduler import AnswerRequest, store_unavailable
 from assistant.run.slack_outage import SlackOutages
 from assistant.run.stream_leftovers import NOTICE_METADATA, Undeleted, still_there
 from assistant.run.streamed_step import streamed_step, usage_of
@@ -39,6 +41,7 @@ from assistant.run.tools.post_message import (
     post_message,
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.slack.connection import slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
 from context.entry import FAILURE_PREFIX
@@ -48,7 +51,6 @@ from context.toolcalls import FinishRequest, PostMessage, ToolCall
 
 log = logging.getLogger(__name__)
 
-PROGRESS_REACTION = "eyes"
 
 SORRY_MODEL = (
     "Sorry, I couldn't get an answer from the language model just now. "
@@ -105,7 +107,7 @@ class Agent:
         )
         message_ts = requests[-1].message_ts
         in_panel = self.panel_status is not None and await self.panel_status.applies(key)
-        await self._show_progress(key, message_ts, working=True, in_panel=in_panel)
+        await show_progress(self.client, self.panel_status, key, message_ts, True, in_panel)
         try:
             # The caps and the step cap bound the answer, not this process: count what the
             # runs before this one (killed, or stopped by a lost lease) did for it.
@@ -116,7 +118,7 @@ class Agent:
                 await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
             await self._steps(ctx, steps_taken)
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            reason = f"Slack failed: {_slack_reason(exc)}"
+            reason = f"Slack failed: {slack_reason(exc)}"
             if self.outages is not None:  # raises RunDeferred while Slack may come back
                 reason = await self.outages.wait(key, exc, reason, self.recorder)
             await self._fail(ctx, reason, SORRY_SLACK, len(ctx.log) - 1)
@@ -125,7 +127,7 @@ class Agent:
                 raise  # the request stays owed: the scheduler resumes it
             await self._fail_unexpectedly(ctx, exc)
         finally:
-            await self._show_progress(key, message_ts, working=False, in_panel=in_panel)
+            await show_progress(self.client, self.panel_status, key, message_ts, False, in_panel)
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
@@ -262,7 +264,7 @@ class Agent:
                 outcome = f'The user was told: "{sorry}"'
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
                 outcome = "The thread could not be told."
-                log.warning("could not tell %s about a failure: %s", ctx.key, _slack_reason(exc))
+                log.warning("could not tell %s about a failure: %s", ctx.key, slack_reason(exc))
             outcome = f"{outcome} {left}".strip()
         await self.recorder.record(
             ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
@@ -280,33 +282,5 @@ class Agent:
         try:
             return (await self.client.auth_test()).get("user_id")
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            log.info("auth.test failed: %s", _slack_reason(exc))
+            log.info("auth.test failed: %s", slack_reason(exc))
             return None
-
-    async def _show_progress(
-        self, key: ThreadKey, message_ts: str, working: bool, in_panel: bool = False
-    ) -> None:
-        """The :eyes: reaction on the message being answered, while the run works; in a
-        thread of the assistant panel, Slack's status instead."""
-        if self.client is None:
-            return
-        react = self.client.reactions_add if working else self.client.reactions_remove
-        try:
-            if in_panel and self.panel_status is not None:
-                await self.panel_status.show(key, working)
-            else:
-                await react(channel=key.channel, timestamp=message_ts, name=PROGRESS_REACTION)
-        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            # Progress is a courtesy: failing to show it must not fail the run.
-            log.info("showing progress failed in %s: %s", key, _slack_reason(exc))
-
-
-def _slack_reason(exc: BaseException) -> str:
-    if isinstance(exc, SlackApiError):
-        return f"{exc.response.get('error', 'error')} (from {_method(exc)})"
-    return f"Slack could not be reached ({type(exc).__name__})"
-
-
-def _method(exc: SlackApiError) -> str:
-    url = getattr(exc.response, "api_url", "") or ""
-    return url.rstrip("/").rsplit("/", 1)[-1] or "Slack"

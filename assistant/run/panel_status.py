@@ -1,5 +1,5 @@
 """While a run works in a panel thread, Slack's "is thinking…" status with rotating loading
-messages instead of the :eyes: reaction (`Agent._show_progress` decides by the thread's kind).
+messages instead of the :eyes: reaction (`assistant.run.progress` decides by the thread's kind).
 """
 
 from __future__ import annotations

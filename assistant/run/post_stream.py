@@ -26,7 +26,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.model.json_stream import MemberDecoder
-from assistant.run.scheduler import LeaseLost, ensure_lease
+from assistant.run.lease import LeaseLost, ensure_lease
 from assistant.run.stream_leftovers import (
     SLACK_FAILURES,
     Undeleted,

@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 from functools import partial
 from typing import Any, TypeVar
 
-from assistant.run.scheduler import ensure_lease
+from assistant.run.lease import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
 from context.storage import EntryMeta, ImageRef, Store, ThreadKey, ThreadMessage
 from context.trace import Trace

@@ -55,22 +55,9 @@ from assistant.run.lease import (
     Lease,
     LeaseLost,
     current_lease,
-    ensure_lease,
-    run_stopping,
     stop_runs,
 )
 from context.storage import Store, ThreadKey
-
-__all__ = [
-    "AnswerRequest",
-    "LeaseLost",
-    "RunFunction",
-    "RunScheduler",
-    "ensure_lease",
-    "holder_name",
-    "run_stopping",
-    "store_unavailable",
-]
 
 log = logging.getLogger(__name__)
 

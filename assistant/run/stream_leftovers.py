@@ -29,7 +29,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.scheduler import ensure_lease
+from assistant.run.lease import ensure_lease
 from context.storage import OpenStream
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from assistant.model.attempts import ModelError
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.stream import CallArguments, CallEnded, CallStarted, ReplyEnded, StepEvent
+from assistant.run.lease import run_stopping
 from assistant.run.post_stream import PostStream
-from assistant.run.scheduler import run_stopping
 from assistant.run.streaming import SlackStreaming
 from assistant.run.tools.run_context import RunContext
 from context.storage import EntryMeta

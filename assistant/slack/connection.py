@@ -70,3 +70,16 @@ def failure_reason(error: BaseException | None) -> str:
     if isinstance(error, aiohttp.ClientConnectorError):
         return error.os_error.strerror or type(error).__name__
     return type(error).__name__
+
+
+def slack_reason(exc: BaseException) -> str:
+    """Why a Web API call failed, for the log: Slack's error and the method, or that Slack
+    could not be reached."""
+    if isinstance(exc, SlackApiError):
+        return f"{exc.response.get('error', 'error')} (from {_method(exc)})"
+    return f"Slack could not be reached ({type(exc).__name__})"
+
+
+def _method(exc: SlackApiError) -> str:
+    url = getattr(exc.response, "api_url", "") or ""
+    return url.rstrip("/").rsplit("/", 1)[-1] or "Slack"

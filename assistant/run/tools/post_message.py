@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from assistant.run.deferral import RESTARTED
 from assistant.run.feedback_buttons import feedback_blocks
+from assistant.run.lease import ensure_lease
 from assistant.run.post_limits import CUT_NOTE, Cut, cut_text
-from assistant.run.scheduler import ensure_lease
 from assistant.run.stream_leftovers import (
     POST_EVENT,
     Settled,
