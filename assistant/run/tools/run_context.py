@@ -17,6 +17,7 @@ from context.storage import Store, ThreadKey
 
 if TYPE_CHECKING:
     from assistant.run.recorder import Recorder
+    from assistant.run.step_cards import StepCards
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class RunContext:
     # Where a tool records an entry before it acts (a post cut to the caps); None: it refuses
     # what it would have to record first.
     recorder: Recorder | None = None
+    # The task cards of the run's steps, while it streams (None: posted whole, or a replay).
+    cards: StepCards | None = None
 
 
 # A tool gets its call, the run, and the index of the call's entry in the log; it returns
