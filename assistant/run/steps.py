@@ -3,8 +3,9 @@ the log's entries alone, so a replay of a stored log shows the same ones.
 
 - each tool call other than `postMessage` and `finishRequest` (`getThreadHistory`: "Reading
   the thread"; `expandEntry`: "Reading entry N in full") is one step: `in_progress` until
-  its result entry (the first system entry after it, before the next assistant entry) is
-  in the log, then `complete`, or `error` when that entry is an `Error: …`;
+  its result entry (the first system entry after it) is in the log, then `complete`, or
+  `error` when that entry is an `Error: …` (a call the run went on from without a result
+  is `complete`);
 - each message a person's entry links (read while their message was recorded, before the
   run) is one step, "Reading a linked message" with the link as its source: `complete` when
   the entry quotes it, `error` when it has a `(The linked message …)` note instead.
@@ -89,7 +90,7 @@ def _title(call: object) -> str | None:
 def _status(after: Sequence[Entry]) -> Status:
     for entry in after:
         if isinstance(entry, AssistantEntry):
-            break
+            return "complete"  # the run went on without a result (logs of other bots)
         if isinstance(entry, SystemEntry):
             return "error" if entry.content.startswith(FAILURE_PREFIX) else "complete"
     return "in_progress"

@@ -83,7 +83,8 @@ def test_an_expanded_entry_is_a_card_and_a_whole_post_comes_after_the_cards(
     app = make_app(assistant_stream="auto")
     expand = ("expandEntry", {"index": 1, "reasoning": "read it all"})
     whole = StreamStyle(whole_calls=True)  # the post's text comes at once: posted whole
-    model.script(replies.tool_calls(expand), Streamed(replies.tool_calls(post("Done."), FINISH), whole))
+    done = Streamed(replies.tool_calls(post("Done."), FINISH), whole)
+    model.script(replies.tool_calls(expand), done)
     event = say(slack, "summarise")
     answer(app, slack, event)
 
