@@ -1,5 +1,6 @@
-"""Builders for what Slack sends about its assistant panel, in Slack's shapes: the
-`assistant_thread_started` and `assistant_thread_context_changed` events (wrap them with
+"""Builders for what Slack sends about its assistant panel and agent view, in Slack's shapes:
+the `assistant_thread_started` and `assistant_thread_context_changed` events, the Messages
+tab's `app_home_opened` and `app_context_changed` (with its entities) (wrap them with
 `assistant.fakes.event_requests.event_callback`, or send them with `FakeSlack.send_event`), and the
 `block_actions` payload of a click on an answer's feedback buttons.
 
@@ -85,6 +86,53 @@ def _assistant_event(
             "channel_id": channel,
             "thread_ts": thread_ts,
         },
+        "event_ts": ids.next_ts(),
+    }
+
+
+def open_messages_tab(
+    slack: FakeSlack, *, user: str = ids.USER_ID, channel: str = ids.DM_CHANNEL_ID
+) -> dict[str, Any]:
+    """A person opens the app's Messages tab (agent view): their DM with the app exists from
+    then on, and Slack sends `app_home_opened` with `tab: "messages"` (returned)."""
+    slack.store.messages.setdefault(channel, {})
+    return {
+        "type": "app_home_opened",
+        "user": user,
+        "channel": channel,
+        "tab": "messages",
+        "event_ts": ids.next_ts(),
+    }
+
+
+def channel_entity(channel: str, team: str = ids.TEAM_ID) -> dict[str, Any]:
+    return {"type": "slack#/types/channel_id", "value": channel, "team_id": team}
+
+
+def canvas_entity(canvas: str, team: str = ids.TEAM_ID) -> dict[str, Any]:
+    return {"type": "slack#/types/canvas_id", "value": canvas, "team_id": team}
+
+
+def list_entity(list_id: str, team: str = ids.TEAM_ID) -> dict[str, Any]:
+    return {"type": "slack#/types/list_id", "value": list_id, "team_id": team}
+
+
+def message_entity(channel: str, ts: str, team: str = ids.TEAM_ID) -> dict[str, Any]:
+    value = {"channel_id": channel, "message_ts": ts}
+    return {"type": "slack#/types/message_context", "value": value, "team_id": team}
+
+
+def app_context_changed(
+    *entities: dict[str, Any], user: str = ids.USER_ID, channel: str = ids.DM_CHANNEL_ID
+) -> dict[str, Any]:
+    """The person, in their DM with the agent, now views `entities` (most relevant first;
+    none: Slack sends an empty `context`)."""
+    context = {"entities": list(entities)} if entities else {}
+    return {
+        "type": "app_context_changed",
+        "user": user,
+        "channel": channel,
+        "context": context,
         "event_ts": ids.next_ts(),
     }
 

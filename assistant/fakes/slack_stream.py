@@ -9,9 +9,11 @@
 - `stopStream` adds its `markdown_text`, puts its `blocks` under the text, sets its
   `metadata`, and ends the streaming state.
 - Text comes as `markdown_text` (at most 12,000 characters a call: `msg_too_long`) or as
-  `chunks` of type `markdown_text`, not both in one call
+  `chunks` (`markdown_text`, `task_update`, `plan_update`, `blocks`, checked with Slack's
+  field rules in `assistant.fakes.slack_chunks`), not both in one call
   (`cannot_provide_both_markdown_text_and_chunks`), and a stream keeps the way it started
-  (`streaming_mode_mismatch`).
+  (`streaming_mode_mismatch`). Every chunk a message received is kept in order
+  (`timeline`), as Slack's timeline display shows them.
 - Rate tiers, per method and workspace, over any 60 seconds: `startStream` and `stopStream`
   Tier 2 (20 calls), `appendStream` Tier 4 (100 calls); a call past its tier gets HTTP 429
   with `Retry-After` (`limits` changes them).
@@ -30,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assistant.fakes import ids
+from assistant.fakes.slack_chunks import check_display_mode, chunk_text
 from assistant.fakes.slack_store import SlackError, SlackStore
 
 MAX_MARKDOWN = 12_000
@@ -58,6 +61,7 @@ class Streams:
         self.limits = dict(TIERS)  # calls per 60 s, per method and workspace
         self._recent: dict[str, deque[float]] = {}
         self._modes: dict[tuple[str, str], str] = {}  # (channel, ts) -> "markdown_text"/"chunks"
+        self.timelines: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, ts) -> chunks
 
     def methods(self) -> dict[str, Handler]:
         return {
@@ -87,6 +91,7 @@ class Streams:
                 raise SlackError("missing_recipient_user_id")
             if not params.get("recipient_team_id"):
                 raise SlackError("missing_recipient_team_id")
+        check_display_mode(params)
         mode, text = _text(params, required=False)
         if self.store.get(channel, thread_ts) is None:
             raise SlackError("message_not_found")
@@ -105,12 +110,14 @@ class Streams:
         )
         if mode is not None:
             self._modes[(channel, message["ts"])] = mode
+        self._keep_chunks(channel, message["ts"], params)
         return {"ok": True, "channel": channel, "ts": message["ts"]}
 
     def _append(self, params: dict[str, Any]) -> dict[str, Any]:
         channel, message = self._streaming(params)
         mode, text = _text(params, required=True)
         self._keep_mode(channel, message["ts"], mode)
+        self._keep_chunks(channel, message["ts"], params)
         message["text"] += text
         return {"ok": True, "channel": channel, "ts": message["ts"]}
 
@@ -118,6 +125,7 @@ class Streams:
         channel, message = self._streaming(params)
         mode, text = _text(params, required=False)
         self._keep_mode(channel, message["ts"], mode)
+        self._keep_chunks(channel, message["ts"], params)
         message["text"] += text
         if params.get("blocks"):
             message["blocks"] = _json(params["blocks"])
@@ -138,6 +146,10 @@ class Streams:
             raise SlackError("message_not_in_streaming_state")
         return channel, message
 
+    def _keep_chunks(self, channel: str, ts: str, params: dict[str, Any]) -> None:
+        if params.get("chunks") is not None:
+            self.timelines.setdefault((channel, ts), []).extend(_json(params["chunks"]))
+
     def _keep_mode(self, channel: str, ts: str, mode: str | None) -> None:
         if mode is None:
             return
@@ -153,17 +165,10 @@ def _text(params: dict[str, Any], required: bool) -> tuple[str | None, str]:
     if markdown is not None and chunks is not None:
         raise SlackError("cannot_provide_both_markdown_text_and_chunks")
     if chunks is not None:
-        if not isinstance(chunks, list):
-            raise SlackError("invalid_chunks")
-        parts = []
-        for chunk in chunks:
-            if not isinstance(chunk, dict) or chunk.get("type") != "markdown_text":
-                raise SlackError("invalid_chunks")
-            parts.append(str(chunk.get("text", "")))
-        text, mode = "".join(parts), "chunks"
+        text, mode = chunk_text(chunks), "chunks"
     else:
         text, mode = str(markdown or ""), "markdown_text" if markdown is not None else None
-    if required and not text:
+    if required and not text and chunks is None:  # task cards alone are an append too
         raise SlackError("markdown_text_or_chunks_required")
     if len(text) > MAX_MARKDOWN:
         raise SlackError("msg_too_long")

@@ -114,6 +114,27 @@ class PanelFields(_Fields):
     assistant_thread: AssistantThread
 
 
+class HomeOpenedFields(_Fields):
+    """`app_home_opened`: who opened which tab of the app (`messages`: their DM with it)."""
+
+    user: SlackId
+    channel: SlackId
+    tab: str
+
+
+class ViewingContext(_Fields):
+    # Each entity's `value` is read by its `type` (`assistant.intake.viewing`): Slack adds types.
+    entities: list[dict[str, Any]] = []
+
+
+class ContextChangedFields(_Fields):
+    """`app_context_changed`: what the person, in their DM with the app, now views."""
+
+    user: SlackId
+    channel: SlackId
+    context: ViewingContext
+
+
 class ClickPlace(_Fields):
     """Where a click on a message's button was made, and by whom: the thread it rates and the
     person, named as a message's are."""

@@ -14,12 +14,13 @@ from assistant.intake import references
 from assistant.intake.deadline import READ_SECONDS, InFlight
 from assistant.intake.event_shapes import Checked
 from assistant.intake.message_content import MessageContent
+from assistant.intake.viewing import viewing_text
 from assistant.run.recorder import Recorder
 from assistant.run.scheduler import AnswerRequest, RunScheduler
 from assistant.settings import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
-from context.entry import UserContent
+from context.entry import UserContent, now_timestamp
 from context.storage import EntryMeta, ThreadKey, ThreadMessage
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,8 @@ class EventRecorder:
     ) -> None:
         event, event_id = message.event, message.event_id
         userid = f"<@{event['user']}>"
+        if direct:
+            await self._note_viewing(message.team, key, event, bot_user_id, deadline)
         text, attachments = await self.content.read(message.team, event, bot_user_id, deadline)
         # Owed an answer from the moment it is recorded: a crash after this write loses
         # nothing (assistant.run.scheduler resumes it), and Slack is acknowledged only after it.
@@ -128,6 +131,35 @@ class EventRecorder:
             meta=EntryMeta(event_id=event_id),
         )
         await self.recorder.call(self.recorder.store.forget_message, key, ts)
+
+    async def viewing_changed(self, team: str, event: dict[str, Any]) -> None:
+        """app_context_changed (its fields checked): kept until the person writes next."""
+        entities = event["context"].get("entities") or []
+        where = (team, event["channel"], event["user"])
+        await self.recorder.call(self.recorder.store.keep_viewing, *where, entities)
+
+    async def _note_viewing(
+        self,
+        team: str,
+        key: ThreadKey,
+        event: dict[str, Any],
+        bot_user_id: str | None,
+        deadline: float,
+    ) -> None:
+        """What the person views, if it changed since it was last in a log: a system entry in
+        this thread, before their message."""
+        store, user = self.recorder.store, event["user"]
+        viewing = await self.recorder.call(store.viewing, team, event["channel"], user)
+        if viewing is None:
+            return
+        content = self.content
+        text = await viewing_text(
+            viewing.entities, team, user, content.client, content.links, bot_user_id, deadline
+        )
+        opening = (self.settings.instructions(), now_timestamp())
+        await self.recorder.record_by(
+            store.record_viewing, key, user, viewing.version, text, opening
+        )
 
     async def _in_thread(self, key: ThreadKey) -> bool:
         return await self.recorder.call(self.recorder.store.has_thread, key)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -105,6 +105,8 @@ class Agent:
             PostLimits(self.post_caps),
             recorder=self.recorder,
         )
+        if self.streaming is not None:  # the steps shown as task cards while it streams
+            ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
         message_ts = requests[-1].message_ts
         in_panel = self.panel_status is not None and await self.panel_status.applies(key)
         await show_progress(self.client, self.panel_status, key, message_ts, True, in_panel)
@@ -117,6 +119,8 @@ class Agent:
                 await finish_interrupted_streams(ctx, self.recorder, why)
                 await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
             await self._steps(ctx, steps_taken)
+            if ctx.cards is not None:
+                await ctx.cards.close()
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             reason = f"Slack failed: {slack_reason(exc)}"
             if self.outages is not None:  # raises RunDeferred while Slack may come back
@@ -234,6 +238,8 @@ class Agent:
             ctx.key, call, meta=meta, answered_through=answered_through
         )
         assert entry is not None  # only user entries and event ids are ever deduplicated
+        if ctx.cards is not None:
+            await ctx.cards.note(entry)
         if stream is not None and isinstance(call, PostMessage):
             result = await post_message(call, ctx, entry.index, stream)
         else:
@@ -244,12 +250,18 @@ class Agent:
             note = await arrived_meanwhile(ctx, self.recorder, seen_through, entry.index)
             result = " ".join(filter(None, [note, result])) or None
         if result is not None:
-            await self.recorder.record(ctx.key, result)
+            done = await self.recorder.record(ctx.key, result)
+            if ctx.cards is not None and done is not None:
+                await ctx.cards.note(done)
+        if ctx.cards is not None and isinstance(call, PostMessage | FinishRequest):
+            await ctx.cards.close()  # the cards no post took stand above what comes next
         return entry.index
 
     async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
         """One short message for the people in the thread, the reason for the log."""
         outcome = "No one was told (replay)."
+        if ctx.cards is not None:
+            ctx.cards.ts = None  # deleted below, with the thread's other open streams
         if self.client is not None:
             ensure_lease()
             left = still_there([Undeleted("the thread could not be read")])

@@ -1,15 +1,14 @@
 """One postMessage call's text streamed into its thread while the model writes it
 (docs/architecture.md#streamed-answers; `assistant.run.streaming` opens them).
 
-Fed the pieces of the call's arguments, a `PostStream` starts a stream as soon as some text is
-sure (`assistant.run.stream_text`) and appends in batches: at most one call per `APPEND_INTERVAL`,
-fewer when little is new, within the tiers (`assistant.run.stream_pacing`); a text past one
-message's limit goes on in a second stream. Each start is in the store before Slack is asked,
-and its ts before anything more is sent to it. `finish` stops each with the rest of its text
-and the post's metadata; one that cannot be (a call failed halfway, or it does not start as
-its message will) is deleted, to be posted whole with every message after it; one that cannot
-be deleted either stays owed, as does a start whose answer was lost and whose message cannot
-be found and deleted (`assistant.run.stream_leftovers`): `left` says what is still there.
+A `PostStream` starts a stream once some text is sure (`assistant.run.stream_text`), or goes
+on in the run's step cards' stream (`assistant.run.step_cards`), and appends in batches: at
+most one call per `APPEND_INTERVAL`, within the tiers (`assistant.run.stream_pacing`); a
+text past one message's limit goes on in a second stream. Each start is in the store before
+Slack is asked, its ts before anything more is sent. `finish` stops each with the rest of its
+text and the post's metadata; one that cannot be (a call failed, or it does not start as its
+message will) is deleted, to be posted whole with every message after it; one that cannot be
+deleted stays owed, as does a lost start (`assistant.run.stream_leftovers`): `left` says so.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -27,6 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.model.json_stream import MemberDecoder
 from assistant.run.lease import LeaseLost, ensure_lease
+from assistant.run.step_cards import DISPLAY_MODE, text_args
 from assistant.run.stream_leftovers import (
     SLACK_FAILURES,
     Undeleted,
@@ -39,7 +38,7 @@ from assistant.run.stream_leftovers import (
     start_marker,
 )
 from assistant.run.stream_pacing import WorkspacePacing
-from assistant.run.stream_text import shown_parts
+from assistant.run.stream_text import StreamedPart, shown_parts
 from assistant.slack.text import is_invisible
 from context.storage import OpenStream
 
@@ -52,15 +51,6 @@ APPEND_INTERVAL = 0.25  # seconds between two calls to one stream, at least
 MIN_BATCH = 24  # characters: fewer wait for more, up to BATCH_WAIT
 BATCH_WAIT = 1.0
 STOP_ATTEMPTS = 3
-
-
-@dataclass
-class StreamedPart:
-    """A Slack message being streamed: its ts, what it shows, whether it can be finished."""
-
-    ts: str
-    shown: str
-    ok: bool = True
 
 
 class PostStream:
@@ -227,6 +217,12 @@ class PostStream:
         return False
 
     async def _start(self, text: str) -> None:
+        cards = self._ctx.cards
+        taken, chunks = cards.take() if cards is not None else (None, [])
+        if taken is not None:  # the steps' cards are on show: the answer goes on below them
+            self.parts.append(StreamedPart(taken, "", chunked=True))
+            await self._append(self.parts[-1], text, chunks)
+            return
         ensure_lease()
         key, store = self._ctx.key, self._ctx.store
         # Recorded before Slack is asked: a start whose answer is lost, or a crash before
@@ -235,7 +231,8 @@ class PostStream:
         await asyncio.to_thread(store.change_open_streams, key, [asked])
         try:
             response = await self._client.chat_startStream(
-                channel=key.channel, thread_ts=key.thread_ts, markdown_text=text,
+                channel=key.channel, thread_ts=key.thread_ts, **text_args(False, text, chunks),
+                task_display_mode=DISPLAY_MODE if chunks else None,
                 recipient_user_id=self._recipient,
                 recipient_team_id=key.team if self._recipient else None,
             )  # fmt: skip
@@ -251,16 +248,16 @@ class PostStream:
             return
         finally:
             self._last_call = time.monotonic()  # the pace counts from a call's answer
-        self.parts.append(StreamedPart(str(response["ts"]), text))
+        self.parts.append(StreamedPart(str(response["ts"]), text, chunked=bool(chunks)))
         # Its ts replaces the intent before anything else goes to it.
         opened = OpenStream(str(response["ts"]))
         await asyncio.to_thread(store.change_open_streams, key, [opened], [asked])
 
-    async def _append(self, part: StreamedPart, text: str) -> None:
+    async def _append(self, part: StreamedPart, text: str, cards: list[Any] | None = None) -> None:
         ensure_lease()
         try:
             await self._client.chat_appendStream(
-                channel=self._ctx.key.channel, ts=part.ts, markdown_text=text
+                channel=self._ctx.key.channel, ts=part.ts, **text_args(part.chunked, text, cards)
             )
         except SLACK_FAILURES as exc:
             if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
@@ -281,8 +278,8 @@ class PostStream:
             ensure_lease()
             try:
                 await self._client.chat_stopStream(
-                    channel=self._ctx.key.channel, ts=part.ts, markdown_text=rest or None,
-                    metadata=metadata, blocks=blocks or None,
+                    channel=self._ctx.key.channel, ts=part.ts, metadata=metadata,
+                    blocks=blocks or None, **text_args(part.chunked, rest),
                 )  # fmt: skip
                 return True
             except SLACK_FAILURES as exc:

@@ -82,9 +82,7 @@ class Shown:
     settled: int  # parts[:settled] are whole: exactly the messages that will be posted
 
 
-def shown_parts(
-    text: str, max_people: int | None = None, limit: int = MAX_MESSAGE_CHARS
-) -> Shown:
+def shown_parts(text: str, max_people: int | None = None, limit: int = MAX_MESSAGE_CHARS) -> Shown:
     """The messages of `text` (so far) that may be shown: `split_message` of
     `neutralize_mentions(text)` starts with `parts[:settled]`, and its next message starts
     with `parts[settled]`, however `text` goes on."""
@@ -93,3 +91,13 @@ def shown_parts(
     # Blank messages are dropped from a split (see `split_message`).
     heads = [head for head in heads if head.strip()]
     return Shown([*heads, certain_start(rest, limit)], len(heads))
+
+
+@dataclass
+class StreamedPart:
+    """A Slack message being streamed: its ts, what it shows, whether it can be finished."""
+
+    ts: str
+    shown: str
+    ok: bool = True
+    chunked: bool = False  # its text goes as chunks (a stream with step cards)

@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.post_stream import PostStream
+from assistant.run.step_cards import StepCards
 from assistant.run.stream_leftovers import retry_after
 from assistant.run.stream_pacing import StreamPacing
 
@@ -54,6 +55,17 @@ class SlackStreaming:
                 log.warning("Slack refused chat.startStream (%s): posting whole", self.refused)
 
         return PostStream(ctx, self.client_for(ctx.client), pacing, recipient, refused)
+
+    def cards(self, ctx: RunContext, first: int) -> StepCards | None:
+        """The task cards of the run's steps from entry `first` on, or None when its texts
+        will be posted whole."""
+        if self.refused is not None or ctx.client is None:
+            return None
+        recipient = _recipient(ctx)
+        if recipient is None and not ctx.key.channel.startswith("D"):
+            return None
+        pacing = self.pacing.of(ctx.key.team)
+        return StepCards(ctx, self.client_for(ctx.client), pacing, recipient, first)
 
     def client_for(self, client: AsyncWebClient) -> AsyncWebClient:
         """The app's client without slack-sdk's retries (same session, token and API base):

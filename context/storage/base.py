@@ -9,8 +9,8 @@ that uses the whole store. Code that needs one concern can ask for its Protocol 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Protocol
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from context.entry import Content, Entry, UserContent
 from context.storage.values import (
@@ -22,6 +22,7 @@ from context.storage.values import (
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
+    Viewing,
     Vote,
 )
 
@@ -206,6 +207,28 @@ class PanelStore(Protocol):
 
     def votes(self, key: ThreadKey) -> list[Vote]:
         """Each person's latest vote on each answer of the thread, by answer then person."""
+        ...
+
+    def claim_prompts(self, team: str, user: str, now: datetime, every: timedelta) -> bool:
+        """Whether to show the person the Messages tab's prompts now: True, keeping `now`,
+        unless they were shown less than `every` before it."""
+        ...
+
+    def keep_viewing(self, team: str, channel: str, user: str, entities: list[Any]) -> None:
+        """What the person now views from their DM `channel` with the app; a change (not
+        the same entities again) is a new version, owed to the log."""
+        ...
+
+    def viewing(self, team: str, channel: str, user: str) -> Viewing | None:
+        """What the person views, while that change is not in a log yet; else None."""
+        ...
+
+    def record_viewing(
+        self, key: ThreadKey, user: str, version: int, content: str, instructions: tuple[str, str]
+    ) -> list[Entry]:
+        """In one transaction, the system entry `content` in `key` (entry 0 first from
+        `instructions` in a new thread), and change `version` of what `user` views in the
+        thread's DM marked recorded; [] when it is recorded already or is not the latest."""
         ...
 
 

@@ -8,6 +8,8 @@ its side row, so the log and the side metadata never disagree.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection, Row, select
 
@@ -18,10 +20,13 @@ from context.storage.tables import (
     entries_table,
     feedback_votes_table,
     is_thread,
+    moment,
     panel_threads_table,
+    prompts_shown_table,
     threads_table,
+    viewing_table,
 )
-from context.storage.values import EntryMeta, PanelThread, ThreadKey, Vote
+from context.storage.values import EntryMeta, PanelThread, ThreadKey, Viewing, Vote
 from context.toolcalls import PostMessage
 
 
@@ -127,6 +132,65 @@ class SqlPanel(Repository):
             return [Vote(row.answer_idx, row.user, row.vote) for row in connection.execute(query)]
 
 
+    def claim_prompts(self, team: str, user: str, now: datetime, every: timedelta) -> bool:
+        person = (prompts_shown_table.c.team == team) & (prompts_shown_table.c.user == user)
+        with self._db.transaction() as connection:
+            shown = connection.scalar(select(prompts_shown_table.c.shown_at).where(person))
+            if shown is not None and shown > moment(now - every):
+                return False
+            if shown is None:
+                connection.execute(
+                    prompts_shown_table.insert().values(team=team, user=user, shown_at=moment(now))
+                )
+            else:
+                connection.execute(
+                    prompts_shown_table.update().where(person).values(shown_at=moment(now))
+                )
+        return True
+
+    def keep_viewing(self, team: str, channel: str, user: str, entities: list[Any]) -> None:
+        text = json.dumps(entities, sort_keys=True)
+        where = _viewer(team, channel, user)
+        with self._db.transaction() as connection:
+            row = connection.execute(select(viewing_table).where(where)).first()
+            if row is None:
+                connection.execute(
+                    viewing_table.insert().values(
+                        team=team, channel=channel, user=user, entities_json=text,
+                        version=1, recorded=0,
+                    )
+                )
+            elif row.entities_json != text:
+                connection.execute(
+                    viewing_table.update()
+                    .where(where)
+                    .values(entities_json=text, version=row.version + 1)
+                )
+
+    def viewing(self, team: str, channel: str, user: str) -> Viewing | None:
+        with self._db.read() as connection:
+            row = connection.execute(
+                select(viewing_table).where(_viewer(team, channel, user))
+            ).first()
+        if row is None or row.recorded >= row.version:
+            return None
+        return Viewing(json.loads(row.entities_json), row.version)
+
+    def record_viewing(
+        self, key: ThreadKey, user: str, version: int, content: str, instructions: tuple[str, str]
+    ) -> list[Entry]:
+        where = _viewer(key.team, key.channel, user)
+        with self._db.transaction() as connection:
+            thread = lock_thread(connection, key)
+            row = connection.execute(select(viewing_table).where(where).with_for_update()).first()
+            if row is None or row.version != version or row.recorded >= version:
+                return []
+            recorded = append_locked(
+                connection, thread, content, instructions[1], EntryMeta(), instructions
+            )
+            connection.execute(viewing_table.update().where(where).values(recorded=version))
+        return recorded
+
 def _panel_row(connection: Connection, thread_id: int) -> Row | None:
     query = select(panel_threads_table).where(panel_threads_table.c.thread_id == thread_id)
     return connection.execute(query).first()
@@ -140,3 +204,11 @@ def _is_answer(connection: Connection, thread_id: int, index: int) -> bool:
         )
     )
     return text is not None and isinstance(entry_from_json(text).content, PostMessage)
+
+
+def _viewer(team: str, channel: str, user: str) -> Any:
+    return (
+        (viewing_table.c.team == team)
+        & (viewing_table.c.channel == channel)
+        & (viewing_table.c.user == user)
+    )

@@ -173,6 +173,32 @@ feedback_votes_table = Table(
 )
 
 
+# The agent's Messages tab, per person (not per thread: migration 0008). When the suggested
+# prompts were last shown to them, so that opening the tab again soon shows nothing new.
+prompts_shown_table = Table(
+    "prompts_shown",
+    metadata,
+    Column("team", String, nullable=False),
+    Column("user", String, nullable=False),
+    Column("shown_at", String, nullable=False),  # `moment` text
+    PrimaryKeyConstraint("team", "user", name="pk_prompts_shown"),
+)
+
+# What a person is viewing (app_context_changed's entities, as JSON), per DM: `version` goes up
+# with each change, `recorded` is the version last written into a thread's log.
+viewing_table = Table(
+    "viewing",
+    metadata,
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("user", String, nullable=False),
+    Column("entities_json", Text, nullable=False),
+    Column("version", Integer, nullable=False),
+    Column("recorded", Integer, nullable=False),
+    PrimaryKeyConstraint("team", "channel", "user", name="pk_viewing"),
+)
+
+
 def is_thread(key: ThreadKey) -> ColumnElement[bool]:
     """The condition on `threads_table` that selects the row of `key`."""
     return (

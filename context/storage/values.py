@@ -4,6 +4,7 @@ entries, summaries, the panel's threads and votes. Plain frozen dataclasses, no 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, order=True)
@@ -119,6 +120,15 @@ class PanelThread:
     user: str
     context: dict[str, str]
     title: str | None = None
+
+
+@dataclass(frozen=True)
+class Viewing:
+    """What a person is viewing in Slack, as the latest `app_context_changed` said
+    (its `entities`, most relevant first), and the number of that change."""
+
+    entities: list[dict[str, Any]]
+    version: int
 
 
 @dataclass(frozen=True, order=True)

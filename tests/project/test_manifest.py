@@ -1,6 +1,7 @@
 """manifest.yml: every bot scope the code needs and no more, exactly the events the
-listeners handle, a bot user that takes DMs, Socket Mode on, the assistant panel with the
-default suggested prompts, interactivity on exactly when a listener takes block actions."""
+listeners handle, a bot user that takes DMs, Socket Mode on, the agent view (not the older
+assistant view) with the default suggested prompts, interactivity on exactly when a listener
+takes block actions."""
 
 from __future__ import annotations
 
@@ -70,6 +71,9 @@ LISTENER_EVENTS: dict[str, set[str]] = {
     "member_joined_channel": {"member_joined_channel"},
     "assistant_thread_started": {"assistant_thread_started"},
     "assistant_thread_context_changed": {"assistant_thread_context_changed"},
+    "app_home_opened": {"app_home_opened"},
+    "app_context_changed": {"app_context_changed"},
+    "agent_session_stopped": {"agent_session_stopped"},
 }
 
 # Bot event -> the bot scope Slack requires to deliver it.
@@ -83,6 +87,11 @@ EVENT_SCOPES: dict[str, set[str]] = {
     # Slack delivers the panel's events to apps with the assistant:write scope.
     "assistant_thread_started": {"assistant:write"},
     "assistant_thread_context_changed": {"assistant:write"},
+    # Slack sends app_home_opened to every app with a bot user: no scope of its own.
+    "app_home_opened": set(),
+    # The agent view's events come with the agent's scope, as the panel's did.
+    "app_context_changed": {"assistant:write"},
+    "agent_session_stopped": {"assistant:write"},
 }
 
 
@@ -221,10 +230,13 @@ def action_listeners() -> int:
     )
 
 
-def test_the_scans_find_the_panel_and_the_feedback_buttons():
-    assert {"assistant_thread_started", "assistant_thread_context_changed"} <= (
-        handled_event_types()
-    )
+def test_the_scans_find_the_panel_the_messages_tab_and_the_feedback_buttons():
+    assert {
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "app_home_opened",
+        "app_context_changed",
+    } <= handled_event_types()
     assert {"assistant_threads_setSuggestedPrompts", "assistant_threads_setTitle"} <= (
         called_methods()
     )
@@ -235,9 +247,10 @@ def test_interactivity_is_on_exactly_when_a_listener_takes_block_actions():
     assert MANIFEST["settings"]["interactivity"]["is_enabled"] is (action_listeners() > 0)
 
 
-def test_the_assistant_panel_is_on_with_the_default_suggested_prompts():
-    view = MANIFEST["features"]["assistant_view"]
-    assert set(view) == {"assistant_description", "suggested_prompts"}
-    assert view["assistant_description"].strip()
+def test_the_agent_view_is_on_with_the_default_suggested_prompts():
+    assert "assistant_view" not in MANIFEST["features"]  # replaced by agent_view
+    view = MANIFEST["features"]["agent_view"]
+    assert set(view) == {"agent_description", "suggested_prompts"}
+    assert view["agent_description"].strip()
     assert len(view["suggested_prompts"]) <= MAX_PROMPTS
     assert view["suggested_prompts"] == [prompt.model_dump() for prompt in DEFAULT_PROMPTS]

@@ -5,18 +5,30 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.post_limits import PostLimits
 from assistant.run.prompt import ShownPrompt
 from assistant.slack.history import ThreadHistory
+from context.entry import Entry
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
 
 if TYPE_CHECKING:
     from assistant.run.recorder import Recorder
+
+
+class Cards(Protocol):
+    """The task cards of a run's steps (`assistant.run.step_cards.StepCards`; a Protocol
+    here, which that module's imports would otherwise make a cycle)."""
+
+    ts: str | None  # the cards' stream, while no post has taken it
+
+    def take(self) -> tuple[str | None, list[dict[str, Any]]]: ...
+    async def note(self, *entries: Entry) -> None: ...
+    async def close(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -34,6 +46,8 @@ class RunContext:
     # Where a tool records an entry before it acts (a post cut to the caps); None: it refuses
     # what it would have to record first.
     recorder: Recorder | None = None
+    # The task cards of the run's steps, while it streams (None: posted whole, or a replay).
+    cards: Cards | None = None
 
 
 # A tool gets its call, the run, and the index of the call's entry in the log; it returns

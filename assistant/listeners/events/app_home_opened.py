@@ -1,0 +1,18 @@
+"""A person opened one of the app's tabs: on the Messages tab, the suggested prompts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+
+from assistant.panel.messages_tab import MessagesTab
+
+
+def register(app: AsyncApp, tab: MessagesTab) -> None:
+    @app.event("app_home_opened")
+    async def handle_app_home_opened(
+        body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        # Bolt gives set_suggested_prompts for the Messages tab only, bound to the DM.
+        await tab.opened(body, event, context.get("set_suggested_prompts"))

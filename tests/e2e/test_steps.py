@@ -1,0 +1,132 @@
+"""Thinking steps (issue 23): while a run streams, each tool call other than postMessage is a
+task card (`task_update` chunk) in Slack's timeline display, `in_progress` then `complete` or
+`error`, through the real app and the fakes; the answer streams on below the cards, in the
+same message. A run that posts whole shows none."""
+
+from __future__ import annotations
+
+from assistant.fakes import ids
+from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai_stream import Streamed, StreamStyle
+from assistant.run.step_cards import STEPS_METADATA
+from assistant.run.tools.post_message import post_metadata
+from tests.e2e.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
+from tests.harness import mention as say
+from tests.harness import thread_of
+
+HISTORY = ("getThreadHistory", {"reasoning": "what was said before"})
+
+
+def cards(slack, ts: str) -> list[tuple[str, str, str]]:
+    """(id, title, status) of each task_update message `ts` received, in order."""
+    timeline = slack.streams.timelines.get((ids.CHANNEL_ID, ts), [])
+    return [(c["id"], c["title"], c["status"]) for c in timeline if c["type"] == "task_update"]
+
+
+def stream_chunks(slack) -> list[tuple[str, list[str]]]:
+    """Each stream call with chunks: (method, the chunks' types and statuses)."""
+    found = []
+    for call in slack.calls:
+        chunks = call.params.get("chunks")
+        if call.method.startswith("chat.") and chunks:
+            found.append((call.method, [c.get("status", c["type"]) for c in chunks]))
+    return found
+
+
+def test_a_run_that_reads_the_thread_shows_it_as_a_card_above_its_streamed_answer(
+    make_app, slack, model
+):
+    app = make_app(assistant_stream="auto")
+    gate, reply = held_after(25, replies.tool_calls(post(ANSWER), FINISH))
+    model.script(replies.tool_calls(HISTORY), reply)
+    event = say(slack, "what did we decide?")
+    assert app.send_event(event).status == 200
+    gate.wait_reached()  # the answer is being written
+    (start,) = slack.wait_for_call("chat.startStream")
+    assert start.params["task_display_mode"] == "timeline"
+    assert start.params["chunks"] == [
+        {"type": "task_update", "id": "entry-2", "title": "Reading the thread",
+         "status": "in_progress"}
+    ]  # fmt: skip
+    # The answer goes on in the cards' message, below them, while the model writes it.
+    *_, taken = slack.wait_for_call("chat.appendStream", count=2)
+    assert taken.params["ts"] == start.response["ts"]
+    assert ANSWER.startswith(taken.params["chunks"][-1]["text"])
+    gate.release()
+    slack.wait_for_call("reactions.remove")
+    app.wait_idle()
+
+    # One message: the card, then the answer streamed below it, finished as the post.
+    (message,) = bot_messages(slack, event)
+    assert message["text"] == ANSWER and message["streaming_state"] == "completed"
+    assert cards(slack, message["ts"]) == [
+        ("entry-2", "Reading the thread", "in_progress"),
+        ("entry-2", "Reading the thread", "complete"),
+    ]
+    timeline = slack.streams.timelines[(ids.CHANNEL_ID, message["ts"])]
+    assert [c["type"] for c in timeline][:2] == ["task_update", "task_update"]
+    assert {c["type"] for c in timeline[2:]} == {"markdown_text"}
+    assert all(call.ok for call in slack.calls if call.method.startswith("chat."))
+    assert slack.calls_to("chat.postMessage") == []
+    log = app.log(thread_of(event))
+    assert [e["content"]["toolCall"] for e in log if e["role"] == "assistant"] == [
+        "getThreadHistory", "postMessage", "finishRequest",
+    ]  # fmt: skip
+    (stop,) = slack.calls_to("chat.stopStream")
+    assert stop.params["metadata"] == post_metadata(4, 0)
+    assert app.assistant.store.open_streams(thread_of(event)) == []
+
+
+def test_an_expanded_entry_is_a_card_and_a_whole_post_comes_after_the_cards(
+    make_app, slack, model
+):
+    app = make_app(assistant_stream="auto")
+    expand = ("expandEntry", {"index": 1, "reasoning": "read it all"})
+    whole = StreamStyle(whole_calls=True)  # the post's text comes at once: posted whole
+    done = Streamed(replies.tool_calls(post("Done."), FINISH), whole)
+    model.script(replies.tool_calls(expand), done)
+    event = say(slack, "summarise")
+    answer(app, slack, event)
+
+    steps, reply = bot_messages(slack, event)
+    assert cards(slack, steps["ts"]) == [
+        ("entry-2", "Reading entry 1 in full", "in_progress"),
+        ("entry-2", "Reading entry 1 in full", "complete"),
+    ]
+    # The cards' stream no post took is stopped as it is, never taken for a half post.
+    assert steps["streaming_state"] == "completed" and steps["text"] == ""
+    assert steps["metadata"]["event_type"] == STEPS_METADATA["event_type"]
+    assert reply["text"] == "Done."
+    assert app.assistant.store.open_streams(thread_of(event)) == []
+
+
+def test_a_thread_that_cannot_be_read_shows_its_card_in_error(make_app, slack, model):
+    app = make_app(assistant_stream="auto")
+    slack.fail("conversations.replies", "channel_not_found")
+    model.script(replies.tool_calls(HISTORY), replies.tool_calls(post("Hm."), FINISH))
+    event = say(slack, "what did we decide?")
+    log = answer(app, slack, event)
+
+    assert log[3]["content"].startswith("Error: Slack did not give the thread history")
+    first = bot_messages(slack, event)[0]
+    assert cards(slack, first["ts"]) == [
+        ("entry-2", "Reading the thread", "in_progress"),
+        ("entry-2", "Reading the thread", "error"),
+    ]
+    assert stream_chunks(slack)[:2] == [
+        ("chat.startStream", ["in_progress"]),
+        ("chat.appendStream", ["error"]),
+    ]
+    assert "Hm." in [m["text"] for m in bot_messages(slack, event)]
+
+
+def test_a_run_that_posts_whole_shows_no_steps(make_app, slack, model):
+    app = make_app(assistant_stream="off")
+    model.script(replies.tool_calls(HISTORY), replies.tool_calls(post(ANSWER), FINISH))
+    event = say(slack, "what did we decide?")
+    log = answer(app, slack, event)
+
+    assert [m["text"] for m in bot_messages(slack, event)] == [ANSWER]
+    assert [c for c in slack.calls if c.method.startswith("chat.") and "Stream" in c.method] == []
+    assert log[3]["content"].startswith("Thread history")
+    assert log[-1]["content"]["toolCall"] == "finishRequest"
