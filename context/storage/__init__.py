@@ -44,6 +44,7 @@ from context.storage.values import (
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
+    UsageRow,
     Vote,
 )
 
@@ -65,6 +66,7 @@ __all__ = [
     "ThreadKey",
     "ThreadMessage",
     "ThreadSummary",
+    "UsageRow",
     "Vote",
     "database_url",
     "open_store",

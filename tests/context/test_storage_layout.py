@@ -77,7 +77,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "claim", "release", "pending", "waiting_threads", "mark_posted",
         "remember_messages", "forget_message", "thread_messages",
         "recent_images",
-        "threads", "purge", "metadata",
+        "threads", "purge", "metadata", "usage",
     } | {"record_panel", "panel", "claim_title", "record_vote", "votes"} | {
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers
     } | {"started_at"} | {"defer", "deferred_since"}  # fmt: skip
