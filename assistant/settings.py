@@ -28,6 +28,7 @@ from assistant.panel_settings import (
     parse_loading_messages,
     parse_prompts,
 )
+from assistant.price_settings import PriceTable, parse_prices
 from assistant.run.post_limits import PostCaps
 from assistant.run.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.storage import DEFAULT_URL, database_url
@@ -74,6 +75,14 @@ class StoreSettings(BaseSettings):
     def _supported_database(cls, value: str) -> str:
         database_url(value)  # raises ValueError saying what is wrong, password hidden
         return value or DEFAULT_URL
+
+
+class UsageSettings(StoreSettings):
+    """What `assistant usage` needs: the store, and what the models' tokens cost."""
+
+    assistant_prices: Annotated[PriceTable | None, NoDecode] = None
+
+    _prices = field_validator("assistant_prices", mode="before")(parse_prices)
 
 
 class Settings(StoreSettings):
@@ -205,6 +214,13 @@ def _describe(error: ErrorDetails) -> str:
 def load_store_settings() -> StoreSettings:
     try:
         return StoreSettings()
+    except ValidationError as exc:
+        raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
+
+
+def load_usage_settings() -> UsageSettings:
+    try:
+        return UsageSettings()
     except ValidationError as exc:
         raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
 

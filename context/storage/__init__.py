@@ -44,6 +44,7 @@ from context.storage.values import (
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
+    UsageRow,
     Viewing,
     Vote,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "ThreadKey",
     "ThreadMessage",
     "ThreadSummary",
+    "UsageRow",
     "Viewing",
     "Vote",
     "database_url",

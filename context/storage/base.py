@@ -22,6 +22,7 @@ from context.storage.values import (
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
+    UsageRow,
     Viewing,
     Vote,
 )
@@ -256,6 +257,15 @@ class Housekeeping(Protocol):
 
     def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
         """Side metadata of the thread's entries with index >= start, in index order."""
+        ...
+
+    def usage(
+        self, by: str | None = None, since: datetime | None = None, until: datetime | None = None
+    ) -> list[UsageRow]:
+        """The model calls (their model and tokens) and the runs ended (answers) recorded at
+        or after `since` and before `until`, summed in the database by model and by `by`:
+        "workspace", "channel", "user" (the person asking), "day" (UTC) or "model"; None, one
+        group. ValueError for another `by`."""
         ...
 
 

@@ -19,7 +19,8 @@ from context.storage.tables import (
     thread_messages_table,
     threads_table,
 )
-from context.storage.values import EntryMeta, ThreadKey, ThreadSummary
+from context.storage.usage import usage_query
+from context.storage.values import EntryMeta, ThreadKey, ThreadSummary, UsageRow
 
 _META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
 _TOKEN_COLUMNS = ("prompt_tokens", "cached_tokens", "completion_tokens")
@@ -120,6 +121,26 @@ class SqlHousekeeping(Repository):
         )
         with self._db.read() as connection:
             return [EntryMeta(**row._mapping) for row in connection.execute(query)]
+
+    def usage(
+        self, by: str | None = None, since: datetime | None = None, until: datetime | None = None
+    ) -> list[UsageRow]:
+        query = usage_query(by, since, until)
+        with self._db.read() as connection:
+            rows = connection.execute(query).all()
+        width = len(query.selected_columns) - 6  # the group's columns come first
+        return [
+            UsageRow(
+                group=tuple(row[:width]) if by != "model" else (row.model,),
+                model=row.model,
+                calls=row.calls,
+                input_tokens=int(row.prompt_tokens),
+                cached_tokens=int(row.cached_tokens),
+                output_tokens=int(row.completion_tokens),
+                answers=int(row.answers),
+            )
+            for row in rows
+        ]
 
 
 def _whole_seconds(stamp: str) -> str:

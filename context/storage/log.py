@@ -12,25 +12,12 @@ from dataclasses import asdict
 from sqlalchemy import Connection, Row, bindparam, literal, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from context.entry import (
-    Content,
-    Entry,
-    Role,
-    UserContent,
-    entry_from_json,
-    make_entry,
-    role_of,
-)
+from context.entry import Content, Entry, Role, UserContent, entry_from_json, make_entry, role_of
 from context.log import Tail
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
-from context.storage.tables import (
-    entries_table,
-    entry_images_table,
-    is_thread,
-    now,
-    threads_table,
-)
+from context.storage.tables import entries_table, entry_images_table, is_thread, now, threads_table
+from context.storage.usage import author_of, person_for
 from context.storage.values import EntryMeta, ImageRef, ThreadKey, ThreadMessage
 
 
@@ -56,7 +43,10 @@ class SqlLog(Repository):
             if _already_recorded(connection, thread.id, role, meta):
                 return None
             tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
-            entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images)
+            ends_run = answered_through is not None
+            entry, tail = _insert(
+                connection, thread.id, tail, content, timestamp, meta, images, ends_run
+            )
             # The run's answered mark rides on the entry that ends the run: one fact, one write.
             done = max(thread.answered_through, answered_through or -1)
             _save_tail(connection, thread.id, tail, answered_through=done)
@@ -175,7 +165,7 @@ _ENTRIES_FROM = (
     )
     .order_by(entries_table.c.idx)
 )
-_INSERT_ENTRY = entries_table.insert()
+_INSERT_ENTRY = entries_table.insert().values(person=person_for(bindparam("of_thread")))
 _INSERT_IMAGES = entry_images_table.insert()
 _SAVE_TAIL = (
     threads_table.update()
@@ -240,6 +230,7 @@ def _insert(
     timestamp: str,
     meta: EntryMeta,
     images: Sequence[ImageRef] = (),
+    ends_run: bool = False,
 ) -> tuple[Entry, Tail]:
     """Place one entry after `tail` and write it with its side data; the entry and new tail."""
     index, turn, after = tail.place(role_of(content))
@@ -254,6 +245,9 @@ def _insert(
             "timestamp": timestamp,
             "content_json": entry.canonical_json(),
             "recorded_at": now(),
+            "author": author_of(content),
+            "of_thread": thread_id,
+            "ends_run": ends_run,
             **asdict(meta),
         },
     )

@@ -94,6 +94,11 @@ entries_table = Table(
     Column("latency_ms", Float),
     Column("recorded_at", String, nullable=False),
     Column("wants_answer", Boolean, nullable=False, server_default=false()),
+    # Usage (migration 0009_usage): the Slack user id of the person the entry is by (a user
+    # entry) or for (any other: the author of the thread's newest user entry when it was
+    # recorded), and whether the entry ended a run (it was recorded with answered_through).
+    Column("person", String),
+    Column("ends_run", Boolean, nullable=False, server_default=false()),
     PrimaryKeyConstraint("thread_id", "idx", name="pk_entries"),
 )
 Index(

@@ -113,6 +113,21 @@ class ThreadSummary:
 
 
 @dataclass(frozen=True)
+class UsageRow:
+    """Model calls and answers of one group of `Housekeeping.usage` by one model: `group` is
+    the grouping's values (`(team,)`, `(team, channel)`, `(person,)`, `(day,)`; `()` for the
+    whole window and by model), `model` None for rows of answers alone (no call's figures)."""
+
+    group: tuple[str | None, ...]
+    model: str | None
+    calls: int
+    input_tokens: int  # the prompt's, the cached ones included (as OpenAI counts them)
+    cached_tokens: int
+    output_tokens: int
+    answers: int
+
+
+@dataclass(frozen=True)
 class PanelThread:
     """A thread opened in Slack's assistant panel: who opened it, the context Slack last sent
     (`channel_id`, `team_id`, `enterprise_id`: what they are viewing) and the title set."""

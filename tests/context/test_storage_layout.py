@@ -77,7 +77,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "claim", "release", "pending", "waiting_threads", "mark_posted",
         "remember_messages", "forget_message", "thread_messages",
         "recent_images",
-        "threads", "purge", "metadata",
+        "threads", "purge", "metadata", "usage",
     } | {"record_panel", "panel", "claim_title", "record_vote", "votes"} | {
         "claim_prompts", "keep_viewing", "viewing", "record_viewing",  # the Messages tab
     } | {
