@@ -238,6 +238,7 @@ class PostStream:
                 channel=key.channel, thread_ts=key.thread_ts, markdown_text=text,
                 recipient_user_id=self._recipient,
                 recipient_team_id=key.team if self._recipient else None,
+                **self._ctx.post_as,
             )  # fmt: skip
         except SLACK_FAILURES as exc:
             if may_have_happened(exc):

@@ -1,9 +1,10 @@
 """The store interface: where context logs live between steps, runs and processes
 (docs/architecture.md#storage).
 
-One small Protocol per concern over the values of `context.storage.values` (`LogStore`, `RunStore`,
-`MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`); `Store` is all of them, for code
-that uses the whole store. Code that needs one concern can ask for its Protocol alone.
+One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
+`RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`);
+`Store` is all of them, for code that uses the whole store. Code that needs one concern
+can ask for its Protocol alone.
 """
 
 from __future__ import annotations

@@ -34,6 +34,10 @@ class RunContext:
     # Where a tool records an entry before it acts (a post cut to the caps); None: it refuses
     # what it would have to record first.
     recorder: Recorder | None = None
+    # The channel's (README "Configuring channels"): the model asked (None: ASSISTANT_MODEL),
+    # and the name and icon its posts and streams carry (chat:write.customize).
+    model: str | None = None
+    post_as: dict[str, str] = field(default_factory=dict)
 
 
 # A tool gets its call, the run, and the index of the call's entry in the log; it returns
