@@ -18,6 +18,7 @@ from assistant.intake.message_content import MessageContent
 from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
+from assistant.panel.home import AppHome
 from assistant.run.agent import Agent
 from assistant.run.channel_rules import Channels
 from assistant.run.images import ImageParts
@@ -139,7 +140,8 @@ def create_assistant(
     gate = ChannelGate(channels, client, event_recorder)
     events = EventRecorder(settings, event_recorder, scheduler, content, gate)
     feedback = Feedback(event_recorder, access)
-    listeners.register(app, events, Panel(settings, event_recorder, channels), feedback)
+    home = AppHome(store, channels.personas)
+    listeners.register(app, events, Panel(settings, event_recorder, channels), feedback, home)
     return Assistant(
         settings, store, client, model, scheduler, events, app, channel_names, identity
     )

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assistant.fakes import ids
+from assistant.fakes.slack_chat import customized
 from assistant.fakes.slack_store import SlackError, SlackStore
 
 MAX_MARKDOWN = 12_000
@@ -101,6 +102,7 @@ class Streams:
                 "team": self.store.team_id,
                 "thread_ts": thread_ts,
                 "streaming_state": "in_progress",
+                **customized(params),  # chat.startStream takes username and icon too
             },
         )
         if mode is not None:
