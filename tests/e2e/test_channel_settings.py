@@ -10,11 +10,13 @@ import json
 import pytest
 
 from assistant.fakes import event_requests, events, ids
+from assistant.fakes import openai_responses as replies
 from assistant.fakes.home_events import app_home_opened, home_click, view_submission
 from assistant.fakes.panel_events import signed_interaction_request
 from assistant.intake.channel_gate import NOTE, refusal_line
 from assistant.panel.home_views import EDIT_ACTION, READ_ONLY
 from context.channels import ChannelConfig
+from tests.e2e.test_streaming import ANSWER, FINISH, answer_streaming, post
 from tests.harness import answered_log, mention, script_answers, seed, thread_of
 
 pytestmark = pytest.mark.app_backend
@@ -172,3 +174,23 @@ def test_a_channel_turned_off_takes_nothing(app, slack, model):
     assert not app.assistant.store.has_thread(thread_of(event))
     assert model.requests == [] and slack.ephemerals == []
     assert slack.calls_to("reactions.add") == []
+
+
+def test_a_named_persona_from_the_file_and_the_channel_s_name_on_a_streamed_answer(
+    make_app, slack, model, tmp_path
+):
+    personas = tmp_path / "personas.yaml"
+    personas.write_text("pirate: |\n  You are a pirate.\nclerk: You are a clerk.\n")
+    app = make_app(assistant_personas_file=str(personas), assistant_stream="auto")
+    app.assistant.store.set_channel_config(ChannelConfig(
+        team=ids.TEAM_ID, channel=ids.CHANNEL_ID, persona_name="pirate", username="Captain",
+        icon_url="https://icons.example/ship.png",
+    ))  # fmt: skip
+    answer = replies.tool_calls(post(ANSWER), FINISH)
+    log = answer_streaming(app, slack, model, mention(slack, "ahoy"), answer)
+    assert log[0]["content"] == "You are a pirate."
+    (start,) = slack.calls_to("chat.startStream")
+    assert (start.params["username"], start.params["icon_url"]) == (
+        "Captain", "https://icons.example/ship.png",
+    )
+    assert slack.calls_to("chat.postMessage") == []
