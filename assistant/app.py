@@ -11,13 +11,16 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
+from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
 from assistant.intake.message_content import MessageContent
 from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
+from assistant.panel.home import AppHome
 from assistant.run.agent import Agent
+from assistant.run.channel_rules import Channels
 from assistant.run.images import ImageParts
 from assistant.run.panel_status import PanelStatus
 from assistant.run.recorder import Recorder
@@ -95,6 +98,7 @@ def create_assistant(
         store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
     )
     model = ModelClient(settings.model_options())
+    channels = Channels(store, settings.instructions, settings.personas())
     history = ThreadHistory(store, client)
     budget = settings.prompt_budget()
     files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
@@ -117,6 +121,7 @@ def create_assistant(
         panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
         streaming=SlackStreaming() if settings.assistant_stream == "auto" else None,
         outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
+        channels=channels,
     )
     lease = settings.assistant_run_lease_seconds
     sweeper = StreamSweeper(store, client, recorder, first_wait=lease / 2)
@@ -132,9 +137,11 @@ def create_assistant(
     content = MessageContent(
         client, files, model.transcribe, access, settings.assistant_max_image_bytes
     )
-    events = EventRecorder(settings, event_recorder, scheduler, content)
+    gate = ChannelGate(channels, client, event_recorder)
+    events = EventRecorder(settings, event_recorder, scheduler, content, gate)
     feedback = Feedback(event_recorder, access)
-    listeners.register(app, events, Panel(settings, event_recorder), feedback)
+    home = AppHome(store, channels.personas)
+    listeners.register(app, events, Panel(settings, event_recorder, channels), feedback, home)
     return Assistant(
         settings, store, client, model, scheduler, events, app, channel_names, identity
     )

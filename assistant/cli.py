@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from assistant.commands import CliError, demo, logs, replay, slack, threads, usage
+from assistant.commands import CliError, channels, demo, logs, replay, slack, threads, usage
 from context.storage import StoreUnavailable
 
 DISTRIBUTION = "slack-context-assistant"  # the name in pyproject.toml
@@ -21,7 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, usage, slack, replay, demo):
+    for group in (logs, threads, usage, channels, slack, replay, demo):
         group.register(commands)
     return parser
 

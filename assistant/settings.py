@@ -28,6 +28,7 @@ from assistant.panel_settings import (
     parse_loading_messages,
     parse_prompts,
 )
+from assistant.persona_file import read_personas
 from assistant.price_settings import PriceTable, parse_prices
 from assistant.run.post_limits import PostCaps
 from assistant.run.prompt import MIN_LOG_TOKENS, PromptBudget
@@ -100,6 +101,8 @@ class Settings(StoreSettings):
     assistant_name: str = "Aya"
     assistant_prompt: str | None = None
     assistant_prompt_file: Path | None = None
+    # Named personas a channel may choose (README "Configuring channels"): YAML or JSON.
+    assistant_personas_file: Path | None = None
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
     assistant_max_posts_per_reply: int = Field(default=_CAPS.posts_per_reply, ge=1, le=100)
     assistant_max_messages_per_run: int = Field(default=_CAPS.messages_per_run, ge=1, le=1000)
@@ -169,6 +172,13 @@ class Settings(StoreSettings):
         if self.assistant_prompt:
             return self.assistant_prompt
         return DEFAULT_PROMPT.format(name=self.assistant_name)
+
+    def personas(self) -> dict[str, str]:
+        """The named personas of ASSISTANT_PERSONAS_FILE (none without it); ValueError saying
+        what is wrong with the file."""
+        if self.assistant_personas_file is None:
+            return {}
+        return read_personas(self.assistant_personas_file)
 
     def prompt_budget(self) -> PromptBudget:
         """What the log may take of each prompt (ASSISTANT_CONTEXT_TOKENS and
@@ -249,6 +259,10 @@ def load_settings(mode: Mode, **overrides: object) -> Settings:
             problems.append(f"{field.upper()}: missing")
     if settings.assistant_prompt_file is not None and not settings.assistant_prompt_file.is_file():
         problems.append(f"ASSISTANT_PROMPT_FILE: no such file {settings.assistant_prompt_file}")
+    try:
+        settings.personas()
+    except ValueError as exc:
+        problems.append(f"ASSISTANT_PERSONAS_FILE: {exc}")
     problems += _budget_problems(settings)
     if problems:
         raise SettingsError("\n".join(problems))

@@ -167,7 +167,9 @@ class InstantModel:
         self.prompt_bytes = 0
         self.encode: list[float] = []
 
-    async def next_step(self, prompt_text: str, images: object = ()) -> ModelReply:
+    async def next_step(
+        self, prompt_text: str, images: object = (), model: str | None = None
+    ) -> ModelReply:
         self.clock.model_called(time.perf_counter())
         started = time.perf_counter()
         body = {"model": "gpt-4o-mini", "messages": build_messages(prompt_text)}

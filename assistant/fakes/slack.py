@@ -10,6 +10,7 @@ This module is the server: routing and the call log. Each API family is a module
 with its method table, which the router merges: `slack_auth` (auth.test, token checks),
 `slack_chat` (chat.*), `slack_history` (conversations.replies/history, seeding messages),
 `slack_conversations` (conversations.info/members), `slack_reactions`, `slack_users`,
+`slack_views` (views.*, usergroups.users.list, chat.postEphemeral),
 `slack_files` (file downloads), `slack_socket` (Socket Mode); `slack_faults` scripts faults
 and `slack_holds` holds requests.
 """
@@ -39,6 +40,7 @@ from assistant.fakes.slack_socket import SocketModeServer
 from assistant.fakes.slack_store import SlackError, SlackStore
 from assistant.fakes.slack_stream import RateLimited, Streams
 from assistant.fakes.slack_users import UserMethods
+from assistant.fakes.slack_views import ViewMethods
 
 JSON_TYPE = "application/json"
 
@@ -66,6 +68,7 @@ class FakeSlack(
     HistoryMethods,
     ReactionMethods,
     UserMethods,
+    ViewMethods,
     FileServing,
     FaultScripting,
     RequestHolds,
@@ -108,6 +111,7 @@ class FakeSlack(
         self.streams = Streams(self.store, bot_user_id, bot_id, app_id)
         self._calls: list[Call] = []
         self._init_files()
+        self._init_views()
         self._init_faults()
         self._init_holds()
         self._init_socket_mode()
@@ -117,6 +121,7 @@ class FakeSlack(
             **self._history_methods(),
             **self._reaction_methods(),
             **self._user_methods(),
+            **self._view_methods(),
             **self._socket_mode_methods(),
             **self.conversations.methods(),
             **self.assistant_threads.methods(),

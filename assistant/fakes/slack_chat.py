@@ -57,6 +57,7 @@ class ChatMethods:
             message["blocks"] = blocks
         if params.get("metadata"):
             message["metadata"] = json_field(params["metadata"])
+        message.update(customized(params))
         stored = self.store.add(channel, message)
         return {"ok": True, "channel": channel, "ts": stored["ts"], "message": stored}
 
@@ -96,3 +97,15 @@ class ChatMethods:
         if message is not None and message.get("thread_ts"):
             link += f"?thread_ts={message['thread_ts']}&cid={channel}"
         return {"ok": True, "channel": channel, "permalink": link}
+
+
+def customized(params: dict[str, Any]) -> dict[str, Any]:
+    """A post's own name and icon (chat:write.customize), as Slack keeps them on the message."""
+    found: dict[str, Any] = {}
+    if params.get("username"):
+        found["username"] = params["username"]
+    if params.get("icon_emoji"):
+        found["icons"] = {"emoji": params["icon_emoji"]}
+    elif params.get("icon_url"):
+        found["icons"] = {"image_48": params["icon_url"]}
+    return found

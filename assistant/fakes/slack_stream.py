@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assistant.fakes import ids
+from assistant.fakes.slack_chat import customized
 from assistant.fakes.slack_chunks import check_display_mode, chunk_text
 from assistant.fakes.slack_store import SlackError, SlackStore
 
@@ -106,6 +107,7 @@ class Streams:
                 "team": self.store.team_id,
                 "thread_ts": thread_ts,
                 "streaming_state": "in_progress",
+                **customized(params),  # chat.startStream takes username and icon too
             },
         )
         if mode is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.intake import references
+from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.deadline import READ_SECONDS, InFlight
 from assistant.intake.event_shapes import Checked
 from assistant.intake.message_content import MessageContent
@@ -36,6 +37,7 @@ class EventRecorder:
     recorder: Recorder  # with threads of its own: acknowledgements never queue behind runs
     scheduler: RunScheduler
     content: MessageContent  # what a message carries: its text, files and linked messages
+    gate: ChannelGate  # whether the channel takes the message, and its persona
     reading: InFlight = field(default_factory=InFlight)
 
     async def message(
@@ -59,13 +61,20 @@ class EventRecorder:
                 return  # the app_mention event records it, and asks for the answer
             if not await self._in_thread(key):
                 return
+        rules = await self.gate.admit(
+            message.team, key, event["user"], message.event_id, "thread_ts" in event
+        )
+        if rules is None:
+            return  # the bot is off in this channel, or this person may not use it there
         raw = event.get("text", "")
         media = event.get("files") or references.links_in(raw)
         # A second delivery waits while the first is read here, then finds it recorded.
         async with self.reading.alone((key, event["ts"])) if media else nullcontext():
             if media and await self._recorded(key, event["ts"]):
                 return  # a retry: its files were read and its links resolved the first time
-            await self._record(message, key, bot_user_id, mention, direct, deadline)
+            await self._record(
+                message, key, bot_user_id, mention, direct, deadline, rules.persona
+            )
 
     async def _record(
         self,
@@ -75,7 +84,10 @@ class EventRecorder:
         mention: bool,
         direct: bool,
         deadline: float,
+        persona: str,
     ) -> None:
+        """`persona`: the channel's now, entry 0 if the thread is new (an old thread keeps
+        its own)."""
         event, event_id = message.event, message.event_id
         userid = f"<@{event['user']}>"
         if direct:
@@ -89,7 +101,7 @@ class EventRecorder:
             UserContent(userid=userid, text=text),
             slack_time(event["ts"]),
             EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
-            self.settings.instructions(),
+            persona,
             attachments.images,
         )
         if entry is None:

@@ -10,14 +10,19 @@ from assistant.listeners.assistant import register as register_assistant
 from assistant.listeners.errors import register as register_errors
 from assistant.listeners.events import app_home_opened
 from assistant.listeners.events import register as register_events
+from assistant.listeners.home import register as register_home
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
+from assistant.panel.home import AppHome
 from assistant.panel.messages_tab import MessagesTab
 
 
-def register(app: AsyncApp, events: EventRecorder, panel: Panel, feedback: Feedback) -> None:
+def register(
+    app: AsyncApp, events: EventRecorder, panel: Panel, feedback: Feedback, home: AppHome
+) -> None:
     register_assistant(app, events, panel)  # a middleware: it sees DM threads' messages first
     register_events(app, events)
     app_home_opened.register(app, MessagesTab(panel.settings, panel.recorder))
     register_actions(app, feedback)
+    register_home(app, home)
     register_errors(app)

@@ -48,6 +48,7 @@ class ModelClient:
         self._transcription_model = options.transcription_model
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, options.answer_tokens)
+        self._answer_tokens = options.answer_tokens
         # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
         # are made with it (assistant/model/attempts.py): the client makes one per request.
         self._attempts = Attempts(options.timeout, options.max_retries)
@@ -70,12 +71,15 @@ class ModelClient:
     async def _on_own_loop(self, work: Coroutine[Any, Any, T]) -> T:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
 
-    async def next_step(self, prompt_text: str, images: Sequence[ImagePart] = ()) -> ModelReply:
-        """Ask the model for its next tool calls on the log as it is now."""
-        return await self._on_own_loop(self._next_step(prompt_text, images))
+    async def next_step(
+        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
+    ) -> ModelReply:
+        """Ask the model for its next tool calls on the log as it is now. `model`: the
+        channel's, instead of ASSISTANT_MODEL."""
+        return await self._on_own_loop(self._next_step(prompt_text, images, model))
 
     async def stream_step(
-        self, prompt_text: str, images: Sequence[ImagePart] = ()
+        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
     ) -> AsyncIterator[StepEvent]:
         """Ask the model for its next tool calls, streamed: each call as it starts, the
         pieces of its arguments, each call once complete, then the whole reply. A server that
@@ -88,7 +92,7 @@ class ModelClient:
 
         async def produce() -> None:
             try:
-                await self._stream_step(prompt_text, images, emit)
+                await self._stream_step(prompt_text, images, emit, model)
             except BaseException as exc:  # handed to the caller, in its loop
                 handoff.close(exc)
             else:
@@ -119,16 +123,23 @@ class ModelClient:
         await asyncio.gather(*others, return_exceptions=True)
         await self._client.close()
 
-    async def _next_step(self, prompt_text: str, images: Sequence[ImagePart]) -> ModelReply:
+    def _model_args(self, model: str | None) -> dict[str, Any]:
+        """The model and the answer's cap in the argument that model takes."""
+        if model is None or model == self._model:
+            return {"model": self._model, **self._answer_limit}
+        return {"model": model, **answer_limit(model, self._answer_tokens)}
+
+    async def _next_step(
+        self, prompt_text: str, images: Sequence[ImagePart], model: str | None = None
+    ) -> ModelReply:
         started = time.perf_counter()
 
         async def attempt() -> ModelReply:
             response = await self._client.chat.completions.with_raw_response.create(
-                model=self._model,
                 messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
                 tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
                 tool_choice="required",
-                **self._answer_limit,  # type: ignore[arg-type]
+                **self._model_args(model),
             )
             # The body is read by then: the attempt's deadline covered all of it.
             completion = parse_completion(
@@ -143,10 +154,11 @@ class ModelClient:
         prompt_text: str,
         images: Sequence[ImagePart],
         emit: Callable[[list[StepEvent]], None],
+        model: str | None = None,
     ) -> None:
         started = time.perf_counter()
         if not self.streams:
-            emit(whole_events(await self._next_step(prompt_text, images)))
+            emit(whole_events(await self._next_step(prompt_text, images, model)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
 
@@ -155,13 +167,12 @@ class ModelClient:
             nonlocal sent
             try:
                 async with self._client.chat.completions.with_streaming_response.create(
-                    model=self._model,
                     messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
                     tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
                     tool_choice="required",
                     stream=True,
                     stream_options={"include_usage": True},
-                    **self._answer_limit,  # type: ignore[arg-type]
+                    **self._model_args(model),
                 ) as response:
                     kind = response.headers.get("content-type", "")
                     if not kind.startswith("text/event-stream"):

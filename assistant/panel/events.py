@@ -26,6 +26,7 @@ from slack_sdk.errors import SlackApiError
 
 from assistant.intake.event_shapes import panel_event
 from assistant.intake.events import thread_key
+from assistant.run.channel_rules import Channels
 from assistant.run.recorder import Recorder
 from assistant.settings import Settings
 from assistant.slack.text import clean_user_text
@@ -46,6 +47,7 @@ _TOKEN = re.compile(r"<([@#!]?)([^<>|]*)(?:\|([^<>]*))?>")
 class Panel:
     settings: Settings
     recorder: Recorder  # the events' recorder: these are written before Slack is answered
+    channels: Channels  # entry 0: the persona of the app's DM (the workspace's default)
 
     async def opened(
         self,
@@ -107,6 +109,7 @@ class Panel:
         self, key: ThreadKey, user: str, context: dict[str, Any], text: str, event_id: str | None
     ) -> bool:
         """Record `text` with the panel's side metadata; False for a retried event."""
+        persona = (await self.channels.rules(key.team, key.channel)).persona
         now = now_timestamp()
         recorded = await self.recorder.record_by(
             self.recorder.store.record_panel,
@@ -115,7 +118,7 @@ class Panel:
             text,
             now,
             EntryMeta(event_id=event_id),
-            (self.settings.instructions(), now),
+            (persona, now),
         )
         return bool(recorded)
 

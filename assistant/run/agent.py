@@ -17,6 +17,7 @@ from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.tool_calls import ToolCallError, parse_tool_call
 from assistant.run.answer_so_far import count_so_far
+from assistant.run.channel_rules import Channels
 from assistant.run.deferral import RESTARTED
 from assistant.run.images import ImagePart, ImageParts
 from assistant.run.lease import LeaseLost, ensure_lease
@@ -89,12 +90,14 @@ class Agent:
     panel_status: PanelStatus | None = None  # None: no Slack status (replay)
     streaming: SlackStreaming | None = None  # None: texts are posted whole (ASSISTANT_STREAM)
     outages: SlackOutages | None = None  # None: a Slack error ends the run at once
+    channels: Channels | None = None  # None: ASSISTANT_MODEL, posts as the app (replay)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
         bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
         if bot_user_id is None and self.client is not None:
             bot_user_id = await self._bot_user_id()  # a run resumed after a restart
+        rules = await self.channels.rules(key.team, key.channel) if self.channels else None
         ctx = RunContext(
             key,
             self.client,
@@ -104,6 +107,8 @@ class Agent:
             self.recorder.store,
             PostLimits(self.post_caps),
             recorder=self.recorder,
+            model=rules.model if rules else None,
+            post_as=rules.post_as if rules else {},
         )
         if self.streaming is not None:  # the steps shown as task cards while it streams
             ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
@@ -159,7 +164,7 @@ class Agent:
             try:
                 if self.streaming is not None and ctx.client is not None:
                     finished = await streamed_step(
-                        self.model.stream_step(prompt.text, images),
+                        self.model.stream_step(prompt.text, images, ctx.model),
                         self.streaming,
                         ctx,
                         seen_through,
@@ -167,7 +172,7 @@ class Agent:
                         self._carry_out,
                     )
                 else:
-                    reply = await self.model.next_step(prompt.text, images)
+                    reply = await self.model.next_step(prompt.text, images, ctx.model)
                     finished = await self._carry_out(ctx, reply, seen_through)
             except ModelError as exc:
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
@@ -272,6 +277,7 @@ class Agent:
                 await self.client.chat_postMessage(
                     channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
                     metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
+                    **ctx.post_as,
                 )  # fmt: skip
                 outcome = f'The user was told: "{sorry}"'
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:

@@ -235,6 +235,7 @@ class PostStream:
                 task_display_mode=DISPLAY_MODE if chunks else None,
                 recipient_user_id=self._recipient,
                 recipient_team_id=key.team if self._recipient else None,
+                **self._ctx.post_as,
             )  # fmt: skip
         except SLACK_FAILURES as exc:
             if may_have_happened(exc):

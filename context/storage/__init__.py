@@ -5,12 +5,13 @@ The store is split by concern, each with its own Protocol (in `base`) and its ow
 all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
-  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`, and `Store`, all
-  of them.
+  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
+  and `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
-- `log`, `runs`, `copies`, `images`, `panel`, `housekeeping`: one repository per concern.
+- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `housekeeping`: one repository
+  per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 
 `SqlStore` combines the repositories by inheritance rather than forwarding to them: each
@@ -27,6 +28,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from context.storage.base import (
+    ChannelStore,
     Housekeeping,
     ImageStore,
     LogStore,
@@ -51,6 +53,7 @@ from context.storage.values import (
 
 __all__ = [
     "DEFAULT_URL",
+    "ChannelStore",
     "EntryMeta",
     "Housekeeping",
     "ImageRef",

@@ -1,9 +1,10 @@
 """The store interface: where context logs live between steps, runs and processes
 (docs/architecture.md#storage).
 
-One small Protocol per concern over the values of `context.storage.values` (`LogStore`, `RunStore`,
-`MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`); `Store` is all of them, for code
-that uses the whole store. Code that needs one concern can ask for its Protocol alone.
+One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
+`RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`);
+`Store` is all of them, for code that uses the whole store. Code that needs one concern
+can ask for its Protocol alone.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from context.channels import ChannelConfig
 from context.entry import Content, Entry, UserContent
 from context.storage.values import (
     EntryMeta,
@@ -233,6 +235,23 @@ class PanelStore(Protocol):
         ...
 
 
+class ChannelStore(Protocol):
+    """Channel settings (`context.channels`): per channel of a workspace, and its default."""
+
+    def channel_config(self, team: str, channel: str) -> ChannelConfig | None:
+        """The settings kept for the channel (`"*"`: the workspace's default), None if none."""
+        ...
+
+    def channel_configs(self, team: str | None = None) -> list[ChannelConfig]:
+        """Every channel's kept settings (only `team`'s when given), by team then channel."""
+        ...
+
+    def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
+        """Keep `config` as its channel's settings, replacing what was kept, in one write;
+        what was kept (stamped with `updated_at`)."""
+        ...
+
+
 class Housekeeping(Protocol):
     """What operators read and delete: thread listings, side metadata, purges."""
 
@@ -269,7 +288,9 @@ class Housekeeping(Protocol):
         ...
 
 
-class Store(LogStore, RunStore, MessageCopies, ImageStore, PanelStore, Housekeeping, Protocol):
+class Store(
+    LogStore, RunStore, MessageCopies, ImageStore, PanelStore, ChannelStore, Housekeeping, Protocol
+):
     """Every backend keeps these promises, across processes too."""
 
     def urgent(self) -> Store:

@@ -6,6 +6,7 @@ import copy
 
 from sqlalchemy.engine import URL
 
+from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
@@ -15,7 +16,9 @@ from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 
 
-class SqlStore(SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlHousekeeping):
+class SqlStore(
+    SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlChannels, SqlHousekeeping
+):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 
     The repositories keep no state but the `Database` they share, and no two define the same

@@ -204,6 +204,19 @@ viewing_table = Table(
 )
 
 
+# Channel settings (migration 0010_channels): one row per configured channel of a workspace,
+# and one for the workspace's default (channel "*"); the settings as the JSON of
+# `context.channels.ChannelConfig`, so a new setting needs no migration.
+channel_settings_table = Table(
+    "channel_settings",
+    metadata,
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("config_json", Text, nullable=False),
+    Column("updated_at", String, nullable=False),
+    PrimaryKeyConstraint("team", "channel", name="pk_channel_settings"),
+)
+
 def is_thread(key: ThreadKey) -> ColumnElement[bool]:
     """The condition on `threads_table` that selects the row of `key`."""
     return (

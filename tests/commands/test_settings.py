@@ -241,3 +241,14 @@ def test_bad_loading_messages_are_refused_at_start(tmp_path):
     assert problems(result.stderr, "replay") == {
         "ASSISTANT_LOADING_MESSAGES": "at most 10 messages, found 11"
     }
+
+
+def test_a_personas_file_that_is_not_names_and_texts_is_reported(tmp_path):
+    (tmp_path / "personas.yaml").write_text("- just\n- a list\n")
+    result = start(
+        "replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_PERSONAS_FILE="personas.yaml"
+    )
+    assert result.returncode == 2
+    assert problems(result.stderr, "replay") == {
+        "ASSISTANT_PERSONAS_FILE": "personas.yaml must map persona names to their text"
+    }

@@ -10,6 +10,7 @@ import pytest
 
 from context.entry import UserContent
 from context.storage import (
+    ChannelStore,
     EntryMeta,
     Housekeeping,
     ImageRef,
@@ -24,6 +25,7 @@ from context.storage import (
     ThreadMessage,
     open_store,
 )
+from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
@@ -43,6 +45,7 @@ CONCERNS = [
     (MessageCopies, SqlMessageCopies),
     (ImageStore, SqlImages),
     (PanelStore, SqlPanel),
+    (ChannelStore, SqlChannels),
     (Housekeeping, SqlHousekeeping),
 ]
 
@@ -82,7 +85,9 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "claim_prompts", "keep_viewing", "viewing", "record_viewing",  # the Messages tab
     } | {
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers
-    } | {"started_at"} | {"defer", "deferred_since"}  # fmt: skip
+    } | {"started_at"} | {"defer", "deferred_since"} | {
+        "channel_config", "channel_configs", "set_channel_config",  # channel settings
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(("protocol", "repository"), CONCERNS, ids=lambda c: c.__name__)

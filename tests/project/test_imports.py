@@ -142,7 +142,7 @@ def room_of(module: str) -> str | None:
     top = parts[1]
     if top in ("slack", "model", "run", "intake", "panel", "replay", "serving", "fakes"):
         return top
-    if top in ("settings", "panel_settings", "price_settings"):
+    if top in ("settings", "panel_settings", "price_settings", "persona_file"):
         return "settings"
     if top in ("app", "listeners"):
         return "wiring"

@@ -46,6 +46,10 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "assistant_threads_setStatus": {"assistant:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},
     "assistant_threads_setTitle": {"assistant:write"},
+    "chat_postEphemeral": {"chat:write"},
+    "views_publish": set(),
+    "views_open": set(),
+    "usergroups_users_list": {"usergroups:read"},
 }
 
 # Bolt's helpers that a listener may take instead of calling a method by name -> the method.
@@ -197,10 +201,27 @@ def test_the_scan_finds_the_file_downloads():
     assert downloads_files()
 
 
+def customizes_posts() -> bool:
+    """Whether posts carry a name and icon of their own (chat:write.customize, no method)."""
+    return any(re.search(r"\bpost_as\b", text) for text in sources().values())
+
+
+def test_the_scan_finds_the_customized_posts_and_the_home_tab():
+    assert customizes_posts()
+    assert "app_home_opened" in handled_event_types()
+
+
+def test_the_home_tab_is_on_exactly_when_a_listener_publishes_it():
+    home = MANIFEST["features"]["app_home"]["home_tab_enabled"]
+    assert home is ("app_home_opened" in handled_event_types())
+    assert home is ("views_publish" in called_methods())
+
+
 def test_bot_scopes_are_exactly_what_the_code_needs():
     # (a method missing from METHOD_SCOPES fails the test above)
     needed = set().union(*(METHOD_SCOPES.get(m, set()) for m in called_methods()))
     needed |= {"files:read"} if downloads_files() else set()
+    needed |= {"chat:write.customize"} if customizes_posts() else set()
     needed |= set().union(*(EVENT_SCOPES[e] for e in subscribed_events()))
     scopes = MANIFEST["oauth_config"]["scopes"]["bot"]
     assert len(scopes) == len(set(scopes)), "a scope is listed twice"

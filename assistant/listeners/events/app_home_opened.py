@@ -9,8 +9,13 @@ from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from assistant.panel.messages_tab import MessagesTab
 
 
+async def on_messages_tab(event: dict[str, Any]) -> bool:
+    # Bolt runs the first listener that matches an event: each tab's listener matches its tab.
+    return event.get("tab") == "messages"
+
+
 def register(app: AsyncApp, tab: MessagesTab) -> None:
-    @app.event("app_home_opened")
+    @app.event("app_home_opened", matchers=[on_messages_tab])
     async def handle_app_home_opened(
         body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
     ) -> None:

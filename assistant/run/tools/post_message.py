@@ -164,6 +164,7 @@ async def _post(
                 text=chunk,
                 blocks=markdown_blocks(chunk) + last,
                 metadata=post_metadata(index, part),
+                **ctx.post_as,
             )
             ts = response["ts"]
         posted.append(ThreadMessage(ts=ts, user=ctx.bot_mention, text=chunk))

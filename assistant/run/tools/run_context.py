@@ -48,6 +48,10 @@ class RunContext:
     recorder: Recorder | None = None
     # The task cards of the run's steps, while it streams (None: posted whole, or a replay).
     cards: Cards | None = None
+    # The channel's (README "Configuring channels"): the model asked (None: ASSISTANT_MODEL),
+    # and the name and icon its posts and streams carry (chat:write.customize).
+    model: str | None = None
+    post_as: dict[str, str] = field(default_factory=dict)
 
 
 # A tool gets its call, the run, and the index of the call's entry in the log; it returns

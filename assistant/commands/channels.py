@@ -1,0 +1,181 @@
+"""`assistant channels list|set|export|import`: channel settings for operators (README
+"Configuring channels"), in the store DATABASE_URL names. Exit status 0, or 2 with one line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from assistant.commands import CliError
+from assistant.commands.threads import _store
+from context.channels import ChannelConfig
+
+# Fields `set` may give; `--unset` takes them back to the default's.
+SETTABLE = (
+    "persona", "persona_name", "model", "enabled", "access", "users", "groups", "editors",
+    "username", "icon_emoji", "icon_url",
+)  # fmt: skip
+_LISTS = ("users", "groups", "editors")
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    channels = commands.add_parser(
+        "channels",
+        help="list, set, export or import the persona and rules of each channel",
+        description="Channel settings in the store (DATABASE_URL): per channel of a "
+        "workspace, and the workspace default (channel *). Exit status 0, or 2 with one line.",
+    )
+    verbs = channels.add_subparsers(dest="verb", required=True, metavar="VERB")
+    listing = verbs.add_parser("list", help="one line per configured channel")
+    listing.add_argument("--team", help="only this workspace's (T…)")
+    listing.set_defaults(handler=run_list)
+
+    setting = verbs.add_parser("set", help="change some settings of one channel")
+    setting.add_argument("team", metavar="TEAM", help="the workspace id (T…)")
+    setting.add_argument(
+        "channel", metavar="CHANNEL", help="the channel id (C…), or * for the default"
+    )
+    what = setting.add_mutually_exclusive_group()
+    what.add_argument("--persona", help="the persona: the system message text")
+    what.add_argument("--persona-file", type=Path, help="the persona, read from a file")
+    what.add_argument("--persona-name", help="a named persona of ASSISTANT_PERSONAS_FILE")
+    setting.add_argument("--model", help="the model for this channel's runs")
+    switch = setting.add_mutually_exclusive_group()
+    switch.add_argument("--on", dest="enabled", action="store_const", const=True)
+    switch.add_argument("--off", dest="enabled", action="store_const", const=False)
+    access = setting.add_mutually_exclusive_group()
+    access.add_argument("--everyone", dest="access", action="store_const", const="everyone")
+    access.add_argument(
+        "--only", metavar="IDS", help="only these people (U…) and user groups (S…), comma-separated"
+    )
+    setting.add_argument("--editors", metavar="IDS", help="default only: who else may edit (U…)")
+    setting.add_argument("--username", help="the name its posts carry")
+    icon = setting.add_mutually_exclusive_group()
+    icon.add_argument("--icon-emoji", help="the icon its posts carry, e.g. :robot_face:")
+    icon.add_argument("--icon-url", help="the icon its posts carry, an https URL")
+    setting.add_argument(
+        "--unset", action="append", default=[], choices=SETTABLE, metavar="FIELD",
+        help=f"take FIELD back to the default's (repeatable): {', '.join(SETTABLE)}",
+    )  # fmt: skip
+    setting.set_defaults(handler=run_set)
+
+    export = verbs.add_parser("export", help="write every channel's settings as JSON or YAML")
+    export.add_argument("file", nargs="?", default="-", help="a file, or - (default) for stdout")
+    export.add_argument("--team", help="only this workspace's (T…)")
+    export.add_argument("--format", choices=("json", "yaml"), help="default: by the file's suffix")
+    export.set_defaults(handler=run_export)
+
+    importing = verbs.add_parser(
+        "import", help="keep the settings of a file written by export (all or none)"
+    )
+    importing.add_argument("file", help="a JSON or YAML file, or - for stdin")
+    importing.set_defaults(handler=run_import)
+
+
+def _line(config: ChannelConfig) -> str:
+    values = config.model_dump(exclude_defaults=True, exclude={"team", "channel"})
+    shown = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in values.items())
+    return f"{config.team}\t{config.channel}\t{shown}"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    with _store("channels list") as store:
+        for config in store.channel_configs(args.team):
+            print(_line(config))
+    return 0
+
+
+def run_set(args: argparse.Namespace) -> int:
+    changes: dict[str, Any] = {}
+    if args.persona_file is not None:
+        try:
+            changes["persona"] = args.persona_file.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise CliError(f"cannot read {args.persona_file}: {exc.strerror}") from None
+    for name in ("persona", "persona_name", "model", "enabled", "access", "username",
+                 "icon_emoji", "icon_url"):  # fmt: skip
+        if getattr(args, name) is not None:
+            changes[name] = getattr(args, name)
+    if "persona" in changes or "persona_name" in changes:
+        changes.setdefault("persona", None)  # one persona replaces the other
+        changes.setdefault("persona_name", None)
+    if args.only is not None:
+        ids = [part.strip() for part in args.only.split(",") if part.strip()]
+        changes.update(access="listed", users=[i for i in ids if not i.startswith("S")],
+                       groups=[i for i in ids if i.startswith("S")])  # fmt: skip
+    if args.editors is not None:
+        changes["editors"] = [part.strip() for part in args.editors.split(",") if part.strip()]
+    with _store("channels set") as store:
+        kept = store.channel_config(args.team, args.channel)
+        values = kept.model_dump() if kept else {"team": args.team, "channel": args.channel}
+        values.update(changes)
+        for name in args.unset:
+            values[name] = () if name in _LISTS else None
+        values.update(updated_by="cli", updated_at=None)
+        config = _valid(values, f"{args.team} {args.channel}")
+        if config.editors and not config.is_default:
+            raise CliError("editors are named in the workspace default (CHANNEL *)")
+        print(_line(store.set_channel_config(config)))
+    return 0
+
+
+def _valid(values: dict[str, Any], where: str) -> ChannelConfig:
+    try:
+        return ChannelConfig(**values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = ".".join(str(p) for p in error["loc"]) or "settings"
+        raise CliError(f"{where}: {field}: {error['msg'].removeprefix('Value error, ')}") from None
+    except TypeError as exc:
+        raise CliError(f"{where}: {exc}") from None
+
+
+def _format(path: str, given: str | None) -> str:
+    return given or ("yaml" if path.endswith((".yaml", ".yml")) else "json")
+
+
+def run_export(args: argparse.Namespace) -> int:
+    with _store("channels export") as store:
+        configs = [c.model_dump(mode="json", exclude_defaults=True)
+                   for c in store.channel_configs(args.team)]  # fmt: skip
+    document = {"channels": configs}
+    if _format(args.file, args.format) == "yaml":
+        text = yaml.safe_dump(document, allow_unicode=True, sort_keys=False)
+    else:
+        text = json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+    if args.file == "-":
+        sys.stdout.write(text)
+    else:
+        Path(args.file).write_text(text, encoding="utf-8")
+    print(f"assistant channels export: {len(configs)} settings written", file=sys.stderr)
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    try:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+        document = yaml.safe_load(text)  # JSON is YAML too
+    except OSError as exc:
+        raise CliError(f"cannot read {args.file}: {exc.strerror}") from None
+    except yaml.YAMLError:
+        raise CliError(f"{args.file} is not JSON or YAML") from None
+    items = document.get("channels") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise CliError(f'{args.file} has no "channels" list (as export writes it)')
+    configs = []
+    for number, item in enumerate(items, 1):
+        if not isinstance(item, dict):
+            raise CliError(f"{args.file}: channel {number}: not an object")
+        # Checked all before any is kept: a file with one mistake changes nothing.
+        configs.append(_valid({**item, "updated_at": None}, f"{args.file}: channel {number}"))
+    with _store("channels import") as store:
+        for config in configs:
+            store.set_channel_config(config)
+    print(f"assistant channels import: {len(configs)} settings kept", file=sys.stderr)
+    return 0

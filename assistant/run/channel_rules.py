@@ -1,0 +1,70 @@
+"""What applies in a channel now (README "Configuring channels"): its settings over its
+workspace's default (`context.channels.merged`), over the deployment's own (the persona of
+ASSISTANT_PROMPT…, ASSISTANT_MODEL, everyone may use it)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from context.channels import WORKSPACE_DEFAULT, Access, ChannelConfig, merged
+from context.storage import ChannelStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ChannelRules:
+    persona: str  # entry 0 of a thread started now
+    model: str | None  # None: the deployment's ASSISTANT_MODEL
+    enabled: bool
+    access: Access | None
+    users: tuple[str, ...]
+    groups: tuple[str, ...]
+    # chat.postMessage / chat.startStream arguments: username, icon_emoji or icon_url.
+    post_as: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Channels:
+    """`personas`: the named personas of ASSISTANT_PERSONAS_FILE; `own_persona`: the
+    deployment's (read when asked: ASSISTANT_PROMPT_FILE may change between threads)."""
+
+    store: ChannelStore
+    own_persona: Callable[[], str]
+    personas: Mapping[str, str] = field(default_factory=dict)
+
+    async def rules(self, team: str, channel: str) -> ChannelRules:
+        """What applies in `channel` of `team` now (a store read, off the event loop)."""
+        default, own = await asyncio.to_thread(self._configs, team, channel)
+        return self.rules_of(default, own)
+
+    def _configs(self, team: str, channel: str) -> tuple[ChannelConfig | None, ...]:
+        default = self.store.channel_config(team, WORKSPACE_DEFAULT)
+        return default, self.store.channel_config(team, channel)
+
+    def rules_of(self, default: ChannelConfig | None, own: ChannelConfig | None) -> ChannelRules:
+        values: dict[str, Any] = merged(default, own)
+        persona = values["persona"]
+        name = values["persona_name"]
+        if name is not None:
+            persona = self.personas.get(name)
+            if persona is None:  # the file changed since it was chosen
+                log.warning("no persona %r in ASSISTANT_PERSONAS_FILE: the default is used", name)
+        post_as = {
+            key: values[key]
+            for key in ("username", "icon_emoji", "icon_url")
+            if values[key] is not None
+        }
+        return ChannelRules(
+            persona=persona or self.own_persona(),
+            model=values["model"],
+            enabled=values["enabled"] is not False,
+            access=values["access"],
+            users=values["users"],
+            groups=values["groups"],
+            post_as=post_as,
+        )

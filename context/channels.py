@@ -1,0 +1,106 @@
+"""What a channel is configured to be (README "Configuring channels"): its persona, model,
+whether the bot answers there, who may use it, and how its posts are signed; and the
+workspace's default, which a channel's unset fields fall back to.
+
+Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads
+them (`assistant.run.channel_rules`), the CLI and the App Home write them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# The row of a workspace's default: no Slack channel id has this shape.
+WORKSPACE_DEFAULT = "*"
+
+_SLACK_ID = re.compile(r"^[A-Z0-9]{2,}$")
+_EMOJI = re.compile(r"^:[a-z0-9_+'-]+:$")
+
+Access = Literal["everyone", "listed"]
+
+
+class ChannelConfig(BaseModel):
+    """One channel's settings (or, `channel == "*"`, the workspace default). A field left
+    None takes the workspace default's value, and that one the deployment's settings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    team: str = Field(pattern=r"^[A-Z0-9]{2,}$")
+    channel: str = Field(pattern=r"^(\*|[A-Z0-9]{2,})$")
+    # The system message text (entry 0 of new threads), or a named persona of
+    # ASSISTANT_PERSONAS_FILE; at most one of the two.
+    persona: str | None = Field(default=None, min_length=1, max_length=20_000)
+    persona_name: str | None = Field(default=None, min_length=1, max_length=100)
+    model: str | None = Field(default=None, min_length=1, max_length=100)
+    enabled: bool | None = None
+    access: Access | None = None  # "listed": only `users` and members of `groups`
+    users: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()  # user group ids (S…)
+    # Who besides the workspace's admins and owners may change the settings (the default's
+    # row only: the people the admins name).
+    editors: tuple[str, ...] = ()
+    # How the bot's posts are signed (chat:write.customize).
+    username: str | None = Field(default=None, min_length=1, max_length=80)
+    icon_emoji: str | None = None
+    icon_url: str | None = Field(default=None, pattern=r"^https://\S+$")
+    updated_by: str | None = None
+    updated_at: str | None = None
+
+    @field_validator("users", "groups", "editors")
+    @classmethod
+    def _slack_ids(cls, ids: tuple[str, ...]) -> tuple[str, ...]:
+        for one in ids:
+            if not _SLACK_ID.match(one):
+                raise ValueError(f"{one!r} is not a Slack id")
+        return tuple(dict.fromkeys(ids))  # each once, in the order given
+
+    @field_validator("icon_emoji")
+    @classmethod
+    def _emoji(cls, value: str | None) -> str | None:
+        if value is not None and not _EMOJI.match(value):
+            raise ValueError(f"{value!r} is not an emoji code like :robot_face:")
+        return value
+
+    @model_validator(mode="after")
+    def _one_of_each(self) -> ChannelConfig:
+        if self.persona is not None and self.persona_name is not None:
+            raise ValueError("set persona or persona_name, not both")
+        if self.icon_emoji is not None and self.icon_url is not None:
+            raise ValueError("set icon_emoji or icon_url, not both")
+        return self
+
+    @property
+    def is_default(self) -> bool:
+        return self.channel == WORKSPACE_DEFAULT
+
+
+# The fields a channel inherits from its workspace's default when it leaves them unset.
+_INHERITED = ("model", "enabled", "access", "username", "icon_emoji", "icon_url")
+
+
+def merged(default: ChannelConfig | None, channel: ChannelConfig | None) -> dict[str, object]:
+    """The channel's values over the default's: each field unset in the channel (None) from
+    the default. A persona, text or named, is one field: a channel that sets either one
+    replaces both of the default's. Access lists go with `access`."""
+    values: dict[str, object] = {name: None for name in _INHERITED}
+    values.update(persona=None, persona_name=None, users=(), groups=())
+    for layer in (default, channel):
+        if layer is None:
+            continue
+        for name in _INHERITED:
+            if getattr(layer, name) is not None:
+                values[name] = getattr(layer, name)
+        if layer.persona is not None or layer.persona_name is not None:
+            values.update(persona=layer.persona, persona_name=layer.persona_name)
+        if layer.access is not None:
+            values.update(users=layer.users, groups=layer.groups)
+    return values
+
+
+def may_use(access: Access | None, users: tuple[str, ...], user: str, in_group: bool) -> bool:
+    """Whether `user` may use the bot under these access settings (`in_group`: whether they
+    are a member of one of the listed groups, which the caller asked Slack)."""
+    return access != "listed" or user in users or in_group

@@ -1,0 +1,48 @@
+"""Channel settings over SQL (`ChannelStore`): one row per channel, and per workspace's
+default, holding a `ChannelConfig` as JSON."""
+
+from __future__ import annotations
+
+from sqlalchemy import delete, insert, select
+
+from context.channels import ChannelConfig
+from context.storage.engine import Repository
+from context.storage.tables import channel_settings_table, now
+
+_table = channel_settings_table
+
+
+class SqlChannels(Repository):
+    """`ChannelStore` over SQL."""
+
+    def channel_config(self, team: str, channel: str) -> ChannelConfig | None:
+        query = select(_table.c.config_json).where(
+            _table.c.team == team, _table.c.channel == channel
+        )
+        with self._db.read() as connection:
+            text = connection.scalar(query)
+        return None if text is None else ChannelConfig.model_validate_json(text)
+
+    def channel_configs(self, team: str | None = None) -> list[ChannelConfig]:
+        query = select(_table.c.config_json).order_by(_table.c.team, _table.c.channel)
+        if team is not None:
+            query = query.where(_table.c.team == team)
+        with self._db.read() as connection:
+            return [ChannelConfig.model_validate_json(t) for t in connection.scalars(query)]
+
+    def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
+        at = now()
+        kept = config.model_copy(update={"updated_at": at})
+        where = (_table.c.team == config.team) & (_table.c.channel == config.channel)
+        with self._db.transaction() as connection:
+            # Replaced whole, in one transaction: a reader sees the old settings or the new.
+            connection.execute(delete(_table).where(where))
+            connection.execute(
+                insert(_table).values(
+                    team=config.team,
+                    channel=config.channel,
+                    config_json=kept.model_dump_json(exclude_defaults=True),
+                    updated_at=at,
+                )
+            )
+        return kept

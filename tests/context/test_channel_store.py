@@ -1,0 +1,63 @@
+"""Channel settings: the values (`context.channels`) and their store (`ChannelStore`), on
+SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from context.channels import ChannelConfig, may_use, merged
+
+
+def test_settings_are_kept_whole_replaced_and_listed_by_team(store):
+    assert store.channel_config("T1", "C1") is None
+    first = store.set_channel_config(
+        ChannelConfig(team="T1", channel="C1", persona="You are a pirate.", model="gpt-x")
+    )
+    assert first.updated_at is not None
+    store.set_channel_config(ChannelConfig(team="T1", channel="*", enabled=True, editors=("U9",)))
+    store.set_channel_config(ChannelConfig(team="T2", channel="C7", enabled=False))
+    # Replaced whole: what the new settings leave unset is unset, not the old value.
+    store.set_channel_config(ChannelConfig(team="T1", channel="C1", persona_name="pirate"))
+    kept = store.channel_config("T1", "C1")
+    assert (kept.persona, kept.persona_name, kept.model) == (None, "pirate", None)
+    assert [(c.team, c.channel) for c in store.channel_configs()] == [
+        ("T1", "*"), ("T1", "C1"), ("T2", "C7"),
+    ]
+    assert [c.channel for c in store.channel_configs("T2")] == ["C7"]
+
+
+def test_a_channel_falls_back_to_its_workspace_default_field_by_field():
+    default = ChannelConfig(
+        team="T1", channel="*", persona="Default.", model="m1", access="listed", users=("U1",)
+    )
+    channel = ChannelConfig(team="T1", channel="C1", persona_name="pirate", enabled=False)
+    values = merged(default, channel)
+    assert values["persona"] is None and values["persona_name"] == "pirate"
+    assert (values["model"], values["enabled"], values["access"]) == ("m1", False, "listed")
+    assert values["users"] == ("U1",)
+    assert merged(None, None)["enabled"] is None
+
+
+def test_who_may_use_it():
+    assert may_use(None, (), "U1", False)
+    assert may_use("everyone", (), "U1", False)
+    assert not may_use("listed", ("U2",), "U1", False)
+    assert may_use("listed", ("U1",), "U1", False)
+    assert may_use("listed", (), "U1", True)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {"persona": "a", "persona_name": "b"},
+        {"icon_emoji": "robot"},
+        {"icon_emoji": ":a:", "icon_url": "https://x/y.png"},
+        {"users": ("not an id",)},
+        {"access": "some"},
+        {"colour": "red"},
+    ],
+)
+def test_wrong_settings_are_refused(values):
+    with pytest.raises(ValidationError):
+        ChannelConfig(team="T1", channel="C1", **values)
