@@ -17,6 +17,13 @@ from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.tool_calls import ToolCallError, parse_tool_call
 from assistant.run.answer_so_far import count_so_far
+from assistant.run.apologies import (
+    SORRY_BUDGET,
+    SORRY_MODEL,
+    SORRY_SLACK,
+    SORRY_STEPS,
+    SORRY_UNEXPECTED,
+)
 from assistant.run.channel_rules import Channels
 from assistant.run.deferral import RESTARTED
 from assistant.run.images import ImagePart, ImageParts
@@ -52,21 +59,6 @@ from context.toolcalls import FinishRequest, PostMessage, ToolCall
 
 log = logging.getLogger(__name__)
 
-
-SORRY_MODEL = (
-    "Sorry, I couldn't get an answer from the language model just now. "
-    "Please try again in a little while."
-)
-SORRY_SLACK = "Sorry, something went wrong on Slack's side while I was answering. Please try again."
-SORRY_BUDGET = (
-    "Sorry, this thread's instructions and newest messages no longer fit in what I can read "
-    "at once. Please start a new thread."
-)
-SORRY_STEPS = (
-    "Sorry, I had to stop before finishing: this took more steps than I'm allowed. "
-    "Please try again, perhaps asking for less at once."
-)
-SORRY_UNEXPECTED = "Sorry, something went wrong on my side while I was answering. Please try again."
 
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,

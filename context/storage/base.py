@@ -294,8 +294,7 @@ class Store(
     """Every backend keeps these promises, across processes too."""
 
     def urgent(self) -> Store:
-        """The same store, its writes served before others' when they queue (for work that
-        someone is waiting on)."""
+        """The same store, its writes served first when they queue (someone waits on them)."""
         ...
 
     def close(self) -> None: ...

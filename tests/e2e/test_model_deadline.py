@@ -12,7 +12,7 @@ from __future__ import annotations
 from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
 from assistant.fakes.openai_stream import Streamed, StreamStyle, Trickled
-from assistant.run.agent import SORRY_MODEL
+from assistant.run.apologies import SORRY_MODEL
 from tests.e2e.test_streaming import ANSWER, FINISH, bot_messages, post
 from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say

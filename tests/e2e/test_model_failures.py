@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.fakes import openai_responses as replies
-from assistant.run.agent import SORRY_MODEL
+from assistant.run.apologies import SORRY_MODEL
 from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say
 

@@ -10,7 +10,7 @@ import pytest
 
 from assistant.fakes import openai_responses as replies
 from assistant.fakes.slack_faults import DROPPED
-from assistant.run.agent import SORRY_SLACK
+from assistant.run.apologies import SORRY_SLACK
 from context.storage import open_store
 from tests.harness import mention, thread_of
 

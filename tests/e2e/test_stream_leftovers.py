@@ -10,7 +10,7 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
-from assistant.run.agent import SORRY_MODEL
+from assistant.run.apologies import SORRY_MODEL
 from context.storage import open_store
 from tests.e2e.test_durable_runs import crashed_after
 from tests.e2e.test_streaming import (
