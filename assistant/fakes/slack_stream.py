@@ -7,7 +7,8 @@
 - `appendStream` adds its `markdown_text` to a streaming message (`message_not_found`,
   `message_not_in_streaming_state` once stopped).
 - `stopStream` adds its `markdown_text`, puts its `blocks` under the text, sets its
-  `metadata`, and ends the streaming state.
+  `metadata`, and ends the streaming state; its `session_status` sets the thread's agent
+  session (`assistant.fakes.slack_agents`).
 - Text comes as `markdown_text` (at most 12,000 characters a call: `msg_too_long`) or as
   `chunks` of type `markdown_text`, not both in one call
   (`cannot_provide_both_markdown_text_and_chunks`), and a stream keeps the way it started
@@ -58,6 +59,8 @@ class Streams:
         self.limits = dict(TIERS)  # calls per 60 s, per method and workspace
         self._recent: dict[str, deque[float]] = {}
         self._modes: dict[tuple[str, str], str] = {}  # (channel, ts) -> "markdown_text"/"chunks"
+        # chat.stopStream's session_status: (channel, thread_ts, status), checked first.
+        self.session_status: Callable[[str, str | None, Any], None] = lambda *_: None
 
     def methods(self) -> dict[str, Handler]:
         return {
@@ -118,6 +121,7 @@ class Streams:
         channel, message = self._streaming(params)
         mode, text = _text(params, required=False)
         self._keep_mode(channel, message["ts"], mode)
+        self.session_status(channel, message.get("thread_ts"), params.get("session_status"))
         message["text"] += text
         if params.get("blocks"):
             message["blocks"] = _json(params["blocks"])

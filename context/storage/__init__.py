@@ -5,12 +5,12 @@ The store is split by concern, each with its own Protocol (in `base`) and its ow
 all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
-  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`, and `Store`, all
-  of them.
+  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`, `StopStore`, and
+  `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
-- `log`, `runs`, `copies`, `images`, `panel`, `housekeeping`: one repository per concern.
+- `log`, `runs`, `copies`, `images`, `panel`, `housekeeping`, `stops`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 
 `SqlStore` combines the repositories by inheritance rather than forwarding to them: each
@@ -33,6 +33,7 @@ from context.storage.base import (
     MessageCopies,
     PanelStore,
     RunStore,
+    StopStore,
     Store,
 )
 from context.storage.values import (
@@ -41,6 +42,7 @@ from context.storage.values import (
     OpenStream,
     PanelThread,
     Pending,
+    StopRequest,
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
@@ -60,6 +62,8 @@ __all__ = [
     "PanelThread",
     "Pending",
     "RunStore",
+    "StopRequest",
+    "StopStore",
     "Store",
     "StoreUnavailable",
     "ThreadKey",

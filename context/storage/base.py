@@ -2,8 +2,8 @@
 (docs/architecture.md#storage).
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`, `RunStore`,
-`MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`); `Store` is all of them, for code
-that uses the whole store. Code that needs one concern can ask for its Protocol alone.
+`MessageCopies`, `ImageStore`, `PanelStore`, `Housekeeping`, `StopStore`); `Store` is all of
+them, for code that uses the whole store. Code that needs one concern can ask for its Protocol alone.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from context.storage.values import (
     OpenStream,
     PanelThread,
     Pending,
+    StopRequest,
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
@@ -236,7 +237,26 @@ class Housekeeping(Protocol):
         ...
 
 
-class Store(LogStore, RunStore, MessageCopies, ImageStore, PanelStore, Housekeeping, Protocol):
+class StopStore(Protocol):
+    """The stop button of a thread's agent session: pressed in one process, seen by the
+    process running the thread (docs/architecture.md#the-stop-button)."""
+
+    def request_stop(
+        self, key: ThreadKey, user: str, at: str, streams: tuple[str, ...]
+    ) -> StopRequest | None:
+        """Keep a stop of the run answering what the thread owes now; the request, or None
+        when it changes nothing: a thread never seen, nothing owed, or a stop already
+        pending. Pending until an entry raises answered_through to its `through`."""
+        ...
+
+    def stop_requested(self, key: ThreadKey) -> StopRequest | None:
+        """The thread's pending stop, if any."""
+        ...
+
+
+class Store(
+    LogStore, RunStore, MessageCopies, ImageStore, PanelStore, Housekeeping, StopStore, Protocol
+):
     """Every backend keeps these promises, across processes too."""
 
     def urgent(self) -> Store:

@@ -13,9 +13,12 @@ from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
+from context.storage.stops import SqlStops
 
 
-class SqlStore(SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlHousekeeping):
+class SqlStore(
+    SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlHousekeeping, SqlStops
+):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 
     The repositories keep no state but the `Database` they share, and no two define the same

@@ -19,6 +19,7 @@ from context.storage import (
     PanelStore,
     Pending,
     RunStore,
+    StopStore,
     Store,
     ThreadKey,
     ThreadMessage,
@@ -31,6 +32,7 @@ from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
+from context.storage.stops import SqlStops
 from context.storage.store import SqlStore
 from context.toolcalls import FinishRequest
 
@@ -44,6 +46,7 @@ CONCERNS = [
     (ImageStore, SqlImages),
     (PanelStore, SqlPanel),
     (Housekeeping, SqlHousekeeping),
+    (StopStore, SqlStops),
 ]
 
 
@@ -80,7 +83,9 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "threads", "purge", "metadata",
     } | {"record_panel", "panel", "claim_title", "record_vote", "votes"} | {
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers
-    } | {"started_at"} | {"defer", "deferred_since"}  # fmt: skip
+    } | {"started_at"} | {"defer", "deferred_since"} | {
+        "request_stop", "stop_requested",  # the stop button
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(("protocol", "repository"), CONCERNS, ids=lambda c: c.__name__)
