@@ -45,6 +45,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "assistant_threads_setStatus": {"assistant:write"},
     "assistant_threads_setSuggestedPrompts": {"assistant:write"},
     "assistant_threads_setTitle": {"assistant:write"},
+    # Agent sessions: thread-based ones need chat:write (docs.slack.dev "Agent sessions").
+    "agents_sessions_setStatus": {"chat:write"},
 }
 
 # Bolt's helpers that a listener may take instead of calling a method by name -> the method.
@@ -70,6 +72,7 @@ LISTENER_EVENTS: dict[str, set[str]] = {
     "member_joined_channel": {"member_joined_channel"},
     "assistant_thread_started": {"assistant_thread_started"},
     "assistant_thread_context_changed": {"assistant_thread_context_changed"},
+    "agent_session_stopped": {"agent_session_stopped"},
 }
 
 # Bot event -> the bot scope Slack requires to deliver it.
@@ -83,6 +86,8 @@ EVENT_SCOPES: dict[str, set[str]] = {
     # Slack delivers the panel's events to apps with the assistant:write scope.
     "assistant_thread_started": {"assistant:write"},
     "assistant_thread_context_changed": {"assistant:write"},
+    # … and the stop button's to an app declared as an agent (which adds assistant:write).
+    "agent_session_stopped": {"assistant:write"},
 }
 
 
