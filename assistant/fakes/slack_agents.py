@@ -78,9 +78,10 @@ class AgentSessions:
         thread are stopped as they are; returns the `agent_session_stopped` event."""
         with self._lock:
             stopped = []
-            for message in self._store.thread(channel, thread_ts):
+            for message in self._store.messages.get(channel, {}).values():
                 if (
-                    message.get("bot_id") == self._bot_id
+                    message.get("thread_ts") == thread_ts
+                    and message.get("bot_id") == self._bot_id
                     and message.get("streaming_state") == "in_progress"
                 ):
                     message["streaming_state"] = "completed"
