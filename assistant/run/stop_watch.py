@@ -43,10 +43,12 @@ async def wait_for_run(
                 await woken
         if task in done:
             return True
+        if woken not in done and time.monotonic() >= end:
+            return False  # the lease's renewal is due first: the next check follows it
         lease.woken.clear()
         try:
             lease.stop = await asyncio.to_thread(store.stop_requested, lease.key)
         except Exception as exc:  # the renewal tells whether the lease still holds
             log.info("looking for a stop in %s failed: %s", lease.key, briefly(exc))
-        if lease.stop is not None or time.monotonic() >= end:
+        if lease.stop is not None:
             return False
