@@ -15,6 +15,7 @@ from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
 from assistant.intake.message_content import MessageContent
+from assistant.intake.stops import StopButton
 from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
@@ -25,7 +26,9 @@ from assistant.run.images import ImageParts
 from assistant.run.panel_status import PanelStatus
 from assistant.run.recorder import Recorder
 from assistant.run.scheduler import RunScheduler
+from assistant.run.sessions import AgentSessions
 from assistant.run.slack_outage import SlackOutages
+from assistant.run.stop import StopRecorder
 from assistant.run.stream_sweeper import StreamSweeper
 from assistant.run.streaming import SlackStreaming
 from assistant.settings import Settings
@@ -109,6 +112,8 @@ def create_assistant(
         settings.assistant_max_image_bytes,
         settings.assistant_max_prompt_image_bytes,
     )
+    sessions = AgentSessions(client)
+    streaming = SlackStreaming() if settings.assistant_stream == "auto" else None
     agent = Agent(
         recorder,
         model,
@@ -119,13 +124,16 @@ def create_assistant(
         images=images,
         post_caps=settings.post_caps(),
         panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
-        streaming=SlackStreaming() if settings.assistant_stream == "auto" else None,
+        streaming=streaming,
         outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
         channels=channels,
+        sessions=sessions,
     )
     lease = settings.assistant_run_lease_seconds
     sweeper = StreamSweeper(store, client, recorder, first_wait=lease / 2)
-    scheduler = RunScheduler(agent.run, store, lease, tidy=sweeper)
+    stream_client = streaming.client_for(client) if streaming is not None else None
+    stopped = StopRecorder(recorder, client, sessions, stream_client)
+    scheduler = RunScheduler(agent.run, store, lease, tidy=sweeper, stopped=stopped)
     if resume:
         scheduler.start()
     # Events are recorded before Slack gets its acknowledgement: their store calls get
@@ -141,7 +149,9 @@ def create_assistant(
     events = EventRecorder(settings, event_recorder, scheduler, content, gate)
     feedback = Feedback(event_recorder, access)
     home = AppHome(store, channels.personas)
-    listeners.register(app, events, Panel(settings, event_recorder, channels), feedback, home)
+    stops = StopButton(event_recorder, scheduler)
+    panel = Panel(settings, event_recorder, channels)
+    listeners.register(app, events, panel, feedback, home, stops)
     return Assistant(
         settings, store, client, model, scheduler, events, app, channel_names, identity
     )

@@ -6,7 +6,8 @@ second, once with ASSISTANT_STREAM=auto and once with it off. For each: the time
 model's first token of the postMessage text to the first visible text in Slack (the stream's
 start, or the whole post), the time to the final message (its last stop, or its last post),
 Slack's calls per answer by method, the shortest gap between two appends, whether the final
-text is what the whole post is, and the app's CPU per answer.
+text is what the whole post is, and the app's CPU per answer. And the stop button
+(`bench.stop`): from its acknowledgement to the stopped run's last Slack call.
 
 A model that does not stream writes the same tokens at the same pace, and is heard from only
 at the end (the fake answers after the time its tokens take).
@@ -27,6 +28,7 @@ from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes import openai_responses as replies
 from assistant.fakes.event_requests import event_callback, signed_event_request
 from assistant.fakes.openai_stream import Streamed, StreamStyle, tokens
+from bench import stop
 from bench.report import Figure, ms
 from bench.server import AppServer
 from tests.harness import mention
@@ -70,6 +72,7 @@ def run(smoke: bool = False) -> list[Figure]:
                     for n in size["sizes"]
                 }
                 app.stop()
+    figures += stop.figures(smoke)
     for n in size["sizes"]:
         streamed, whole = results["auto"][n], results["off"][n]
         latency = streamed.first_visible - streamed.first_token

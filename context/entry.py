@@ -103,6 +103,10 @@ class _Entry(BaseModel):
 
 # What the system entry that ends a failed run starts with (docs/log-format.md#how-a-run-ends).
 FAILURE_PREFIX = "Error: "
+# A system entry that ends a run stopped by a person (the stop button): no apology.
+STOP_PREFIX = "Stopped: "
+# How the system entries that end a run begin (besides finishRequest, an assistant entry).
+RUN_ENDS = (FAILURE_PREFIX, "Stopped after ", STOP_PREFIX)
 
 
 class SystemEntry(_Entry):

@@ -11,7 +11,8 @@ with its method table, which the router merges: `slack_auth` (auth.test, token c
 `slack_chat` (chat.*), `slack_history` (conversations.replies/history, seeding messages),
 `slack_conversations` (conversations.info/members), `slack_reactions`, `slack_users`,
 `slack_views` (views.*, usergroups.users.list, chat.postEphemeral),
-`slack_files` (file downloads), `slack_socket` (Socket Mode); `slack_faults` scripts faults
+`slack_files` (file downloads), `slack_agents` (agent sessions, the stop button),
+`slack_socket` (Socket Mode); `slack_faults` scripts faults
 and `slack_holds` holds requests.
 """
 
@@ -26,6 +27,7 @@ from aiohttp import web
 
 from assistant.fakes import ids
 from assistant.fakes._server import DEFAULT_TIMEOUT, drop_connection, in_thread
+from assistant.fakes.slack_agents import AgentSessions
 from assistant.fakes.slack_assistant import AssistantThreads
 from assistant.fakes.slack_auth import AuthMethods
 from assistant.fakes.slack_chat import ChatMethods
@@ -86,6 +88,7 @@ class FakeSlack(
         bot_id: str = ids.BOT_ID,
         app_id: str = ids.APP_ID,
         max_text_length: int = 40_000,
+        agent: bool = False,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -109,6 +112,9 @@ class FakeSlack(
         self.conversations.im(ids.DM_CHANNEL_ID, ids.USER_ID)
         self.assistant_threads = AssistantThreads(self._cond, self.store)  # the panel's methods
         self.streams = Streams(self.store, bot_user_id, bot_id, app_id)
+        # Agent sessions: only for an app declared as an agent (`agent`), else not_authorized.
+        self.agents = AgentSessions(self._cond, self.store, bot_id, agent)
+        self.streams.session_status = self.agents.stream_stopped
         self._calls: list[Call] = []
         self._init_files()
         self._init_views()
@@ -126,6 +132,7 @@ class FakeSlack(
             **self.conversations.methods(),
             **self.assistant_threads.methods(),
             **self.streams.methods(),
+            **self.agents.methods(),
         }
 
     @property

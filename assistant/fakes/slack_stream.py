@@ -7,7 +7,8 @@
 - `appendStream` adds its `markdown_text` to a streaming message (`message_not_found`,
   `message_not_in_streaming_state` once stopped).
 - `stopStream` adds its `markdown_text`, puts its `blocks` under the text, sets its
-  `metadata`, and ends the streaming state.
+  `metadata`, and ends the streaming state; its `session_status` sets the thread's agent
+  session (`assistant.fakes.slack_agents`).
 - Text comes as `markdown_text` (at most 12,000 characters a call: `msg_too_long`) or as
   `chunks` (`markdown_text`, `task_update`, `plan_update`, `blocks`, checked with Slack's
   field rules in `assistant.fakes.slack_chunks`), not both in one call
@@ -63,6 +64,8 @@ class Streams:
         self._recent: dict[str, deque[float]] = {}
         self._modes: dict[tuple[str, str], str] = {}  # (channel, ts) -> "markdown_text"/"chunks"
         self.timelines: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, ts) -> chunks
+        # chat.stopStream's session_status: (channel, thread_ts, status), checked first.
+        self.session_status: Callable[[str, str | None, Any], None] = lambda *_: None
 
     def methods(self) -> dict[str, Handler]:
         return {
@@ -127,6 +130,7 @@ class Streams:
         channel, message = self._streaming(params)
         mode, text = _text(params, required=False)
         self._keep_mode(channel, message["ts"], mode)
+        self.session_status(channel, message.get("thread_ts"), params.get("session_status"))
         self._keep_chunks(channel, message["ts"], params)
         message["text"] += text
         if params.get("blocks"):

@@ -5,10 +5,11 @@ from __future__ import annotations
 from slack_bolt.async_app import AsyncApp
 
 from assistant.intake.events import EventRecorder
+from assistant.intake.stops import StopButton
 from assistant.listeners.actions import register as register_actions
 from assistant.listeners.assistant import register as register_assistant
 from assistant.listeners.errors import register as register_errors
-from assistant.listeners.events import app_home_opened
+from assistant.listeners.events import agent_session_stopped, app_home_opened
 from assistant.listeners.events import register as register_events
 from assistant.listeners.home import register as register_home
 from assistant.panel.events import Panel
@@ -18,11 +19,17 @@ from assistant.panel.messages_tab import MessagesTab
 
 
 def register(
-    app: AsyncApp, events: EventRecorder, panel: Panel, feedback: Feedback, home: AppHome
+    app: AsyncApp,
+    events: EventRecorder,
+    panel: Panel,
+    feedback: Feedback,
+    home: AppHome,
+    stops: StopButton,
 ) -> None:
     register_assistant(app, events, panel)  # a middleware: it sees DM threads' messages first
     register_events(app, events)
     app_home_opened.register(app, MessagesTab(panel.settings, panel.recorder))
+    agent_session_stopped.register(app, stops)
     register_actions(app, feedback)
     register_home(app, home)
     register_errors(app)

@@ -11,7 +11,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.run.scheduler import log_failure
+from assistant.run.store_errors import log_failure
 
 log = logging.getLogger(__name__)
 

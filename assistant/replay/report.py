@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
+from context.entry import FAILURE_PREFIX, RUN_ENDS, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.render import printable
 from context.storage import EntryMeta
 from context.toolcalls import FinishRequest, PostMessage
@@ -109,7 +109,8 @@ class Outcome:
 
 def recorded_next(entries: Sequence[Entry], at: int) -> list[Entry]:
     """What the recorded log did after the cut: the entries from `at` through the first one
-    that ends a run (finishRequest, `Stopped after …`, `Error: …`), or to the log's end."""
+    that ends a run (finishRequest, `Stopped after …`, `Error: …`, the stop button's
+    `Stopped: …`), or to the log's end."""
     taken = []
     for entry in entries[at:]:
         taken.append(entry)
@@ -121,9 +122,7 @@ def recorded_next(entries: Sequence[Entry], at: int) -> list[Entry]:
 def ends_run(entry: Entry) -> bool:
     if isinstance(entry, AssistantEntry):
         return isinstance(entry.content, FinishRequest)
-    return isinstance(entry, SystemEntry) and entry.content.startswith(
-        (FAILURE_PREFIX, "Stopped after ")
-    )
+    return isinstance(entry, SystemEntry) and entry.content.startswith(RUN_ENDS)
 
 
 def last_asked(entries: Sequence[Entry]) -> Entry | None:

@@ -31,11 +31,13 @@ from assistant.run.lease import LeaseLost, ensure_lease
 from assistant.run.panel_status import PanelStatus
 from assistant.run.post_limits import PostCaps, PostLimits
 from assistant.run.post_stream import PostStream
-from assistant.run.progress import show_progress
+from assistant.run.progress import Progress
 from assistant.run.prompt import PromptBudget
 from assistant.run.recorder import Recorder
-from assistant.run.scheduler import AnswerRequest, store_unavailable
+from assistant.run.scheduler import AnswerRequest
+from assistant.run.sessions import AgentSessions, initiator, session_title
 from assistant.run.slack_outage import SlackOutages
+from assistant.run.store_errors import store_unavailable
 from assistant.run.stream_leftovers import NOTICE_METADATA, Undeleted, still_there
 from assistant.run.streamed_step import streamed_step, usage_of
 from assistant.run.streaming import SlackStreaming
@@ -83,30 +85,41 @@ class Agent:
     streaming: SlackStreaming | None = None  # None: texts are posted whole (ASSISTANT_STREAM)
     outages: SlackOutages | None = None  # None: a Slack error ends the run at once
     channels: Channels | None = None  # None: ASSISTANT_MODEL, posts as the app (replay)
+    sessions: AgentSessions | None = None  # None: no agent sessions (replay)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
-        bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
-        if bot_user_id is None and self.client is not None:
-            bot_user_id = await self._bot_user_id()  # a run resumed after a restart
-        rules = await self.channels.rules(key.team, key.channel) if self.channels else None
-        ctx = RunContext(
-            key,
-            self.client,
-            self.history,
-            f"<@{bot_user_id or 'assistant'}>",
-            ContextLog(await self.recorder.entries(key)),
-            self.recorder.store,
-            PostLimits(self.post_caps),
-            recorder=self.recorder,
-            model=rules.model if rules else None,
-            post_as=rules.post_as if rules else {},
-        )
-        if self.streaming is not None:  # the steps shown as task cards while it streams
-            ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
-        message_ts = requests[-1].message_ts
-        in_panel = self.panel_status is not None and await self.panel_status.applies(key)
-        await show_progress(self.client, self.panel_status, key, message_ts, True, in_panel)
+        context_log = ContextLog(await self.recorder.entries(key))
+        progress = Progress(
+            self.client, key, requests[-1].message_ts, self.sessions, self.panel_status,
+            session_title(context_log), initiator(context_log),
+        )  # fmt: skip
+        await progress.start()  # before any other Slack call: the session shows the stop button
+        try:
+            bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
+            if bot_user_id is None and self.client is not None:
+                bot_user_id = await self._bot_user_id()  # a run resumed after a restart
+            rules = await self.channels.rules(key.team, key.channel) if self.channels else None
+            ctx = RunContext(
+                key,
+                self.client,
+                self.history,
+                f"<@{bot_user_id or 'assistant'}>",
+                context_log,
+                self.recorder.store,
+                PostLimits(self.post_caps),
+                recorder=self.recorder,
+                model=rules.model if rules else None,
+                post_as=rules.post_as if rules else {},
+            )
+            if self.streaming is not None:  # the steps shown as task cards while it streams
+                ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
+            await self._answer(ctx, requests)
+        finally:
+            await progress.end()
+
+    async def _answer(self, ctx: RunContext, requests: list[AnswerRequest]) -> None:
+        key = ctx.key
         try:
             # The caps and the step cap bound the answer, not this process: count what the
             # runs before this one (killed, or stopped by a lost lease) did for it.
@@ -127,8 +140,6 @@ class Agent:
             if isinstance(exc, LeaseLost) or store_unavailable(exc):
                 raise  # the request stays owed: the scheduler resumes it
             await self._fail_unexpectedly(ctx, exc)
-        finally:
-            await show_progress(self.client, self.panel_status, key, message_ts, False, in_panel)
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""

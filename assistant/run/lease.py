@@ -15,10 +15,10 @@ import logging
 import time
 from collections.abc import Iterable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
-from context.storage import ThreadKey
+from context.storage import StopRequest, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,15 @@ class LeaseLost(Exception):
     owed."""
 
 
+class RunStopped(LeaseLost):
+    """A person pressed the stop button (docs/architecture.md#the-stop-button): the run stops
+    at once, with no apology; the scheduler records the stop, which answers its requests."""
+
+    def __init__(self, stop: StopRequest) -> None:
+        super().__init__(f"stopped by {stop.user}")
+        self.stop = stop
+
+
 @dataclass
 class Lease:
     """A thread's lease as this process may count on it: until `deadline` (monotonic)."""
@@ -39,6 +48,10 @@ class Lease:
     key: ThreadKey
     deadline: float
     stopping: bool = False  # its process is stopping: the run is cancelled, stays owed
+    stop: StopRequest | None = None  # the stop button pressed: the run is cancelled
+    # What the stopped run was streaming: (the message's ts, the text it shows).
+    shown: list[tuple[str, str]] = field(default_factory=list)
+    woken: asyncio.Event = field(default_factory=asyncio.Event)  # look for a stop now
 
     @classmethod
     def claimed(cls, key: ThreadKey, started: float, seconds: float) -> Lease:
@@ -46,6 +59,8 @@ class Lease:
         return cls(key, started + seconds * (1 - LEASE_MARGIN))
 
     def ensure(self) -> None:
+        if self.stop is not None:
+            raise RunStopped(self.stop)  # no post, append or step after the stop was seen
         if time.monotonic() >= self.deadline:
             raise LeaseLost(f"the lease of thread {self.key} may have expired")
 
@@ -59,6 +74,14 @@ def ensure_lease() -> None:
     lease = current_lease.get()
     if lease is not None:
         lease.ensure()
+
+
+def note_shown(parts: list[tuple[str, str]]) -> None:
+    """What a run stopped by a person was streaming, (ts, text shown): kept for the stop's
+    entry (`assistant.run.stop`)."""
+    lease = current_lease.get()
+    if lease is not None and lease.stop is not None:
+        lease.shown.extend(parts)
 
 
 def run_stopping() -> bool:

@@ -39,14 +39,10 @@ import contextlib
 import logging
 import os
 import socket
-import sqlite3
-import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-
-from sqlalchemy import exc as sa_errors
 
 from assistant.run.deferral import Retries, RunDeferred
 from assistant.run.lease import (
@@ -54,10 +50,13 @@ from assistant.run.lease import (
     STOP_GRACE_SECONDS,
     Lease,
     LeaseLost,
+    RunStopped,
     current_lease,
     stop_runs,
 )
-from context.storage import Store, ThreadKey
+from assistant.run.stop_watch import wait_for_run
+from assistant.run.store_errors import briefly, log_failure
+from context.storage import StopRequest, Store, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -73,39 +72,8 @@ class AnswerRequest:
 
 # A run answers requests; its last entry raises the thread's answered_through.
 RunFunction = Callable[[ThreadKey, list[AnswerRequest]], Awaitable[None]]
-
-
-_TRANSIENT = (
-    sa_errors.OperationalError,
-    sa_errors.DisconnectionError,
-    sa_errors.TimeoutError,  # no pooled connection came free in time
-    sqlite3.OperationalError,
-)
-
-
-def store_unavailable(exc: BaseException) -> bool:
-    """Whether `exc` (or its cause) says the database could not be used just now: a
-    connection lost or refused, a server restarting, SQLite locked. Such a run is resumed
-    later rather than ended: nothing about the request itself is wrong."""
-    error: BaseException | None = exc
-    while error is not None:
-        if isinstance(error, sa_errors.DBAPIError) and error.connection_invalidated:
-            return True
-        if isinstance(error, _TRANSIENT):
-            return True
-        psycopg = sys.modules.get("psycopg")  # loaded with PostgreSQL: only then can it raise
-        if psycopg is not None and isinstance(error, psycopg.OperationalError):
-            return True
-        error = error.__cause__
-    return False
-
-
-def _briefly(exc: BaseException) -> str:
-    """An error in one line, for the log: the driver's message (never the statement and
-    its parameters, which hold people's messages)."""
-    orig = getattr(exc, "orig", None) or exc
-    first = str(orig).strip().splitlines()
-    return f"{type(orig).__name__}: {first[0]}" if first else type(orig).__name__
+# Records a stop: its entry raises answered_through; given what the run was streaming.
+StopFunction = Callable[[ThreadKey, StopRequest, list[tuple[str, str]]], Awaitable[None]]
 
 
 def holder_name() -> str:
@@ -127,6 +95,8 @@ class RunScheduler:
     lease_seconds: float = 30.0
     holder: str = field(default_factory=holder_name)
     tidy: Callable[[ThreadKey], Awaitable[None]] | None = None  # after the runs, leased
+    # Records a stop (the stop button) and what it stopped; None: stops are not looked for.
+    stopped: StopFunction | None = None
 
     def __post_init__(self) -> None:
         self._threads: dict[ThreadKey, _Thread] = {}
@@ -224,8 +194,14 @@ class RunScheduler:
             bot = self._bot_ids.get(key.team)
             requests = [AnswerRequest(p.index, p.slack_ts or "", bot) for p in owed]
             try:
-                # The run's last entry raises answered_through in the same write.
-                await self._with_lease(lease, self.run(key, requests))
+                stop = None
+                if self.stopped is not None:  # pressed before the run started: none starts
+                    stop = await asyncio.to_thread(self.store.stop_requested, key)
+                if stop is None:
+                    # The run's last entry raises answered_through in the same write.
+                    await self._with_lease(lease, self.run(key, requests), watch=True)
+            except RunStopped as exc:
+                stop = exc.stop
             except (LeaseLost, RunDeferred) as exc:
                 log.warning("stopped the run in thread %s (%s); its request stays owed", key, exc)
                 if isinstance(exc, RunDeferred):
@@ -234,20 +210,47 @@ class RunScheduler:
             except Exception as exc:
                 log_failure(exc, f"the run in thread {key} stopped; its request stays owed")
                 return False
+            if stop is not None and not await self._record_stop(key, lease, stop):
+                return False
         return True
 
-    async def _with_lease(self, lease: Lease, run: Awaitable[None]) -> None:
+    async def _record_stop(self, key: ThreadKey, lease: Lease, stop: StopRequest) -> bool:
+        """The stop's entry, which answers what it stopped (`stopped`); False if it failed
+        (the stop stays pending, and its requests owed)."""
+        assert self.stopped is not None
+        shown, lease.stop, lease.shown = lease.shown, None, []
+        log.info("the stop button stopped the run in thread %s", key)
+        try:
+            await self._with_lease(lease, self.stopped(key, stop, shown))
+        except Exception as exc:
+            log_failure(exc, f"recording the stop in thread {key} failed; it stays owed")
+            return False
+        return True
+
+    def stop_now(self, key: ThreadKey) -> None:
+        """A stop of the thread is in the store: a run of it here looks at once; else the
+        thread is nudged, so that a run owed but not under way records the stop."""
+        thread = self._threads.get(key)
+        if thread is not None and thread.lease is not None:
+            thread.lease.woken.set()
+        else:
+            self.request(key)
+
+    async def _with_lease(self, lease: Lease, run: Awaitable[None], watch: bool = False) -> None:
         """Run, renewing the lease meanwhile; a lease lost, or not sure to be held, stops
-        the run (LeaseLost) rather than let two answer."""
+        the run (LeaseLost) rather than let two answer. `watch`: a stop pressed stops it too
+        (RunStopped)."""
         token = current_lease.set(lease)  # the run's task sees it (ensure_lease)
         task = asyncio.ensure_future(run)
         current_lease.reset(token)
+        stops = self.store if watch and self.stopped is not None else None
         try:
             while True:
                 wait = min(self.lease_seconds / 3, lease.deadline - time.monotonic())
-                done, _ = await asyncio.wait({task}, timeout=max(wait, 0.0))
-                if done:
+                if await wait_for_run(task, lease, stops, max(wait, 0.0)):
                     return task.result()  # None, or the run's exception
+                if lease.stop is not None:
+                    raise RunStopped(lease.stop)  # the run is cancelled below, at once
                 await self._renew(lease)
         finally:
             if not task.done():
@@ -274,15 +277,7 @@ class RunScheduler:
         except TimeoutError:
             raise LeaseLost("renewing the lease took until its deadline") from None
         except Exception as exc:
-            raise LeaseLost(f"renewing the lease failed: {_briefly(exc)}") from exc
+            raise LeaseLost(f"renewing the lease failed: {briefly(exc)}") from exc
         if not held:
             raise LeaseLost("another process took the thread over")
         lease.deadline = Lease.claimed(lease.key, started, self.lease_seconds).deadline
-
-
-def log_failure(exc: BaseException, what: str, logger: logging.Logger = log) -> None:
-    """One line for a database that could not be used just now; a traceback for the rest."""
-    if store_unavailable(exc):
-        logger.warning("%s: the database is unavailable (%s)", what, _briefly(exc))
-    else:
-        logger.error("%s", what, exc_info=exc)

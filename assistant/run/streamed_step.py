@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from assistant.model.attempts import ModelError
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.stream import CallArguments, CallEnded, CallStarted, ReplyEnded, StepEvent
-from assistant.run.lease import run_stopping
+from assistant.run.lease import note_shown, run_stopping
 from assistant.run.post_stream import PostStream
 from assistant.run.streaming import SlackStreaming
 from assistant.run.tools.run_context import RunContext
@@ -73,7 +73,10 @@ async def streamed_step(
             with contextlib.suppress(Exception):
                 await stream.discard()
         elif stream is not None:
-            stream.cancel()  # what it streamed is left to a resumed run to clean up
+            # What it streamed is left to a resumed run to clean up; stopped by a person,
+            # to stay as it is.
+            stream.cancel()
+            note_shown([(part.ts, part.shown) for part in stream.parts])
         raise
     return finished
 

@@ -6,12 +6,12 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-  and `Store`, all of them.
+  `StopStore`, and `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
-- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `housekeeping`: one repository
-  per concern.
+- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `housekeeping`, `stops`: one
+  repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 
 `SqlStore` combines the repositories by inheritance rather than forwarding to them: each
@@ -35,6 +35,7 @@ from context.storage.base import (
     MessageCopies,
     PanelStore,
     RunStore,
+    StopStore,
     Store,
 )
 from context.storage.values import (
@@ -43,6 +44,7 @@ from context.storage.values import (
     OpenStream,
     PanelThread,
     Pending,
+    StopRequest,
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
@@ -65,6 +67,8 @@ __all__ = [
     "PanelThread",
     "Pending",
     "RunStore",
+    "StopRequest",
+    "StopStore",
     "Store",
     "StoreUnavailable",
     "ThreadKey",

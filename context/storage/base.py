@@ -2,9 +2,9 @@
 (docs/architecture.md#storage).
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
-`RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`);
-`Store` is all of them, for code that uses the whole store. Code that needs one concern
-can ask for its Protocol alone.
+`RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
+`StopStore`); `Store` is all of them, for code that uses the whole store. Code that needs one
+concern can ask for its Protocol alone.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from context.storage.values import (
     OpenStream,
     PanelThread,
     Pending,
+    StopRequest,
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
@@ -287,9 +288,33 @@ class Housekeeping(Protocol):
         group. ValueError for another `by`."""
         ...
 
+class StopStore(Protocol):
+    """The stop button of a thread's agent session: pressed in one process, seen by the
+    process running the thread (docs/architecture.md#the-stop-button)."""
+
+    def request_stop(
+        self, key: ThreadKey, user: str, at: str, streams: tuple[str, ...]
+    ) -> StopRequest | None:
+        """Keep a stop of the run answering what the thread owes now; the request, or None
+        when it changes nothing: a thread never seen, nothing owed, or a stop already
+        pending. Pending until an entry raises answered_through to its `through`."""
+        ...
+
+    def stop_requested(self, key: ThreadKey) -> StopRequest | None:
+        """The thread's pending stop, if any."""
+        ...
+
 
 class Store(
-    LogStore, RunStore, MessageCopies, ImageStore, PanelStore, ChannelStore, Housekeeping, Protocol
+    LogStore,
+    RunStore,
+    MessageCopies,
+    ImageStore,
+    PanelStore,
+    ChannelStore,
+    Housekeeping,
+    StopStore,
+    Protocol,
 ):
     """Every backend keeps these promises, across processes too."""
 

@@ -14,10 +14,11 @@ from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
+from context.storage.stops import SqlStops
 
 
 class SqlStore(
-    SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlChannels, SqlHousekeeping
+    SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlChannels, SqlHousekeeping, SqlStops
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

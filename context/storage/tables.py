@@ -56,6 +56,14 @@ threads_table = Table(
     # Cleared by the entry that ends a run.
     Column("deferred_since", String),
     Column("retry_at", String),
+    # Stops (migration 0011_stops): the stop button pressed on the run answering the entries
+    # through stop_through; pending while stop_through > answered_through (the entry that
+    # records the stop raises answered_through to it). Who pressed it, when (a Slack ts), and
+    # the streaming messages Slack stopped (space-separated ts).
+    Column("stop_through", Integer),
+    Column("stop_user", String),
+    Column("stop_at", String),
+    Column("stop_streams", Text),
     UniqueConstraint("team", "channel", "thread_ts", name="uq_threads_key"),
 )
 

@@ -72,6 +72,17 @@ class Pending:
 
 
 @dataclass(frozen=True)
+class StopRequest:
+    """A person pressed the stop button of a thread's agent session (docs/architecture.md#stop):
+    the run answering the entries through `through` stops; they count as answered."""
+
+    user: str  # the Slack user id of who pressed it
+    at: str  # the event's Slack ts: when
+    streams: tuple[str, ...]  # the streaming messages Slack stopped (kept as they are)
+    through: int  # the last entry owed an answer when it was pressed
+
+
+@dataclass(frozen=True)
 class OpenStream:
     """A Slack message a thread's run streams, or may have started, that Slack has not
     confirmed finished or gone (docs/architecture.md#streamed-answers).

@@ -312,3 +312,33 @@ def test_a_replayed_history_read_sees_what_the_run_saw(
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(out.read_text(encoding="utf-8"))[3]["content"] == expected
+
+
+def test_a_replay_report_shows_where_and_when_the_stop_button_stopped_the_answer(
+    env, model, tmp_path
+):
+    """The stop button's entry ends the recorded run it stopped (docs/log-format.md)."""
+    stopped = (
+        "Stopped: <@U2> pressed stop at 2025-04-04 12:34:05 UTC; the answer stopped there, "
+        'and the request counts as answered. What it had streamed stays in the thread: "Try".'
+    )
+    log = [
+        {"index": 0, "turn": "0", "timestamp": "2025-04-04T12:33:00Z", "role": "system",
+         "content": "You are Aya."},
+        {"index": 1, "turn": 0, "timestamp": "2025-04-04T12:34:00Z", "role": "user",
+         "content": {"userid": "<@U1>", "text": "Lunch?"}},
+        {"index": 2, "turn": 0, "timestamp": "2025-04-04T12:34:05Z", "role": "system",
+         "content": stopped},
+        {"index": 3, "turn": 0, "timestamp": "2025-04-04T12:35:00Z", "role": "user",
+         "content": {"userid": "<@U1>", "text": "Just pick one."}},
+        {"index": 4, "turn": 1, "timestamp": "2025-04-04T12:35:02Z", "role": "assistant",
+         "content": {"toolCall": "finishRequest", "reasoning": "done"}},
+    ]  # fmt: skip
+    source, report = tmp_path / "stopped.json", tmp_path / "report.jsonl"
+    source.write_text(json.dumps(log), encoding="utf-8")
+    result = run_assistant(
+        "replay", str(source), "--at", "2", "--report", str(report), env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    first, _ = report_lines(report)
+    assert first["recorded"]["entries"] == log[2:3]  # the recorded run ended at the stop

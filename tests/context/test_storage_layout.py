@@ -20,6 +20,7 @@ from context.storage import (
     PanelStore,
     Pending,
     RunStore,
+    StopStore,
     Store,
     ThreadKey,
     ThreadMessage,
@@ -33,6 +34,7 @@ from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
+from context.storage.stops import SqlStops
 from context.storage.store import SqlStore
 from context.toolcalls import FinishRequest
 
@@ -47,6 +49,7 @@ CONCERNS = [
     (PanelStore, SqlPanel),
     (ChannelStore, SqlChannels),
     (Housekeeping, SqlHousekeeping),
+    (StopStore, SqlStops),
 ]
 
 
@@ -87,6 +90,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers
     } | {"started_at"} | {"defer", "deferred_since"} | {
         "channel_config", "channel_configs", "set_channel_config",  # channel settings
+        "request_stop", "stop_requested",  # the stop button
     }  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from assistant.fakes import openai_responses as replies
 from assistant.fakes.openai_bodies import BAD_BODIES, html_page
 from assistant.run.apologies import SORRY_MODEL, SORRY_STEPS, SORRY_UNEXPECTED
-from assistant.run.scheduler import store_unavailable
+from assistant.run.store_errors import store_unavailable
 from context.storage import ThreadKey
 from tests.e2e.test_model_failures import answered, script_one_answer, still_answers, system_texts
 from tests.harness import RunningApp, app_settings, thread_of

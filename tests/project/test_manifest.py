@@ -50,6 +50,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "views_publish": set(),
     "views_open": set(),
     "usergroups_users_list": {"usergroups:read"},
+    # Agent sessions: thread-based ones need chat:write (docs.slack.dev "Agent sessions").
+    "agents_sessions_setStatus": {"chat:write"},
 }
 
 # Bolt's helpers that a listener may take instead of calling a method by name -> the method.
@@ -95,6 +97,7 @@ EVENT_SCOPES: dict[str, set[str]] = {
     "app_home_opened": set(),
     # The agent view's events come with the agent's scope, as the panel's did.
     "app_context_changed": {"assistant:write"},
+    # … and the stop button's to an app declared as an agent (which adds assistant:write).
     "agent_session_stopped": {"assistant:write"},
 }
 

@@ -1,0 +1,85 @@
+"""Slack's agent sessions (docs.slack.dev "Agent sessions"; docs/architecture.md#agent-sessions):
+while a run works its thread's session is `processing` (Slack shows the stop button), after
+it `active`. An app Slack does not take as an agent (`not_authorized`: not declared as one;
+`unknown_method`: a Slack without sessions) shows progress as before, the :eyes: reaction or
+the panel's status: the refusal is remembered per workspace for the life of the process, with
+one line in its log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from context.log import ContextLog
+from context.storage import ThreadKey
+
+log = logging.getLogger(__name__)
+
+PROCESSING = "processing"
+ACTIVE = "active"
+REFUSALS = frozenset({"not_authorized", "unknown_method"})
+MAX_TITLE = 200  # Slack's limit on a session's title
+_PERSON = re.compile(r"<@([UW][A-Z0-9]+)>")
+
+
+@dataclass
+class AgentSessions:
+    """The sessions of one process's runs, and the workspaces that refused them."""
+
+    client: AsyncWebClient
+    refused: dict[str, str] = field(default_factory=dict)  # team -> Slack's error
+
+    def applies(self, team: str) -> bool:
+        """Whether sessions are tried in the workspace (not refused so far)."""
+        return team not in self.refused
+
+    async def set(
+        self, key: ThreadKey, status: str, title: str | None = None, initiator: str | None = None
+    ) -> bool:
+        """Set the thread's session to `status` (created with `title` and `initiator` if it
+        has none); False when the workspace refuses sessions. Other Slack errors raise."""
+        if not self.applies(key.team):
+            return False
+        try:
+            await self.client.agents_sessions_setStatus(
+                channel_id=key.channel, thread_ts=key.thread_ts, status=status,
+                title=title, initiator_user_id=initiator,
+            )  # fmt: skip
+        except SlackApiError as exc:
+            error = str(exc.response.get("error"))
+            if error not in REFUSALS:
+                raise
+            if key.team not in self.refused:  # one line per workspace, whatever runs race
+                self.refused[key.team] = error
+                log.warning(
+                    "Slack refused agent sessions in workspace %s (%s): showing progress "
+                    "with a reaction or the panel's status there",
+                    key.team, error,
+                )  # fmt: skip
+            return False
+        return True
+
+
+def session_title(log_: ContextLog) -> str | None:
+    """A new session's title: the thread's first message, on one line, within Slack's limit."""
+    for entry in log_.entries:
+        if entry.role == "user":
+            text = " ".join(str(getattr(entry.content, "text", "")).split())
+            if not text:
+                return None
+            return text if len(text) <= MAX_TITLE else text[: MAX_TITLE - 1] + "…"
+    return None
+
+
+def initiator(log_: ContextLog) -> str | None:
+    """The person the run answers: the author of the newest message in the log."""
+    for entry in reversed(log_.entries):
+        if entry.role == "user":
+            match = _PERSON.fullmatch(getattr(entry.content, "userid", ""))
+            return match.group(1) if match else None
+    return None

@@ -1,0 +1,122 @@
+"""The stop button that stops (issue 23): on `agent_session_stopped` the thread's run stops
+with no later post, append or step; the streams Slack named keep what they showed; a system
+entry says who stopped it, when and what had been shown, and answers the request (no
+apology); the session leaves `processing`; the next message gets a fresh run. A stop with no
+run, a repeated stop and a stop by another person are handled as docs/architecture.md says."""
+
+from __future__ import annotations
+
+from assistant.fakes import ids
+from assistant.fakes import openai_responses as replies
+from assistant.fakes._server import Hold
+from assistant.fakes.openai_stream import Streamed, StreamStyle
+from tests.harness import mention as say
+from tests.harness import thread_of
+
+ANSWER = (
+    "Here are three lunch ideas near the office: the noodle bar on the corner, the Lebanese "
+    "place by the river, and sandwiches from the market hall, eaten in the park when sunny."
+)
+FINISH = ("finishRequest", {"reasoning": "done"})
+POSTS = ("chat.postMessage", "chat.startStream")
+
+
+def post(text: str) -> tuple[str, dict[str, str]]:
+    return ("postMessage", {"text": text, "reasoning": "answer"})
+
+
+def ended(slack, event, count: int = 1) -> None:
+    """Until the thread's session was set `active` `count` times."""
+    slack.wait_for_call(
+        "agents.sessions.setStatus",
+        count=count,
+        where=lambda c: c.params.get("thread_ts") == event["ts"] and c.params["status"] == "active",
+    )
+
+
+def test_stop_during_a_streamed_answer(make_app, slack, model):
+    slack.agents.agent = True
+    app = make_app(assistant_stream="auto")
+    gate = Hold()
+    reply = replies.tool_calls(post(ANSWER), FINISH)
+    model.script(Streamed(reply, StreamStyle(pauses=((20, gate),))))
+    event = say(slack, "lunch ideas?")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    gate.wait_reached()
+    slack.wait_for_call("chat.startStream")
+
+    stop = slack.agents.press_stop(event["channel"], event["ts"])
+    [streamed] = stop["streaming_message_ts"]
+    shown = slack.store.get(event["channel"], streamed)["text"]
+    before = len(slack.calls)
+    assert app.send_event(stop).status == 200
+    ended(slack, event)
+    gate.release()  # the model writes on: nobody reads it any more
+    app.wait_idle()
+
+    after = slack.calls[before:]
+    assert not [c for c in after if c.method in POSTS]
+    assert not [c for c in after if c.method == "chat.appendStream" and c.ok]
+    assert not slack.calls_to("chat.postMessage")  # no apology, no answer
+    assert not slack.calls_to("chat.delete")  # what was shown stays
+    message = slack.store.get(event["channel"], streamed)
+    assert message["text"] == shown and message["streaming_state"] == "completed"
+    assert slack.agents.session(event["channel"], event["ts"]).status == "active"
+    assert len(model.requests) == 1  # no step after the stop
+
+    log = app.log(key)
+    last = log[-1]
+    assert last["role"] == "system" and last["content"].startswith(f"Stopped: <@{ids.USER_ID}>")
+    assert shown and shown.strip() in last["content"]
+    assert not [e for e in log if e["role"] == "assistant"]
+    store = app.assistant.store
+    assert store.pending(key) == [] and store.open_streams(key) == []
+
+    # The next message starts a fresh run, answered as any other.
+    model.script(replies.tool_calls(post("Try the noodle bar."), FINISH))
+    follow = say(slack, "just pick one", thread_ts=event["ts"])
+    assert app.send_event(follow).status == 200
+    slack.wait_for_call("chat.postMessage")
+    app.wait_idle()
+    assert app.log(key)[-1]["content"]["toolCall"] == "finishRequest"
+    assert slack.agents.session(event["channel"], event["ts"]).statuses[-2:] == [
+        "processing",
+        "active",
+    ]
+
+    # A stop with no run under way changes nothing.
+    entries = len(app.log(key))
+    again = slack.agents.press_stop(event["channel"], event["ts"])
+    assert app.send_event(again).status == 200
+    app.wait_handled()
+    assert len(app.log(key)) == entries
+
+
+def test_a_stop_by_another_person_before_the_model_answers(app, slack, model):
+    slack.agents.agent = True
+    held = replies.hold(replies.tool_calls(post("Late."), FINISH))
+    model.script(held)
+    event = say(slack, "think hard about lunch")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    held.wait_reached()
+
+    other = "U0FAKEBOB"
+    stop = slack.agents.press_stop(event["channel"], event["ts"], user=other)
+    assert stop["streaming_message_ts"] == []
+    assert app.send_event(stop).status == 200
+    assert app.send_event(stop).status == 200  # pressed twice (or Slack's retry): one stop
+    ended(slack, event)
+    held.release()
+    app.wait_idle()
+
+    stops = [e for e in app.log(key) if str(e["content"]).startswith("Stopped: ")]
+    assert len(stops) == 1
+    assert (
+        stops[0]["content"].startswith(f"Stopped: <@{other}> pressed stop at ")
+        and f"(not <@{ids.USER_ID}>, who asked)" in stops[0]["content"]
+    )
+    assert "Nothing of it had been shown." in stops[0]["content"]
+    assert not slack.calls_to("chat.postMessage")
+    assert app.assistant.store.pending(key) == []
