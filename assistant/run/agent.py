@@ -51,6 +51,7 @@ from assistant.run.tools.post_message import (
     post_message,
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
@@ -98,7 +99,7 @@ class Agent:
         try:
             bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
             if bot_user_id is None and self.client is not None:
-                bot_user_id = await self._bot_user_id()  # a run resumed after a restart
+                bot_user_id = await bot_user_of(self.client)  # a run resumed after a restart
             rules = await self.channels.rules(key.team, key.channel) if self.channels else None
             ctx = RunContext(
                 key,
@@ -297,11 +298,3 @@ class Agent:
         log.error("the run in thread %s failed", ctx.key, exc_info=exc)
         reason = f"the run failed unexpectedly ({type(exc).__name__})"
         await self._fail(ctx, reason, SORRY_UNEXPECTED, len(ctx.log) - 1)
-
-    async def _bot_user_id(self) -> str | None:
-        assert self.client is not None
-        try:
-            return (await self.client.auth_test()).get("user_id")
-        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            log.info("auth.test failed: %s", slack_reason(exc))
-            return None

@@ -25,7 +25,7 @@ from slack_bolt.logger.messages import warning_token_skipped
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.slack.connection import failure_reason
+from assistant.slack.connection import failure_reason, slack_reason
 
 log = logging.getLogger(__name__)
 
@@ -99,3 +99,12 @@ class _TokenIsUsed(logging.Filter):
 
 # Bolt's own logger for AsyncApp (slack_bolt.logger.get_bolt_logger), where it warns.
 logging.getLogger("slack_bolt.AsyncApp").addFilter(_TokenIsUsed())
+
+
+async def bot_user_of(client: AsyncWebClient) -> str | None:
+    """The bot's user id, asked of Slack (`auth.test`); None when Slack does not answer."""
+    try:
+        return (await client.auth_test()).get("user_id")
+    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+        log.info("auth.test failed: %s", slack_reason(exc))
+        return None

@@ -10,24 +10,20 @@ concern can ask for its Protocol alone.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Protocol
 
-from context.channels import ChannelConfig
 from context.entry import Content, Entry, UserContent
+from context.storage.base_slack import ChannelStore, PanelStore, StopStore
 from context.storage.values import (
     EntryMeta,
     ImageRef,
     OpenStream,
-    PanelThread,
     Pending,
-    StopRequest,
     ThreadKey,
     ThreadMessage,
     ThreadSummary,
     UsageRow,
-    Viewing,
-    Vote,
 )
 
 
@@ -172,87 +168,6 @@ class ImageStore(Protocol):
         ...
 
 
-class PanelStore(Protocol):
-    """Side metadata of Slack's assistant panel and of feedback clicks, each written in the
-    same transaction as the system entry that records it in the log."""
-
-    def record_panel(
-        self,
-        key: ThreadKey,
-        panel: PanelThread,
-        content: str,
-        timestamp: str,
-        meta: EntryMeta,
-        instructions: tuple[str, str],
-    ) -> list[Entry]:
-        """The panel of a thread was opened, or shows another context: in one transaction,
-        entry 0 from `instructions` (text, timestamp) if the thread has no entry yet, the
-        system entry `content`, and `panel`'s user and context kept as the thread's (its
-        title stays). The entries recorded; [] when `meta.event_id` is recorded already."""
-        ...
-
-    def panel(self, key: ThreadKey) -> PanelThread | None:
-        """The thread's panel side metadata; None for a thread not opened in the panel."""
-        ...
-
-    def claim_title(self, key: ThreadKey, title: str) -> bool:
-        """Keep `title` as the panel thread's title if it has none yet: True when it was
-        kept (then, and only then, the caller sets it in Slack)."""
-        ...
-
-    def record_vote(
-        self, key: ThreadKey, vote: Vote, content: str, timestamp: str, meta: EntryMeta
-    ) -> Entry | None:
-        """A feedback click: in one transaction, the system entry `content` and `vote` as the
-        person's latest on that answer. None, recording nothing, when `meta.event_id` is
-        recorded already or the person's latest vote on that answer is this one already.
-        ValueError when the thread has no postMessage entry `vote.answer`."""
-        ...
-
-    def votes(self, key: ThreadKey) -> list[Vote]:
-        """Each person's latest vote on each answer of the thread, by answer then person."""
-        ...
-
-    def claim_prompts(self, team: str, user: str, now: datetime, every: timedelta) -> bool:
-        """Whether to show the person the Messages tab's prompts now: True, keeping `now`,
-        unless they were shown less than `every` before it."""
-        ...
-
-    def keep_viewing(self, team: str, channel: str, user: str, entities: list[Any]) -> None:
-        """What the person now views from their DM `channel` with the app; a change (not
-        the same entities again) is a new version, owed to the log."""
-        ...
-
-    def viewing(self, team: str, channel: str, user: str) -> Viewing | None:
-        """What the person views, while that change is not in a log yet; else None."""
-        ...
-
-    def record_viewing(
-        self, key: ThreadKey, user: str, version: int, content: str, instructions: tuple[str, str]
-    ) -> list[Entry]:
-        """In one transaction, the system entry `content` in `key` (entry 0 first from
-        `instructions` in a new thread), and change `version` of what `user` views in the
-        thread's DM marked recorded; [] when it is recorded already or is not the latest."""
-        ...
-
-
-class ChannelStore(Protocol):
-    """Channel settings (`context.channels`): per channel of a workspace, and its default."""
-
-    def channel_config(self, team: str, channel: str) -> ChannelConfig | None:
-        """The settings kept for the channel (`"*"`: the workspace's default), None if none."""
-        ...
-
-    def channel_configs(self, team: str | None = None) -> list[ChannelConfig]:
-        """Every channel's kept settings (only `team`'s when given), by team then channel."""
-        ...
-
-    def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
-        """Keep `config` as its channel's settings, replacing what was kept, in one write;
-        what was kept (stamped with `updated_at`)."""
-        ...
-
-
 class Housekeeping(Protocol):
     """What operators read and delete: thread listings, side metadata, purges."""
 
@@ -287,23 +202,6 @@ class Housekeeping(Protocol):
         "workspace", "channel", "user" (the person asking), "day" (UTC) or "model"; None, one
         group. ValueError for another `by`."""
         ...
-
-class StopStore(Protocol):
-    """The stop button of a thread's agent session: pressed in one process, seen by the
-    process running the thread (docs/architecture.md#the-stop-button)."""
-
-    def request_stop(
-        self, key: ThreadKey, user: str, at: str, streams: tuple[str, ...]
-    ) -> StopRequest | None:
-        """Keep a stop of the run answering what the thread owes now; the request, or None
-        when it changes nothing: a thread never seen, nothing owed, or a stop already
-        pending. Pending until an entry raises answered_through to its `through`."""
-        ...
-
-    def stop_requested(self, key: ThreadKey) -> StopRequest | None:
-        """The thread's pending stop, if any."""
-        ...
-
 
 class Store(
     LogStore,
