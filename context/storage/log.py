@@ -32,6 +32,7 @@ from context.storage.tables import (
     threads_table,
 )
 from context.storage.values import EntryMeta, ImageRef, ThreadKey, ThreadMessage
+from context.storage.wakeups import notify_owed
 
 
 class SqlLog(Repository):
@@ -265,6 +266,8 @@ def _insert(
                 for n, image in enumerate(images)
             ],
         )
+    if meta.wants_answer:  # workers are woken at the commit (context/storage/wakeups.py)
+        notify_owed(connection, thread_id)
     return entry, after
 
 
