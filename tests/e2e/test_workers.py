@@ -123,7 +123,7 @@ def test_with_the_notification_lost_the_sweep_answers_within_its_period(postgres
             acked = time.monotonic()
             answer(slack, model, made, timeout=period + WAKE_TIMEOUT)
             waited = time.monotonic() - acked
-            worker.stop()
+            assert worker.stop() == 0  # SIGTERM: a clean stop, as `serve` and `run`
     assert "listening for requests" not in worker.stderr.text
     assert proxy.statements_cut >= 1
     # Within the sweep's period, and the time the run itself takes on the fakes.
