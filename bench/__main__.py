@@ -28,6 +28,7 @@ BENCHMARKS = {
     "stream": "bench.stream",
     "chaos": "bench.chaos",
     "flood": "bench.flood",
+    "workers": "bench.workers",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.
