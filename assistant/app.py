@@ -22,6 +22,7 @@ from assistant.panel.feedback import Feedback
 from assistant.panel.home import AppHome
 from assistant.run.agent import Agent
 from assistant.run.channel_rules import Channels
+from assistant.run.elsewhere import RunsElsewhere
 from assistant.run.images import ImageParts
 from assistant.run.panel_status import PanelStatus
 from assistant.run.recorder import Recorder
@@ -49,14 +50,15 @@ class Assistant:
     store: Store
     client: AsyncWebClient
     model: ModelClient
-    scheduler: RunScheduler
+    scheduler: RunScheduler | None  # None in the ingress role: runs are the workers'
     events: EventRecorder
     app: AsyncApp
     channel_names: ChannelNames
     identity: BotIdentity
 
     async def close(self) -> None:
-        await self.scheduler.stop()
+        if self.scheduler is not None:
+            await self.scheduler.stop()
         await self.channel_names.close()
         await self.model.close()
         await self.events.content.files.close()
@@ -70,10 +72,12 @@ def create_assistant(
     trace: TextIO | None = None,
     resume: bool = True,
     identity: BotIdentity | None = None,
+    runs: bool = True,
 ) -> Assistant:
     """Build every part; call inside the event loop that will serve it. `resume`: look for
     threads that crashed runs left owed, now and every half lease (see `RunScheduler`).
-    `identity`: the bot's, if the token was checked already."""
+    `identity`: the bot's, if the token was checked already. `runs`: False for the ingress
+    role, which records events and runs nothing, not even what is owed (the workers do)."""
     store = open_store(settings.database_url)
     assert settings.slack_bot_token is not None
     identity = identity or BotIdentity(settings.slack_bot_token.get_secret_value())
@@ -101,10 +105,46 @@ def create_assistant(
         store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
     )
     model = ModelClient(settings.model_options())
-    channels = Channels(store, settings.instructions, settings.personas())
-    history = ThreadHistory(store, client)
-    budget = settings.prompt_budget()
     files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
+    channels = Channels(store, settings.instructions, settings.personas())
+    scheduler = (
+        _scheduler(settings, store, client, recorder, model, files, channels) if runs else None
+    )
+    if scheduler is not None and resume:
+        scheduler.start()
+    # Events are recorded before Slack gets its acknowledgement: their store calls get
+    # threads of their own, so that they never wait behind the runs' (a few ms each, but
+    # hundreds of them under load).
+    event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
+    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
+    access = LinkAccess(client)  # one set of cached answers: links and feedback clicks
+    content = MessageContent(
+        client, files, model.transcribe, access, settings.assistant_max_image_bytes
+    )
+    gate = ChannelGate(channels, client, event_recorder)
+    events = EventRecorder(
+        settings, event_recorder, scheduler or RunsElsewhere(), content, gate
+    )
+    feedback = Feedback(event_recorder, access)
+    home = AppHome(store, channels.personas)
+    stops = StopButton(event_recorder, scheduler)
+    panel = Panel(settings, event_recorder, channels)
+    listeners.register(app, events, panel, feedback, home, stops)
+    return Assistant(
+        settings, store, client, model, scheduler, events, app, channel_names, identity
+    )
+
+
+def _scheduler(
+    settings: Settings,
+    store: Store,
+    client: AsyncWebClient,
+    recorder: Recorder,
+    model: ModelClient,
+    files: SlackFiles,
+    channels: Channels,
+) -> RunScheduler:
+    """This process's runs: the agent, and the scheduler that claims threads for it."""
     images = ImageParts(
         files,
         store,
@@ -118,9 +158,9 @@ def create_assistant(
         recorder,
         model,
         client,
-        history,
+        ThreadHistory(store, client),
         settings.assistant_max_steps,
-        budget,
+        settings.prompt_budget(),
         images=images,
         post_caps=settings.post_caps(),
         panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
@@ -133,25 +173,4 @@ def create_assistant(
     sweeper = StreamSweeper(store, client, recorder, first_wait=lease / 2)
     stream_client = streaming.client_for(client) if streaming is not None else None
     stopped = StopRecorder(recorder, client, sessions, stream_client)
-    scheduler = RunScheduler(agent.run, store, lease, tidy=sweeper, stopped=stopped)
-    if resume:
-        scheduler.start()
-    # Events are recorded before Slack gets its acknowledgement: their store calls get
-    # threads of their own, so that they never wait behind the runs' (a few ms each, but
-    # hundreds of them under load).
-    event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
-    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
-    access = LinkAccess(client)  # one set of cached answers: links and feedback clicks
-    content = MessageContent(
-        client, files, model.transcribe, access, settings.assistant_max_image_bytes
-    )
-    gate = ChannelGate(channels, client, event_recorder)
-    events = EventRecorder(settings, event_recorder, scheduler, content, gate)
-    feedback = Feedback(event_recorder, access)
-    home = AppHome(store, channels.personas)
-    stops = StopButton(event_recorder, scheduler)
-    panel = Panel(settings, event_recorder, channels)
-    listeners.register(app, events, panel, feedback, home, stops)
-    return Assistant(
-        settings, store, client, model, scheduler, events, app, channel_names, identity
-    )
+    return RunScheduler(agent.run, store, lease, tidy=sweeper, stopped=stopped)

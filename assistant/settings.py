@@ -35,7 +35,7 @@ from assistant.run.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.storage import DEFAULT_URL, database_url
 from context.trace import TraceKind
 
-Mode = Literal["socket", "http", "replay"]
+Mode = Literal["socket", "http", "worker", "replay"]
 
 DEFAULT_PROMPT = (
     "You're a helpful AI assistant named {name}. You help the people of this Slack workspace "
@@ -47,6 +47,7 @@ DEFAULT_PROMPT = (
 REQUIRED: dict[Mode, tuple[str, ...]] = {
     "socket": ("slack_bot_token", "slack_app_token", "openai_api_key"),
     "http": ("slack_bot_token", "slack_signing_secret", "openai_api_key"),
+    "worker": ("slack_bot_token", "openai_api_key"),  # no events come to it: no Slack secret
     "replay": ("openai_api_key",),
 }
 

@@ -29,6 +29,7 @@ BENCHMARKS = {
     "chaos": "bench.chaos",
     "flood": "bench.flood",
     "usage": "bench.usage",
+    "workers": "bench.workers",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.

@@ -22,10 +22,28 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-class AppServer:
-    """The app on a loopback port, its trace and log in `workdir`; stopped on exit."""
+def app_env(slack: FakeSlack, model: FakeOpenAI, database_url: str, **env: str) -> dict[str, str]:
+    """The environment of an app process against these fakes."""
+    return clean_env(
+        SLACK_BOT_TOKEN=ids.BOT_TOKEN,
+        SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
+        SLACK_API_URL=slack.api_url,
+        OPENAI_API_KEY="sk-bench-not-a-real-key",
+        OPENAI_BASE_URL=model.base_url,
+        OPENAI_MAX_RETRIES="0",
+        DATABASE_URL=database_url,
+        ASSISTANT_STREAM="off",  # unless a benchmark streams (bench/stream.py)
+        **env,
+    )
 
-    def __init__(self, slack: FakeSlack, model: FakeOpenAI, workdir: Path, **env: str) -> None:
+
+class AppServer:
+    """The app on a loopback port, its trace and log in `workdir`; stopped on exit.
+    `runs="off"`: the ingress role (`serve --runs off`), whose answers workers give."""
+
+    def __init__(
+        self, slack: FakeSlack, model: FakeOpenAI, workdir: Path, runs: str = "on", **env: str
+    ) -> None:
         self.port = free_port()
         self.database_url = env.pop("DATABASE_URL", f"sqlite:///{workdir / 'app.db'}")
         settings = {
@@ -41,7 +59,7 @@ class AppServer:
             **env,
         }
         self.process = AssistantProcess(
-            "serve", "--host", "127.0.0.1", env=clean_env(**settings), cwd=workdir
+            "serve", "--host", "127.0.0.1", "--runs", runs, env=clean_env(**settings), cwd=workdir
         )
         try:
             self.process.stderr.wait_for(r"Uvicorn running on", timeout=STARTUP_TIMEOUT)
@@ -73,6 +91,47 @@ class AppServer:
 
     def kill(self) -> None:
         """SIGKILL: no shutdown, nothing waited for."""
+        self.process.stop(signal.SIGKILL)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.process.process.poll() is None:
+            self.process.stop()
+
+
+class Worker:
+    """`assistant worker` on `database_url` (PostgreSQL), listening once started; stopped on
+    exit."""
+
+    def __init__(
+        self, slack: FakeSlack, model: FakeOpenAI, workdir: Path, database_url: str, **env: str
+    ) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.process = AssistantProcess(
+            "worker", env=app_env(slack, model, database_url, **env), cwd=workdir
+        )
+        try:
+            self.process.stderr.wait_for(r"listening for requests", timeout=STARTUP_TIMEOUT)
+        except BaseException:
+            self.process.__exit__(None, None, None)
+            raise
+
+    @property
+    def pid(self) -> int:
+        return self.process.process.pid
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, its leases left to expire."""
         self.process.stop(signal.SIGKILL)
 
     def __enter__(self) -> Self:

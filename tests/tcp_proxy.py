@@ -4,7 +4,8 @@ the app's connections. Point the app's DATABASE_URL at `proxy.port` instead of t
 - `cut()` closes every connection it carries and refuses new ones until `restore()`.
 - `cut_on(b"UPDATE entries SET slack_ts")` closes the one connection that next sends those
   bytes instead of passing them on: the statement is in flight when its connection dies, and
-  the server stays reachable for the next one.
+  the server stays reachable for the next one. With `every=True`, every connection that sends
+  them, until `restore()` (a statement that never gets through: `LISTEN`, say).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class TcpProxy:
         self._lock = threading.Lock()
         self._down = False
         self._cut_on: bytes | None = None
+        self._cut_every = False
         self._statements_cut = 0
 
     def start(self) -> Self:
@@ -80,12 +82,14 @@ class TcpProxy:
     def restore(self) -> None:
         with self._lock:
             self._down = False
+            if self._cut_every:
+                self._cut_on, self._cut_every = None, False
 
-    def cut_on(self, statement: bytes) -> None:
+    def cut_on(self, statement: bytes, every: bool = False) -> None:
         """The next time the app sends `statement` (a part of a query's text), close that
-        connection instead of passing it on; once."""
+        connection instead of passing it on; once, or `every` time until `restore()`."""
         with self._lock:
-            self._cut_on = statement
+            self._cut_on, self._cut_every = statement, every
 
     @property
     def statements_cut(self) -> int:
@@ -134,7 +138,8 @@ class TcpProxy:
         with self._lock:
             if self._cut_on is None or self._cut_on not in data:
                 return False
-            self._cut_on = None
+            if not self._cut_every:
+                self._cut_on = None
             self._statements_cut += 1
             return True
 

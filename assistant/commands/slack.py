@@ -1,4 +1,4 @@
-"""Commands that run the assistant: run (Socket Mode), serve (HTTP)."""
+"""Commands that run the assistant: run (Socket Mode), serve (HTTP), worker (runs only)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,23 @@ def register(commands: argparse._SubParsersAction) -> None:
         "/healthz on PORT. Needs SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET and OPENAI_API_KEY.",
     )
     serve.add_argument("--host", default="0.0.0.0", help="address to listen on (default 0.0.0.0)")
+    serve.add_argument(
+        "--runs",
+        choices=("on", "off"),
+        default="on",
+        help="off: the ingress role, which acknowledges and records events and leaves every "
+        "answer to `assistant worker` processes (PostgreSQL only; default on: both)",
+    )
     serve.set_defaults(handler=run_serve)
+
+    worker = commands.add_parser(
+        "worker",
+        help="answer the threads owed an answer, for `serve --runs off` (PostgreSQL only)",
+        description="Run the threads owed an answer, woken by PostgreSQL as `assistant serve "
+        "--runs off` records them; serves no HTTP. Needs SLACK_BOT_TOKEN, OPENAI_API_KEY and a "
+        "PostgreSQL DATABASE_URL.",
+    )
+    worker.set_defaults(handler=run_worker)
 
 
 def _settings(mode: Mode) -> Settings:
@@ -52,11 +68,27 @@ def run_socket(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     from assistant.serving.http import serve
+    from assistant.serving.worker import split_roles_problem
 
     settings = _settings("http")
+    if args.runs == "off" and (problem := split_roles_problem(settings)):
+        raise CliError(f"--runs off: {problem}")
     try:
-        serve(settings, host=args.host)
+        serve(settings, host=args.host, runs=args.runs == "on")
     except SettingsError as exc:
         raise _settings_error("Slack refused a token", exc) from None
     return 0
 
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from assistant.serving.worker import split_roles_problem, work
+
+    settings = _settings("worker")
+    if problem := split_roles_problem(settings):
+        raise CliError(problem)
+    try:
+        work(settings)
+    except SettingsError as exc:
+        raise _settings_error("Slack refused a token", exc) from None
+    return 0

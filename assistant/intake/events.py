@@ -16,8 +16,9 @@ from assistant.intake.deadline import READ_SECONDS, InFlight
 from assistant.intake.event_shapes import Checked
 from assistant.intake.message_content import MessageContent
 from assistant.intake.viewing import viewing_text
+from assistant.run.elsewhere import RunRequests
 from assistant.run.recorder import Recorder
-from assistant.run.scheduler import AnswerRequest, RunScheduler
+from assistant.run.scheduler import AnswerRequest
 from assistant.settings import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
@@ -35,7 +36,7 @@ def thread_key(team: str, channel: str, message: dict[str, Any]) -> ThreadKey:
 class EventRecorder:
     settings: Settings
     recorder: Recorder  # with threads of its own: acknowledgements never queue behind runs
-    scheduler: RunScheduler
+    scheduler: RunRequests  # this process's RunScheduler, or RunsElsewhere (the ingress)
     content: MessageContent  # what a message carries: its text, files and linked messages
     gate: ChannelGate  # whether the channel takes the message, and its persona
     reading: InFlight = field(default_factory=InFlight)

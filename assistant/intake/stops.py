@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class StopButton:
     recorder: Recorder  # the events' (its writes go first: Slack waits for the ack)
-    scheduler: RunScheduler
+    scheduler: RunScheduler | None  # None: the ingress role; a worker's run sees the store's stop
 
     async def pressed(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """Record the stop the event asks for, if it is well formed; acknowledged anyway."""
@@ -50,4 +50,5 @@ class StopButton:
             log.info("stop pressed in thread %s by %s: no run to stop", key, user)
             return
         log.info("stop pressed in thread %s by %s", key, user)
-        self.scheduler.stop_now(key)
+        if self.scheduler is not None:
+            self.scheduler.stop_now(key)

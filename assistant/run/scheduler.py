@@ -104,6 +104,7 @@ class RunScheduler:
         self._idle = asyncio.Event()
         self._idle.set()
         self._sweeper: asyncio.Task[None] | None = None
+        self._sweep_now = asyncio.Event()
         self._stopping = False
         self._retries = Retries()  # deferred runs (RunDeferred), when due
 
@@ -132,6 +133,11 @@ class RunScheduler:
         """Resume what crashed runs left (now), and keep watching for expired leases."""
         self._sweeper = asyncio.create_task(self._sweep())
 
+    def sweep_now(self) -> None:
+        """Look for waiting threads now rather than at the next half lease (a wake-up
+        listener that starts listening: what was sent before is lost)."""
+        self._sweep_now.set()
+
     async def stop(
         self, grace: float = STOP_GRACE_SECONDS, cleanup: float = CLEANUP_SECONDS
     ) -> None:
@@ -154,7 +160,9 @@ class RunScheduler:
                         self.request(key)
             except Exception as exc:
                 log_failure(exc, "looking for threads owed an answer failed")
-            await asyncio.sleep(self.lease_seconds / 2)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._sweep_now.wait(), self.lease_seconds / 2)
+            self._sweep_now.clear()
 
     async def _drain(self, key: ThreadKey, thread: _Thread) -> None:
         try:

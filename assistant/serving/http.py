@@ -29,14 +29,18 @@ from context.storage import open_store
 
 
 def create_web_app(
-    settings: Settings, trace: TextIO | None = None, identity: BotIdentity | None = None
+    settings: Settings,
+    trace: TextIO | None = None,
+    identity: BotIdentity | None = None,
+    runs: bool = True,
 ) -> Starlette:
-    """The ASGI app; the assistant is built at startup, inside the server's event loop."""
+    """The ASGI app; the assistant is built at startup, inside the server's event loop.
+    `runs`: False for the ingress role (`create_assistant`)."""
     assert settings.slack_signing_secret is not None
 
     @asynccontextmanager
     async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
-        assistant = create_assistant(settings, trace, identity=identity)
+        assistant = create_assistant(settings, trace, identity=identity, runs=runs)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
         web.state.health = StoreHealth(assistant.store)
@@ -73,7 +77,7 @@ def create_web_app(
     )
 
 
-def serve(settings: Settings, host: str = "0.0.0.0") -> None:
+def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
     # As `assistant run` does: a token Slack refuses is one clear message at start, rather
     # than a server that answers every event with failures.
     assert settings.slack_bot_token is not None
@@ -86,5 +90,5 @@ def serve(settings: Settings, host: str = "0.0.0.0") -> None:
     # traceback: open it once here first, so that a store that cannot be opened is one line
     # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
     open_store(settings.database_url).close()
-    web = create_web_app(settings, identity=identity)
+    web = create_web_app(settings, identity=identity, runs=runs)
     Server(server_config(web, host=host, port=settings.port)).run()

@@ -19,6 +19,7 @@ from context.storage.engine import Repository
 from context.storage.tables import entries_table, entry_images_table, is_thread, now, threads_table
 from context.storage.usage import author_of, person_for
 from context.storage.values import EntryMeta, ImageRef, ThreadKey, ThreadMessage
+from context.storage.wakeups import notify_owed
 
 
 class SqlLog(Repository):
@@ -259,6 +260,8 @@ def _insert(
                 for n, image in enumerate(images)
             ],
         )
+    if meta.wants_answer:  # workers are woken at the commit (context/storage/wakeups.py)
+        notify_owed(connection, thread_id)
     return entry, after
 
 

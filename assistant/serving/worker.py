@@ -1,0 +1,91 @@
+"""The worker role (docs/architecture.md#ingress-and-workers): `assistant worker` runs the
+threads owed an answer and serves no HTTP; `assistant serve --runs off` (the ingress)
+acknowledges and records the events.
+
+A worker is the app's own runs: the same `RunScheduler`, leases and agent as `serve`, built by
+the same `create_assistant`, resuming owed threads at start and every half lease. What it
+adds is the wake-up: it listens for the notification the ingress's write sends
+(`context/storage/wakeups.py`) and asks the scheduler for that thread at once; each time it
+starts listening it sweeps too, since what was sent before is lost. Only PostgreSQL carries
+those notifications, and only a shared server lets processes on several machines meet, so
+the roles need it (`ROLES_NEED_POSTGRESQL`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import TextIO
+
+from assistant.app import create_assistant
+from assistant.settings import Settings, SettingsError
+from assistant.slack.tokens import refused_tokens
+from context.storage import database_url, open_store
+from context.storage.wakeups import listen_for_owed
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+ROLES_NEED_POSTGRESQL = (
+    "the ingress and worker roles share their work through PostgreSQL (its LISTEN/NOTIFY "
+    "wakes the workers); DATABASE_URL is SQLite, where `assistant serve` alone both "
+    "acknowledges and answers"
+)
+
+
+def split_roles_problem(settings: Settings) -> str | None:
+    """Why the ingress and worker roles cannot run on these settings' store, if they cannot."""
+    if database_url(settings.database_url).get_backend_name() != "postgresql":
+        return ROLES_NEED_POSTGRESQL
+    return None
+
+
+async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
+    """Run owed threads until SIGTERM or SIGINT; then end the runs under way as `serve` does
+    (`RunScheduler.stop`: what they answer stays owed, for another worker)."""
+    assistant = create_assistant(settings, trace)
+    scheduler = assistant.scheduler
+    assert scheduler is not None
+    task = asyncio.current_task()
+    assert task is not None
+    stopping = asyncio.Event()
+
+    def stop() -> None:
+        if not stopping.is_set():  # a second signal changes nothing: the stop is bounded
+            stopping.set()
+            task.cancel()
+
+    def listening() -> None:
+        print("assistant worker: listening for requests", file=sys.stderr, flush=True)
+        scheduler.sweep_now()
+
+    loop = asyncio.get_running_loop()
+    for sig in STOP_SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
+            loop.add_signal_handler(sig, stop)
+    url = database_url(settings.database_url)
+    listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
+    try:
+        problems = await refused_tokens("worker", assistant.client, identity=assistant.identity)
+        if problems:
+            raise SettingsError("\n".join(problems))
+        await asyncio.Event().wait()  # until a signal
+    except asyncio.CancelledError:
+        if not stopping.is_set():
+            raise
+        task.uncancel()
+    finally:
+        stopping.set()
+        listener.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await listener
+        await assistant.close()
+        for sig in STOP_SIGNALS:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(sig)
+
+
+def work(settings: Settings) -> None:
+    # As `serve` does: a store that cannot be opened is one line (StoreUnavailable) and
+    # status 2, before anything starts.
+    open_store(settings.database_url).close()
+    asyncio.run(run_worker(settings))
