@@ -24,20 +24,61 @@ def free_port() -> int:
 
 def app_env(slack: FakeSlack, model: FakeOpenAI, database_url: str, **env: str) -> dict[str, str]:
     """The environment of an app process against these fakes."""
-    return clean_env(
-        SLACK_BOT_TOKEN=ids.BOT_TOKEN,
-        SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
-        SLACK_API_URL=slack.api_url,
-        OPENAI_API_KEY="sk-bench-not-a-real-key",
-        OPENAI_BASE_URL=model.base_url,
-        OPENAI_MAX_RETRIES="0",
-        DATABASE_URL=database_url,
-        ASSISTANT_STREAM="off",  # unless a benchmark streams (bench/stream.py)
-        **env,
-    )
+    defaults = {
+        "SLACK_BOT_TOKEN": ids.BOT_TOKEN,
+        "SLACK_SIGNING_SECRET": ids.SIGNING_SECRET,
+        "SLACK_API_URL": slack.api_url,
+        "OPENAI_API_KEY": "sk-bench-not-a-real-key",
+        "OPENAI_BASE_URL": model.base_url,
+        "OPENAI_MAX_RETRIES": "0",
+        "DATABASE_URL": database_url,
+        "ASSISTANT_STREAM": "off",  # unless a benchmark streams (bench/stream.py)
+    }
+    return clean_env(**{**defaults, **env})
 
 
-class AppServer:
+class _AppProcess:
+    """What the benchmarks do with an app process: its pid and CPU, stopping or killing it;
+    stopped on exit."""
+
+    process: AssistantProcess
+
+    def _started(self, ready: str) -> None:
+        try:
+            self.process.stderr.wait_for(ready, timeout=STARTUP_TIMEOUT)
+        except BaseException:
+            self.process.__exit__(None, None, None)
+            raise
+
+    @property
+    def pid(self) -> int:
+        return self.process.process.pid
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the app process has used so far."""
+        return cpu_seconds(self.pid)
+
+    def stop(self) -> None:
+        self.process.stop()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, nothing waited for, its leases left to expire."""
+        self.process.stop(signal.SIGKILL)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self.process.process.poll() is None:
+            self.process.stop()
+
+
+class AppServer(_AppProcess):
     """The app on a loopback port, its trace and log in `workdir`; stopped on exit.
     `runs="off"`: the ingress role (`serve --runs off`), whose answers workers give."""
 
@@ -46,30 +87,11 @@ class AppServer:
     ) -> None:
         self.port = free_port()
         self.database_url = env.pop("DATABASE_URL", f"sqlite:///{workdir / 'app.db'}")
-        settings = {
-            "SLACK_BOT_TOKEN": ids.BOT_TOKEN,
-            "SLACK_SIGNING_SECRET": ids.SIGNING_SECRET,
-            "SLACK_API_URL": slack.api_url,
-            "OPENAI_API_KEY": "sk-bench-not-a-real-key",
-            "OPENAI_BASE_URL": model.base_url,
-            "OPENAI_MAX_RETRIES": "0",
-            "DATABASE_URL": self.database_url,
-            "PORT": str(self.port),
-            "ASSISTANT_STREAM": "off",  # unless a benchmark streams (bench/stream.py)
-            **env,
-        }
+        environment = app_env(slack, model, self.database_url, PORT=str(self.port), **env)
         self.process = AssistantProcess(
-            "serve", "--host", "127.0.0.1", "--runs", runs, env=clean_env(**settings), cwd=workdir
+            "serve", "--host", "127.0.0.1", "--runs", runs, env=environment, cwd=workdir
         )
-        try:
-            self.process.stderr.wait_for(r"Uvicorn running on", timeout=STARTUP_TIMEOUT)
-        except BaseException:
-            self.process.__exit__(None, None, None)
-            raise
-
-    @property
-    def pid(self) -> int:
-        return self.process.process.pid
+        self._started(r"Uvicorn running on")
 
     @property
     def url(self) -> str:
@@ -82,31 +104,8 @@ class AppServer:
                 return int(line.split()[1]) * 1024
         raise RuntimeError("no VmRSS in /proc status")
 
-    def cpu_seconds(self) -> float:
-        """User + system CPU time the app process has used so far."""
-        return cpu_seconds(self.pid)
 
-    def stop(self) -> None:
-        self.process.stop()
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, nothing waited for."""
-        self.process.stop(signal.SIGKILL)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self.process.process.poll() is None:
-            self.process.stop()
-
-
-class Worker:
+class Worker(_AppProcess):
     """`assistant worker` on `database_url` (PostgreSQL), listening once started; stopped on
     exit."""
 
@@ -117,34 +116,7 @@ class Worker:
         self.process = AssistantProcess(
             "worker", env=app_env(slack, model, database_url, **env), cwd=workdir
         )
-        try:
-            self.process.stderr.wait_for(r"listening for requests", timeout=STARTUP_TIMEOUT)
-        except BaseException:
-            self.process.__exit__(None, None, None)
-            raise
-
-    @property
-    def pid(self) -> int:
-        return self.process.process.pid
-
-    def cpu_seconds(self) -> float:
-        return cpu_seconds(self.pid)
-
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, its leases left to expire."""
-        self.process.stop(signal.SIGKILL)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self.process.process.poll() is None:
-            self.process.stop()
+        self._started(r"listening for requests")
 
 
 def cpu_seconds(pid: int) -> float:
