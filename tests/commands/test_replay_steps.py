@@ -13,9 +13,9 @@ from assistant.fakes._server import Hold
 from assistant.fakes.openai_stream import Streamed, StreamStyle
 from tests.commands.test_replay_report import report_lines
 from tests.e2e.test_steps import HISTORY
-from tests.e2e.test_stop_button import ANSWER, FINISH, ended, post
+from tests.e2e.test_stop_button import ANSWER, FINISH, post
 from tests.harness import mention as say
-from tests.harness import thread_of
+from tests.harness import thread_of, wait_session
 from tests.process import clean_env, run_assistant
 
 SOMEONE = "U0SOMEONE2"  # not who asked: the stop entry names who pressed stop
@@ -100,7 +100,7 @@ def test_a_replayed_stopped_thread_says_it_was_stopped_and_when(
     slack.wait_for_call("chat.startStream")
     stop = slack.agents.press_stop(event["channel"], event["ts"], user=SOMEONE)
     assert app.send_event(stop).status == 200
-    ended(slack, event)
+    wait_session(slack, event, "active")
     gate.release()
     app.wait_idle()
     log = app.log(thread_of(event))

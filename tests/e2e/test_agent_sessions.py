@@ -10,21 +10,13 @@ import logging
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
 from tests.harness import mention as say
-from tests.harness import script_answers, thread_of
+from tests.harness import script_answers, thread_of, wait_session
 
 ASKED = "what is for lunch today?"
 
 
 def run_methods(slack, since: int) -> list[str]:
     return [call.method for call in slack.calls[since:]]
-
-
-def wait_session(slack, event, status: str, count: int = 1) -> None:
-    slack.wait_for_call(
-        "agents.sessions.setStatus",
-        count=count,
-        where=lambda c: c.params.get("thread_ts") == event["ts"] and c.params["status"] == status,
-    )
 
 
 def test_a_run_sets_its_session_processing_first_and_active_after(app, slack, model):
