@@ -91,3 +91,29 @@ def test_a_slack_without_sessions_falls_back_too(app, slack, model):
         "unknown_method"
     ]
     assert len(slack.calls_to("chat.postMessage")) == 1
+
+
+def test_a_streamed_run_keeps_its_session_processing_until_it_ends(make_app, slack, model):
+    """Slack's chat.stopStream sets the session `active` unless told otherwise: the streams a
+    run stops on its way (its cards', its posts') say `processing`, so the stop button stays
+    until the run ends."""
+    slack.agents.agent = True
+    app = make_app(assistant_stream="auto")
+    model.script(
+        replies.tool_calls(("getThreadHistory", {"reasoning": "context"})),
+        replies.tool_calls(
+            ("postMessage", {"text": "First, the noodle bar.", "reasoning": "one"}),
+            ("postMessage", {"text": "Then, the park.", "reasoning": "two"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    event = say(slack, ASKED)
+    assert app.send_event(event).status == 200
+    wait_session(slack, event, "active")
+    app.wait_idle()
+
+    statuses = slack.agents.session(event["channel"], event["ts"]).statuses
+    assert statuses[0] == "processing" and statuses[-1] == "active"
+    assert "active" not in statuses[:-1]
+    stops = slack.calls_to("chat.stopStream")
+    assert stops and all(c.params.get("session_status") == "processing" for c in stops)
