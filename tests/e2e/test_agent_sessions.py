@@ -117,3 +117,22 @@ def test_a_streamed_run_keeps_its_session_processing_until_it_ends(make_app, sla
     assert "active" not in statuses[:-1]
     stops = slack.calls_to("chat.stopStream")
     assert stops and all(c.params.get("session_status") == "processing" for c in stops)
+
+
+def test_an_app_not_subscribed_to_the_stop_event_is_told_once(app, slack, model, caplog):
+    """Slack warns on setStatus while the app is not subscribed to agent_session_stopped (its
+    stop button would do nothing): one line per workspace, and sessions go on."""
+    caplog.set_level(logging.WARNING, logger="assistant.run.sessions")
+    slack.agents.agent = True
+    slack.agents.subscribed = False
+    script_answers(model, 2)
+    for text in (ASKED, "and tomorrow?"):
+        event = say(slack, text)
+        assert app.send_event(event).status == 200
+        wait_session(slack, event, "active")
+        app.wait_idle()
+
+    assert all(c.response.get("warning") for c in slack.calls_to("agents.sessions.setStatus"))
+    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.sessions"]
+    assert len(lines) == 1 and "agent_session_stopped" in lines[0] and ids.TEAM_ID in lines[0]
+    assert len(slack.calls_to("chat.postMessage")) == 2
