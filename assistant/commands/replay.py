@@ -250,13 +250,15 @@ def _thread_then(item: Input, cut: int) -> list[ThreadMessage] | None:
 
 def _say_shown(outcome: Outcome, several: bool) -> None:
     """Beside the trace (standard output stays the new entries alone, as `ASSISTANT_TRACE`
-    prints them): the stops the log records, and the thinking steps the replay showed."""
+    prints them): the stops the log records, and the thinking steps of what the log recorded
+    after the cut and of what the replay did."""
     where = f"{outcome.source}: " if several else ""
     for stop in outcome.stops:
         print(printable(f"replay: {where}stopped in the log, {stop.line()}"), file=sys.stderr)
-    if outcome.replay is not None and outcome.replay.cards:
-        shown = "; ".join(step_line(card) for card in outcome.replay.cards)
-        print(printable(f"replay: {where}thinking steps: {shown}"), file=sys.stderr)
+    for side, name in ((outcome.recorded, "as recorded"), (outcome.replay, "replayed")):
+        if side is not None and side.cards:
+            shown = "; ".join(step_line(card) for card in side.cards)
+            print(printable(f"replay: {where}thinking steps {name}: {shown}"), file=sys.stderr)
 
 
 def _say_why(outcome: Outcome, several: bool) -> None:

@@ -71,7 +71,8 @@ def test_a_stored_thread_replays_with_the_cards_its_run_showed(
     assert first["replay"]["thinking_steps"] == shown
     assert first["stops"] == []
     # Beside the trace, which stays the new entries alone.
-    assert "replay: thinking steps: ✓ Reading the thread (complete)" in result.stderr
+    for side in ("as recorded", "replayed"):
+        assert f"replay: thinking steps {side}: ✓ Reading the thread (complete)" in result.stderr
     assert "thinking steps" not in result.stdout
 
     model.script(replies.tool_calls(post("The noodle bar.")), replies.tool_calls(FINISH))
