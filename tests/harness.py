@@ -214,3 +214,16 @@ def answered_log(app: RunningApp, slack: FakeSlack, event: dict[str, Any]) -> li
     slack.wait_for_call("reactions.remove", count=before + 1)
     app.wait_idle()
     return app.log(thread_of(event))
+
+
+def wait_session(
+    slack: FakeSlack, event: dict[str, Any], status: str, count: int = 1, timeout: float = 20.0
+) -> None:
+    """Until the session of the thread `event` starts was set to `status` `count` times (the
+    timeout: a real process's, tests/process.py TIMEOUT)."""
+    slack.wait_for_call(
+        "agents.sessions.setStatus",
+        count=count,
+        timeout=timeout,
+        where=lambda c: c.params.get("thread_ts") == event["ts"] and c.params["status"] == status,
+    )

@@ -15,19 +15,14 @@ from assistant.commands import CliError
 from assistant.commands.io import file_or_thread, read_input, write_output
 from assistant.commands.slack import _settings_error
 from assistant.commands.threads import _store
-from assistant.replay.report import (
-    Outcome,
-    Side,
-    Summary,
-    jsonl_report,
-    last_asked,
-    markdown_report,
-    recorded_next,
-)
+from assistant.replay.markdown import markdown_report
+from assistant.replay.report import Outcome, Side, Summary, jsonl_report, last_asked, recorded_next
+from assistant.replay.shown import run_steps, step_line, stops
 from assistant.settings import Settings, SettingsError, load_settings
 from context.canonical import export_json
 from context.entry import Entry, SystemEntry, make_entry
 from context.log import ContextLog
+from context.render import printable
 from context.storage import EntryMeta, ThreadKey, ThreadMessage
 from context.trace import open_trace
 from context.validate import validate_log
@@ -123,6 +118,7 @@ def run_replay(args: argparse.Namespace) -> int:
         write_output(_report(args, settings, outcomes), args.report)
     several = len(outcomes) > 1
     for outcome in outcomes:
+        _say_shown(outcome, several)
         _say_why(outcome, several)
     if several:
         print(f"replay: {Summary(outcomes).line()}", file=sys.stderr)
@@ -194,6 +190,8 @@ async def _replay_all(
                 ContextLog(sent), key, thread, item.entries, item.metadata or ()
             )
             failed = done.failed
+            # The cards a live run answering the same entry shows: the same function.
+            cards = run_steps(done.entries, sent[-1].index) if done.new else []
             outcomes.append(
                 Outcome(
                     item.source,
@@ -201,9 +199,10 @@ async def _replay_all(
                     len(item.entries),
                     last_asked(sent),
                     recorded,
-                    Side(done.new, done.metadata),
+                    Side(done.new, done.metadata, cards),
                     "failed" if failed else "ran",
                     str(done.entries[-1].content) if failed else None,
+                    stops(item.entries),
                 )
             )
             extended = done.entries
@@ -232,7 +231,10 @@ def _cut(
         sent[0] = make_entry(0, first.turn, first.timestamp, persona)
     after = recorded_next(item.entries, cut)
     meta = item.metadata[cut : cut + len(after)] if item.metadata is not None else None
-    return sent, Side(after, meta), _thread_then(item, cut)
+    # What the recorded run showed, as the log stood when it ended: the same first entry as
+    # the replay answers (the last one sent), so the two sides' cards compare.
+    cards = run_steps(item.entries, cut - 1, after[-1].index) if after else []
+    return sent, Side(after, meta, cards), _thread_then(item, cut)
 
 
 def _thread_then(item: Input, cut: int) -> list[ThreadMessage] | None:
@@ -244,6 +246,19 @@ def _thread_then(item: Input, cut: int) -> list[ThreadMessage] | None:
     if not known:
         return None
     return [message for message in item.thread if float(message.ts) <= max(known)]
+
+
+def _say_shown(outcome: Outcome, several: bool) -> None:
+    """Beside the trace (standard output stays the new entries alone, as `ASSISTANT_TRACE`
+    prints them): the stops the log records, and the thinking steps of what the log recorded
+    after the cut and of what the replay did."""
+    where = f"{outcome.source}: " if several else ""
+    for stop in outcome.stops:
+        print(printable(f"replay: {where}stopped in the log, {stop.line()}"), file=sys.stderr)
+    for side, name in ((outcome.recorded, "as recorded"), (outcome.replay, "replayed")):
+        if side is not None and side.cards:
+            shown = "; ".join(step_line(card) for card in side.cards)
+            print(printable(f"replay: {where}thinking steps {name}: {shown}"), file=sys.stderr)
 
 
 def _say_why(outcome: Outcome, several: bool) -> None:

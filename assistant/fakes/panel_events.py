@@ -126,7 +126,10 @@ def app_context_changed(
     *entities: dict[str, Any], user: str = ids.USER_ID, channel: str = ids.DM_CHANNEL_ID
 ) -> dict[str, Any]:
     """The person, in their DM with the agent, now views `entities` (most relevant first;
-    none: Slack sends an empty `context`)."""
+    none: Slack sends an empty `context`). The fields are those of Slack's own event type
+    (@slack/types `AppContextChangedEvent`: `user`, `channel`, `context`, `event_ts`); the
+    event's reference page shows an example with `context` alone (the person only in the
+    envelope's `authorizations`), which the app would refuse as malformed."""
     context = {"entities": list(entities)} if entities else {}
     return {
         "type": "app_context_changed",

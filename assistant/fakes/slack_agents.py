@@ -13,7 +13,10 @@ event it then sends.
   answers with the warning `missing_agent_session_stopped_event_subscription`.
 - `rename` needs a `title` of 1 to 200 characters and the thread's session
   (`session_not_found`).
-- `chat.stopStream` with `session_status` (one of the same values) sets the thread's session.
+- `chat.stopStream` sets the thread's session to its `session_status` (one of the same
+  values), `active` when it has none: Slack's default ("The session status to set after
+  stopping the stream. Default: active"), so a stream stopped mid-run without
+  `processing` takes the stop button away.
 
 The stop button (`press_stop`): shown while a session is `processing`. Slack stops the app's
 streaming messages in the thread itself, keeping what they show, and sends
@@ -98,12 +101,14 @@ class AgentSessions:
 
     def stream_stopped(self, channel: str, thread_ts: str | None, status: Any) -> None:
         """`chat.stopStream`'s `session_status` (checked before the stream is stopped)."""
+        session = self._sessions.get((channel, thread_ts or ""))
         if status is None:
+            if session is not None:
+                session.statuses.append("active")  # Slack's default
             return
         self._authorized()
         if status not in STATUSES:
             raise SlackError("invalid_arguments")
-        session = self._sessions.get((channel, thread_ts or ""))
         if session is not None:
             session.statuses.append(status)
 

@@ -1,18 +1,19 @@
 """The report of `assistant replay … --report FILE`: per input, where the log was cut, what the
-recorded log did next and what the replay did; then a summary. Markdown for people, or JSON
-Lines (a `.jsonl` file) for scripts: one object per input, then `{"summary": …}`."""
+recorded log did next and what the replay did (with the thinking steps each showed, or would
+show), the stops the log records; then a summary. Markdown for people
+(assistant/replay/markdown.py), or JSON Lines (a `.jsonl` file) for scripts: one object per
+input, then `{"summary": …}`."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Literal
 
+from assistant.replay.shown import Stop
+from assistant.run.steps import Step
 from context.entry import FAILURE_PREFIX, RUN_ENDS, AssistantEntry, Entry, SystemEntry, UserEntry
-from context.render import printable
 from context.storage import EntryMeta
 from context.toolcalls import FinishRequest, PostMessage
 
@@ -26,6 +27,7 @@ class Side:
 
     entries: Sequence[Entry] = ()
     metadata: Sequence[EntryMeta] | None = None  # None: not known (a log file has none)
+    cards: Sequence[Step] = ()  # the thinking steps shown (assistant/replay/shown.py)
 
     @property
     def calls(self) -> list[str]:
@@ -78,6 +80,7 @@ class Side:
             "tokens": self.tokens,
             "errors": self.errors,
             "ended": self.ended,
+            "thinking_steps": [card.chunk() for card in self.cards],
         }
 
 
@@ -93,6 +96,7 @@ class Outcome:
     replay: Side | None = None  # None: the replay did not run
     status: Status = "not run"
     problem: str | None = None  # why it failed or did not run
+    stops: Sequence[Stop] = ()  # the stop button's presses the input's log records
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +106,7 @@ class Outcome:
             "asked": self.asked.as_dict() if self.asked else None,
             "status": self.status,
             "problem": self.problem,
+            "stops": [stop.as_json() for stop in self.stops],
             "recorded": self.recorded.as_json(),
             "replay": self.replay.as_json() if self.replay else None,
         }
@@ -162,10 +167,10 @@ class Summary:
             text += f"; same tool calls as recorded in {same} of {compared}"
         replay = self.tokens("replay")
         if replay is not None:
-            text += f"; replay tokens {_tokens(replay)}"
+            text += f"; replay tokens {tokens_text(replay)}"
         recorded = self.tokens("recorded")
         if recorded is not None:
-            text += f"; recorded tokens {_tokens(recorded)}"
+            text += f"; recorded tokens {tokens_text(recorded)}"
         return text + "."
 
     def as_json(self) -> dict[str, Any]:
@@ -188,109 +193,7 @@ def jsonl_report(outcomes: Sequence[Outcome]) -> str:
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
 
 
-def markdown_report(outcomes: Sequence[Outcome], model: str, persona: str) -> str:
-    cuts = sorted({o.at for o in outcomes if o.at is not None})
-    cut = f"before entry {cuts[0]}" if cuts else "none (each whole log)"
-    out = [
-        "# Replay report",
-        "",
-        f"- date: {datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}",
-        f"- model: {_inline(model)}",
-        f"- persona: {_inline(persona)}",
-        f"- cut: {cut}",
-        "",
-    ]
-    for number, outcome in enumerate(outcomes, 1):
-        out += _section(number, outcome)
-    out += ["## Summary", "", Summary(outcomes).line(), ""]
-    return "\n".join(out)
-
-
-def _section(number: int, o: Outcome) -> list[str]:
-    out = [f"## {number}. {_inline(o.source)}", ""]
-    if o.status == "not run":
-        return [*out, f"Not run: {_inline(o.problem or 'unknown')}", ""]
-    sent = o.at if o.at is not None else o.log_entries
-    where = f"Cut before entry {o.at}" if o.at is not None else "The whole log"
-    out.append(f"{where}: entries 0 to {sent - 1} sent (of {o.log_entries}).")
-    if isinstance(o.asked, UserEntry):
-        text = _quoted(o.asked.content.text)
-        who = _inline(o.asked.content.userid)
-        out.append(f"Last message before it: entry {o.asked.index}, {who}:")
-        out += ["", *_fenced([text])]
-    if o.problem:
-        out += ["", f"The replay failed: {_inline(o.problem)}"]
-    replay = o.replay or Side()
-    rows = [
-        ("entries", _count(o.recorded), _count(replay)),
-        ("tool calls", ", ".join(o.recorded.calls) or "—", ", ".join(replay.calls) or "—"),
-        ("steps", _maybe(o.recorded.steps), _maybe(replay.steps)),
-        (
-            "tokens (prompt / cached / completion)",
-            _tokens(o.recorded.tokens),
-            _tokens(replay.tokens),
-        ),
-        ("errors", str(len(o.recorded.errors)), str(len(replay.errors))),
-        ("ended", _inline(o.recorded.ended), _inline(replay.ended)),
-    ]
-    out += ["", "| | recorded | replay |", "|---|---|---|"]
-    out += [f"| {name} | {a} | {b} |" for name, a, b in rows]
-    for title, side in (("Recorded next", o.recorded), ("Replay", replay)):
-        if side.entries:
-            out += ["", f"{title}:", "", *_fenced([_describe(e) for e in side.entries])]
-    return [*out, ""]
-
-
-def _describe(entry: Entry) -> str:
-    """One entry on one line: control characters and line breaks escaped by JSON."""
-    if isinstance(entry, UserEntry):
-        text = _quoted(entry.content.text)
-        return f"{entry.index} 👤 {_one_line(entry.content.userid)}: {text}"
-    if isinstance(entry, SystemEntry):
-        return f"{entry.index} 🧠 {_quoted(entry.content)}"
-    assert isinstance(entry, AssistantEntry)
-    arguments = entry.content.model_dump(mode="json", exclude_none=True)
-    name = arguments.pop("toolCall")
-    arguments.pop("reasoning", None)
-    shown = printable(json.dumps(arguments, ensure_ascii=False)) if arguments else ""
-    return f"{entry.index} 🤖 {_one_line(name)} {shown}".rstrip()
-
-
-def _fenced(lines: list[str]) -> list[str]:
-    """A code block whose fence is longer than any run of backticks inside it."""
-    longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [f"{fence}text", *lines, fence]
-
-
-# What a log holds (ids, texts) is anyone's words: only these put it in the report, on one
-# line, with C0, DEL, C1 and bidi controls escaped, so it cannot forge a `## Summary` heading.
-def _quoted(text: str) -> str:
-    """A JSON string, with what JSON leaves raw (DEL, C1, bidi controls) escaped too."""
-    return printable(json.dumps(text, ensure_ascii=False))
-
-
-def _one_line(text: str) -> str:
-    return _quoted(text)[1:-1]
-
-
-def _inline(text: str) -> str:
-    """Text for a table cell, a heading or a line of prose: one line, no table pipes."""
-    return _one_line(text).replace("|", "\\|")
-
-
-def _count(side: Side) -> str:
-    if not side.entries:
-        return "0"
-    first, last = side.entries[0].index, side.entries[-1].index
-    return f"{len(side.entries)} ({first} to {last})" if first != last else f"1 ({first})"
-
-
-def _maybe(value: int | None) -> str:
-    return "—" if value is None else str(value)
-
-
-def _tokens(tokens: dict[str, int] | None) -> str:
+def tokens_text(tokens: dict[str, int] | None) -> str:
     if tokens is None:
         return "—"
     return " / ".join(f"{tokens[name]:,}" for name in TOKENS)

@@ -102,17 +102,11 @@ class Agent:
                 bot_user_id = await bot_user_of(self.client)  # a run resumed after a restart
             rules = await self.channels.rules(key.team, key.channel) if self.channels else None
             ctx = RunContext(
-                key,
-                self.client,
-                self.history,
-                f"<@{bot_user_id or 'assistant'}>",
-                context_log,
-                self.recorder.store,
-                PostLimits(self.post_caps),
-                recorder=self.recorder,
-                model=rules.model if rules else None,
-                post_as=rules.post_as if rules else {},
-            )
+                key, self.client, self.history, f"<@{bot_user_id or 'assistant'}>", context_log,
+                self.recorder.store, PostLimits(self.post_caps), recorder=self.recorder,
+                model=rules.model if rules else None, post_as=rules.post_as if rules else {},
+                in_session=progress.in_session,
+            )  # fmt: skip
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
             await self._answer(ctx, requests)

@@ -280,7 +280,8 @@ class PostStream:
             try:
                 await self._client.chat_stopStream(
                     channel=self._ctx.key.channel, ts=part.ts, metadata=metadata,
-                    blocks=blocks or None, **text_args(part.chunked, rest),
+                    blocks=blocks or None, session_status=self._ctx.session_status,
+                    **text_args(part.chunked, rest),
                 )  # fmt: skip
                 return True
             except SLACK_FAILURES as exc:

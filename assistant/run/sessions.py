@@ -3,7 +3,9 @@ while a run works its thread's session is `processing` (Slack shows the stop but
 it `active`. An app Slack does not take as an agent (`not_authorized`: not declared as one;
 `unknown_method`: a Slack without sessions) shows progress as before, the :eyes: reaction or
 the panel's status: the refusal is remembered per workspace for the life of the process, with
-one line in its log.
+one line in its log. An app not subscribed to `agent_session_stopped` gets sessions whose stop
+button does nothing (Slack shows a loading indicator instead, and warns
+`missing_agent_session_stopped_event_subscription`): one line in the log per workspace says so.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ log = logging.getLogger(__name__)
 PROCESSING = "processing"
 ACTIVE = "active"
 REFUSALS = frozenset({"not_authorized", "unknown_method"})
+UNSUBSCRIBED = "missing_agent_session_stopped_event_subscription"  # setStatus's warning
 MAX_TITLE = 200  # Slack's limit on a session's title
 _PERSON = re.compile(r"<@([UW][A-Z0-9]+)>")
 
@@ -33,6 +36,7 @@ class AgentSessions:
 
     client: AsyncWebClient
     refused: dict[str, str] = field(default_factory=dict)  # team -> Slack's error
+    unsubscribed: set[str] = field(default_factory=set)  # teams warned of, once each
 
     def applies(self, team: str) -> bool:
         """Whether sessions are tried in the workspace (not refused so far)."""
@@ -46,7 +50,7 @@ class AgentSessions:
         if not self.applies(key.team):
             return False
         try:
-            await self.client.agents_sessions_setStatus(
+            answer = await self.client.agents_sessions_setStatus(
                 channel_id=key.channel, thread_ts=key.thread_ts, status=status,
                 title=title, initiator_user_id=initiator,
             )  # fmt: skip
@@ -62,6 +66,13 @@ class AgentSessions:
                     key.team, error,
                 )  # fmt: skip
             return False
+        if UNSUBSCRIBED in str(answer.get("warning") or "") and key.team not in self.unsubscribed:
+            self.unsubscribed.add(key.team)
+            log.warning(
+                "Slack warns that the app is not subscribed to agent_session_stopped in "
+                "workspace %s: its stop button cannot stop runs there (see manifest.yml)",
+                key.team,
+            )
         return True
 
 

@@ -122,8 +122,9 @@ class StepCards:
         try:
             ensure_lease()
             await self._client.chat_stopStream(
-                channel=key.channel, ts=ts, chunks=self.pending() or None, metadata=STEPS_METADATA
-            )
+                channel=key.channel, ts=ts, chunks=self.pending() or None,
+                metadata=STEPS_METADATA, session_status=self._ctx.session_status,
+            )  # fmt: skip
         except SLACK_FAILURES as exc:
             log.info("step cards %s could not be stopped: %s", ts, briefly(exc))
             undeleted = await drop_stream(self._ctx, ts, self._client)

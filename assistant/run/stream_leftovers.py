@@ -88,7 +88,9 @@ async def drop_stream(
     assert ctx.client is not None
     ensure_lease()
     with contextlib.suppress(*SLACK_FAILURES):  # already stopped, or never started
-        await (stream_client or ctx.client).chat_stopStream(channel=ctx.key.channel, ts=ts)
+        await (stream_client or ctx.client).chat_stopStream(
+            channel=ctx.key.channel, ts=ts, session_status=ctx.session_status
+        )
     try:
         await ctx.client.chat_delete(channel=ctx.key.channel, ts=ts)
     except SLACK_FAILURES as exc:

@@ -10,21 +10,13 @@ import logging
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
 from tests.harness import mention as say
-from tests.harness import script_answers, thread_of
+from tests.harness import script_answers, thread_of, wait_session
 
 ASKED = "what is for lunch today?"
 
 
 def run_methods(slack, since: int) -> list[str]:
     return [call.method for call in slack.calls[since:]]
-
-
-def wait_session(slack, event, status: str, count: int = 1) -> None:
-    slack.wait_for_call(
-        "agents.sessions.setStatus",
-        count=count,
-        where=lambda c: c.params.get("thread_ts") == event["ts"] and c.params["status"] == status,
-    )
 
 
 def test_a_run_sets_its_session_processing_first_and_active_after(app, slack, model):
@@ -99,3 +91,48 @@ def test_a_slack_without_sessions_falls_back_too(app, slack, model):
         "unknown_method"
     ]
     assert len(slack.calls_to("chat.postMessage")) == 1
+
+
+def test_a_streamed_run_keeps_its_session_processing_until_it_ends(make_app, slack, model):
+    """Slack's chat.stopStream sets the session `active` unless told otherwise: the streams a
+    run stops on its way (its cards', its posts') say `processing`, so the stop button stays
+    until the run ends."""
+    slack.agents.agent = True
+    app = make_app(assistant_stream="auto")
+    model.script(
+        replies.tool_calls(("getThreadHistory", {"reasoning": "context"})),
+        replies.tool_calls(
+            ("postMessage", {"text": "First, the noodle bar.", "reasoning": "one"}),
+            ("postMessage", {"text": "Then, the park.", "reasoning": "two"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    event = say(slack, ASKED)
+    assert app.send_event(event).status == 200
+    wait_session(slack, event, "active")
+    app.wait_idle()
+
+    statuses = slack.agents.session(event["channel"], event["ts"]).statuses
+    assert statuses[0] == "processing" and statuses[-1] == "active"
+    assert "active" not in statuses[:-1]
+    stops = slack.calls_to("chat.stopStream")
+    assert stops and all(c.params.get("session_status") == "processing" for c in stops)
+
+
+def test_an_app_not_subscribed_to_the_stop_event_is_told_once(app, slack, model, caplog):
+    """Slack warns on setStatus while the app is not subscribed to agent_session_stopped (its
+    stop button would do nothing): one line per workspace, and sessions go on."""
+    caplog.set_level(logging.WARNING, logger="assistant.run.sessions")
+    slack.agents.agent = True
+    slack.agents.subscribed = False
+    script_answers(model, 2)
+    for text in (ASKED, "and tomorrow?"):
+        event = say(slack, text)
+        assert app.send_event(event).status == 200
+        wait_session(slack, event, "active")
+        app.wait_idle()
+
+    assert all(c.response.get("warning") for c in slack.calls_to("agents.sessions.setStatus"))
+    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.sessions"]
+    assert len(lines) == 1 and "agent_session_stopped" in lines[0] and ids.TEAM_ID in lines[0]
+    assert len(slack.calls_to("chat.postMessage")) == 2

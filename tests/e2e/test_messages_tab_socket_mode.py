@@ -16,13 +16,15 @@ from tests.process import TIMEOUT, AssistantProcess
 ME = f"<@{ids.USER_ID}>"
 
 
-def test_the_messages_tab_over_socket_mode(slack, model, tmp_path):
-    model.script(
-        replies.tool_calls(
-            ("postMessage", {"text": "Risotto!", "reasoning": "answer"}),
-            ("finishRequest", {"reasoning": "done"}),
-        )
+def answer(text: str) -> replies.Completion:
+    return replies.tool_calls(
+        ("postMessage", {"text": text, "reasoning": "answer"}),
+        ("finishRequest", {"reasoning": "done"}),
     )
+
+
+def test_the_messages_tab_over_socket_mode(slack, model, tmp_path):
+    model.script(answer("Risotto!"), answer("Soup."))
     with AssistantProcess("run", env=socket_env(slack, model, tmp_path), cwd=tmp_path) as app:
         slack.wait_connected(timeout=TIMEOUT)
         for _ in range(2):  # opened twice: the prompts once
@@ -33,6 +35,13 @@ def test_the_messages_tab_over_socket_mode(slack, model, tmp_path):
         question = seed(slack, events.dm("Lunch ideas?"))
         slack.wait_for_ack(slack.send_event(question), timeout=TIMEOUT)
         (posted,) = slack.wait_for_call("chat.postMessage", timeout=TIMEOUT)
+
+        # A change while the thread goes on reaches that thread's next prompt.
+        viewing = app_context_changed(channel_entity("C0WATCHED2"))
+        slack.wait_for_ack(slack.send_event(viewing), timeout=TIMEOUT)
+        reply = seed(slack, events.dm("And dinner?", thread_ts=question["ts"]))
+        slack.wait_for_ack(slack.send_event(reply), timeout=TIMEOUT)
+        slack.wait_for_call("chat.postMessage", count=2, timeout=TIMEOUT)
         code = app.stop(signal.SIGTERM)
 
     assert code == 0, app.stderr.text
@@ -49,3 +58,6 @@ def test_the_messages_tab_over_socket_mode(slack, model, tmp_path):
     assert entries[2].content.text == "Lunch ideas?"
     request = model.requests[0]["messages"][1]["content"]
     assert f"{ME} is now viewing <#C0WATCHED1>." in request
+    later = [str(entry.content) for entry in entries[3:]]
+    assert later.count(f"{ME} is now viewing <#C0WATCHED2>.") == 1
+    assert f"{ME} is now viewing <#C0WATCHED2>." in model.requests[1]["messages"][1]["content"]

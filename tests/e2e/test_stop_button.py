@@ -11,7 +11,7 @@ from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
 from assistant.fakes.openai_stream import Streamed, StreamStyle
 from tests.harness import mention as say
-from tests.harness import thread_of
+from tests.harness import thread_of, wait_session
 
 ANSWER = (
     "Here are three lunch ideas near the office: the noodle bar on the corner, the Lebanese "
@@ -23,15 +23,6 @@ POSTS = ("chat.postMessage", "chat.startStream")
 
 def post(text: str) -> tuple[str, dict[str, str]]:
     return ("postMessage", {"text": text, "reasoning": "answer"})
-
-
-def ended(slack, event, count: int = 1) -> None:
-    """Until the thread's session was set `active` `count` times."""
-    slack.wait_for_call(
-        "agents.sessions.setStatus",
-        count=count,
-        where=lambda c: c.params.get("thread_ts") == event["ts"] and c.params["status"] == "active",
-    )
 
 
 def test_stop_during_a_streamed_answer(make_app, slack, model):
@@ -51,7 +42,7 @@ def test_stop_during_a_streamed_answer(make_app, slack, model):
     shown = slack.store.get(event["channel"], streamed)["text"]
     before = len(slack.calls)
     assert app.send_event(stop).status == 200
-    ended(slack, event)
+    wait_session(slack, event, "active")
     gate.release()  # the model writes on: nobody reads it any more
     app.wait_idle()
 
@@ -107,7 +98,7 @@ def test_a_stop_by_another_person_before_the_model_answers(app, slack, model):
     assert stop["streaming_message_ts"] == []
     assert app.send_event(stop).status == 200
     assert app.send_event(stop).status == 200  # pressed twice (or Slack's retry): one stop
-    ended(slack, event)
+    wait_session(slack, event, "active")
     held.release()
     app.wait_idle()
 

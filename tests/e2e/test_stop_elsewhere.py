@@ -14,18 +14,10 @@ from bench.server import AppServer
 from context.storage import ThreadKey, open_store
 from tests.e2e.test_socket_mode import socket_env
 from tests.harness import mention as say
-from tests.harness import thread_of
+from tests.harness import thread_of, wait_session
 from tests.process import TIMEOUT, AssistantProcess
 
 FINISH = ("finishRequest", {"reasoning": "done"})
-
-
-def session_ended(slack, event) -> None:
-    slack.wait_for_call(
-        "agents.sessions.setStatus",
-        timeout=TIMEOUT,
-        where=lambda c: c.params.get("thread_ts") == event["ts"] and c.params["status"] == "active",
-    )
 
 
 def stopped_log(database_url: str, key: ThreadKey) -> tuple[list[str], int]:
@@ -49,7 +41,7 @@ def test_stop_over_socket_mode(slack, model, tmp_path):
         held.wait_reached(timeout=TIMEOUT)
         stop = slack.agents.press_stop(event["channel"], event["ts"])
         slack.wait_for_ack(slack.send_event(stop), timeout=TIMEOUT)
-        session_ended(slack, event)
+        wait_session(slack, event, "active")
         held.release()
         code = app.stop(signal.SIGTERM)
 
@@ -77,7 +69,7 @@ def test_stop_reaches_the_run_in_another_process(postgres_url, tmp_path):
             held.wait_reached(timeout=TIMEOUT)
             stop = slack.agents.press_stop(event["channel"], event["ts"])
             assert post(told, stop) == 200
-            session_ended(slack, event)
+            wait_session(slack, event, "active")
             held.release()
             entries, owed = stopped_log(postgres_url, thread_of(event))
             # Each process prints the entries it records: the run's holder recorded the stop.

@@ -125,3 +125,12 @@ def test_the_stop_button_stops_the_streams_and_stop_stream_sets_the_session(slac
     )
     client.chat_stopStream(channel=dm, ts=third, session_status="active")
     assert slack.agents.session(dm, root).status == "active"
+
+
+def test_stop_stream_without_a_session_status_sets_slack_s_default_active(slack, client):
+    root = slack.add_message(ids.DM_CHANNEL_ID, user=ids.USER_ID, text="lunch?")["ts"]
+    dm = ids.DM_CHANNEL_ID
+    client.agents_sessions_setStatus(channel_id=dm, thread_ts=root, status="processing")
+    ts = client.chat_startStream(channel=dm, thread_ts=root, markdown_text="Noodles")["ts"]
+    client.chat_stopStream(channel=dm, ts=ts)
+    assert slack.agents.session(dm, root).statuses == ["processing", "active"]

@@ -11,6 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.post_limits import PostLimits
 from assistant.run.prompt import ShownPrompt
+from assistant.run.sessions import PROCESSING
 from assistant.slack.history import ThreadHistory
 from context.entry import Entry
 from context.log import ContextLog
@@ -52,6 +53,14 @@ class RunContext:
     # and the name and icon its posts and streams carry (chat:write.customize).
     model: str | None = None
     post_as: dict[str, str] = field(default_factory=dict)
+    # The run's agent session is `processing` (assistant.run.progress): a stream it stops
+    # before its end says so, or Slack's default (`active`) would take the stop button away.
+    in_session: bool = False
+
+    @property
+    def session_status(self) -> str | None:
+        """`chat.stopStream`'s `session_status` for a stream the run stops and goes on after."""
+        return PROCESSING if self.in_session else None
 
 
 # A tool gets its call, the run, and the index of the call's entry in the log; it returns
