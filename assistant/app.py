@@ -74,8 +74,7 @@ class Assistant:
         for files in self.files.built():
             await files.close()
         await self.workspaces.close()
-        if self.identity is not None:  # the one token's client, Bolt's
-            await close_slack_client(self.app.client)
+        await close_slack_client(self.app.client)  # Bolt's, configured as ours
         self.events.recorder.close()
         self.store.close()
 

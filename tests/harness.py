@@ -10,7 +10,7 @@ import io
 import json
 import socket
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
@@ -52,6 +52,7 @@ def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra
 class Response:
     status: int
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class RunningApp:
@@ -97,7 +98,7 @@ class RunningApp:
         try:
             connection.request(method, path, body=body, headers=headers or {})
             response = connection.getresponse()
-            return Response(response.status, response.read())
+            return Response(response.status, response.read(), dict(response.getheaders()))
         finally:
             connection.close()
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
-from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy import (
     Boolean,
     Column,
@@ -226,15 +224,6 @@ channel_settings_table = Table(
     Column("updated_at", String, nullable=False),
     PrimaryKeyConstraint("team", "channel", name="pk_channel_settings"),
 )
-
-# OAuth installs (README "Distributing the app"): slack-sdk's own tables, which its SQLAlchemy
-# installation and state stores read and write (assistant/slack/installs.py); here so that the
-# migrated schema is checked against them like the rest.
-_INSTALLS, _STATES = SQLAlchemyInstallationStore, SQLAlchemyOAuthStateStore
-_INSTALLS.build_installations_table(metadata, _INSTALLS.default_installations_table_name)
-_INSTALLS.build_bots_table(metadata, _INSTALLS.default_bots_table_name)
-_STATES.build_oauth_states_table(metadata, _STATES.default_table_name)
-
 
 def is_thread(key: ThreadKey) -> ColumnElement[bool]:
     """The condition on `threads_table` that selects the row of `key`."""
