@@ -100,6 +100,12 @@ class OAuthMethods:
             self._revoked.add(token)
         workspace.tokens.clear()
 
+    def refuse_refresh(self, team_id: str) -> None:
+        """`team_id`'s refresh tokens are refused from now on (`invalid_refresh_token`)."""
+        for refresh, team in list(self._refresh_tokens.items()):
+            if team == team_id:
+                del self._refresh_tokens[refresh]
+
     # -- the check every call goes through -----------------------------------------------------
 
     def _check_workspace(self, method: str, token: str, params: dict[str, Any]) -> None:

@@ -10,6 +10,9 @@ the store's own calls are."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
+from contextvars import ContextVar
 from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation
@@ -64,3 +67,32 @@ class OAuthStates(SQLAlchemyOAuthStateStore, AsyncOAuthStateStore):
 
     async def async_consume(self, state: str) -> bool:
         return await asyncio.to_thread(self.consume, state)
+
+
+# Bolt's words when a token refresh fails inside a request (slack_bolt/authorization), and the
+# line its authorization middleware adds after it.
+_ROTATION_FAILED = "Failed to rotate tokens due to "
+_NOT_FOUND = "Although the app should be installed into this workspace"
+_refused_here: ContextVar[bool] = ContextVar("refresh_refused", default=False)
+
+
+class _OneLineForARefusedRefresh(logging.Filter):
+    """A refresh Slack refuses is, in Bolt's log, a multi-line exception text and then a
+    second line about a missing installation: here it is one line saying what Slack said."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith(_ROTATION_FAILED):
+            error = re.search(r"'error': '([^']+)'", message)
+            record.msg = "Slack refused to refresh a workspace's bot token (%s): its events are "
+            record.msg += "refused until it is installed again"
+            record.args = (error.group(1) if error else "no answer",)
+            _refused_here.set(True)
+            return True
+        return not (message.startswith(_NOT_FOUND) and _refused_here.get())
+
+
+logging.getLogger("slack_bolt.AsyncApp").addFilter(_OneLineForARefusedRefresh())
+logging.getLogger("slack_bolt.AsyncMultiTeamsAuthorization").addFilter(
+    _OneLineForARefusedRefresh()
+)

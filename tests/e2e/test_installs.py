@@ -12,6 +12,7 @@ from http.cookies import SimpleCookie
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
+from slack_sdk.oauth.installation_store import Installation
 
 from assistant.app_oauth import bot_scopes
 from assistant.fakes import ids
@@ -20,6 +21,7 @@ from assistant.fakes.slack_oauth import EXPIRES_IN
 from assistant.run.workspace_runs import NOT_INSTALLED
 from assistant.slack.installs import Installations
 from context.storage import open_store
+from tests.e2e.test_durable_runs import crashed_after
 from tests.harness import mention, script_answers, thread_of
 
 pytestmark = pytest.mark.app_backend
@@ -154,14 +156,27 @@ def test_after_an_uninstall_nothing_is_called_for_the_workspace_and_its_logs_sta
     assert oauth_app.log(thread_of(later, TEAM_A)) == []
 
 
+@pytest.mark.parametrize("installed", ["never", "refresh refused"])
 def test_a_thread_owed_in_a_workspace_no_longer_installed_ends_without_a_slack_call(
-    make_app, slack, model, app_stores, caplog
+    installed, make_app, slack, model, app_stores, caplog
 ):
-    from tests.e2e.test_durable_runs import crashed_after
-
     slack.oauth_app(CLIENT_ID, CLIENT_SECRET)
-    slack.add_workspace(ids.TEAM_ID, channels=())  # declared, not installed
+    slack.add_workspace(ids.TEAM_ID, channels=())
     key = crashed_after(app_stores[0], slack)  # a mention owed an answer, from before
+    lines = [f"thread {key} not answered: the app is not installed in its workspace"]
+    if installed == "refresh refused":  # an install whose token expires, never refreshed
+        store = open_store(app_stores[0])
+        Installations(store, CLIENT_ID).save(
+            Installation(
+                app_id=ids.APP_ID, enterprise_id=None, team_id=ids.TEAM_ID,
+                user_id=ids.USER_ID, bot_token="xoxb-expiring", bot_id=ids.BOT_ID,
+                bot_user_id=ids.BOT_USER_ID, bot_scopes="chat:write",
+                bot_refresh_token="xoxe-1-refused", bot_token_expires_in=60,
+            )
+        )  # fmt: skip
+        store.close()
+        refused = f"Slack refused to refresh the token of workspace {ids.TEAM_ID}"
+        lines.insert(0, f"{refused} (invalid_refresh_token)")
     with caplog.at_level(logging.WARNING):
         app = make_app(
             slack_bot_token=None, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET
@@ -170,10 +185,11 @@ def test_a_thread_owed_in_a_workspace_no_longer_installed_ends_without_a_slack_c
     log = app.log(key)
     assert log[-1]["content"] == NOT_INSTALLED and len(log) == 3
     assert app.assistant.store.pending(key) == []
-    assert slack.calls == [] and model.requests == []
-    assert [r.getMessage() for r in caplog.records if "not installed" in r.getMessage()] == [
-        f"thread {key} not answered: the app is not installed in its workspace"
-    ]
+    assert [c.method for c in slack.calls] == (
+        ["oauth.v2.access"] if installed == "refresh refused" else []
+    )
+    assert model.requests == []
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == lines
 
 
 def test_an_expiring_token_is_refreshed_and_used_and_no_secret_is_in_any_output(
@@ -200,3 +216,23 @@ def test_an_expiring_token_is_refreshed_and_used_and_no_secret_is_in_any_output(
     output = "\n".join([out, err, oauth_app.trace.getvalue(), caplog.text])
     secrets = [CLIENT_SECRET, first, newest, *slack._refresh_tokens]
     assert [s for s in secrets if s in output] == []
+
+
+def test_a_refused_refresh_is_one_clean_line_and_nothing_is_called_for_the_workspace(
+    oauth_app, slack, model, caplog
+):
+    slack.workspaces[TEAM_A].rotating = True
+    slack.workspaces[TEAM_A].expires_in = 60  # to be refreshed on its next use
+    install(oauth_app, slack, TEAM_A)
+    slack.refuse_refresh(TEAM_A)
+    calls = len(slack.calls)
+    with caplog.at_level(logging.INFO):
+        event = say_in(oauth_app, slack, TEAM_A, CHANNEL_A, "hello")
+        oauth_app.wait_handled()
+    assert [c.method for c in slack.calls[calls:]] == ["oauth.v2.access"]  # the refresh only
+    assert oauth_app.log(thread_of(event, TEAM_A)) == []
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert lines == [
+        "Slack refused to refresh a workspace's bot token (invalid_refresh_token): its events "
+        "are refused until it is installed again"
+    ]
