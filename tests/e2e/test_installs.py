@@ -30,6 +30,7 @@ CLIENT_ID = "1234.5678"
 CLIENT_SECRET = "fake-client-secret-0123456789"
 TEAM_A, TEAM_B = "T0TEAMAAAA", "T0TEAMBBBB"
 CHANNEL_A, CHANNEL_B = "C0CHANAAAA", "C0CHANBBBB"
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200)
 
 
 @pytest.fixture
@@ -72,8 +73,8 @@ def bot_of(url: str, team: str):
         store.close()
 
 
-def say_in(app, slack, team: str, channel: str, text: str) -> dict:
-    event = mention(slack, text, channel=channel)
+def say_in(app, slack, team: str, channel: str, text: str, **fields) -> dict:
+    event = mention(slack, text, channel=channel, **fields)
     assert app.send_event(event, payload=event_callback(event, team_id=team)).status == 200
     return event
 
@@ -110,7 +111,8 @@ def test_two_workspaces_are_answered_at_once_each_with_its_own_token(oauth_app, 
     held = slack.hold("chat.postMessage")  # A's answer waits while B's is written
     event_a = say_in(oauth_app, slack, TEAM_A, CHANNEL_A, "hello from A")
     slack.wait_for_call("reactions.add", where=lambda c: c.params["channel"] == CHANNEL_A)
-    event_b = say_in(oauth_app, slack, TEAM_B, CHANNEL_B, "hello from B")
+    picture = slack.add_file("pic.png", "image/png", PNG, team=TEAM_B)  # B's to read only
+    event_b = say_in(oauth_app, slack, TEAM_B, CHANNEL_B, "hello from B", files=[picture])
     slack.wait_for_call("reactions.add", where=lambda c: c.params["channel"] == CHANNEL_B)
     held.release()
     slack.wait_for_call("reactions.remove", count=2)
@@ -119,6 +121,7 @@ def test_two_workspaces_are_answered_at_once_each_with_its_own_token(oauth_app, 
     tokens = {team: slack.workspaces[team].tokens[-1] for team in (TEAM_A, TEAM_B)}
     posts = {c.params["channel"]: c.token for c in slack.calls_to("chat.postMessage")}
     assert posts == {CHANNEL_A: tokens[TEAM_A], CHANNEL_B: tokens[TEAM_B]}
+    assert set(slack.downloads) == {picture["id"]}  # with B's token: A's gets a sign-in page
     failed = [(c.method, c.response.get("error")) for c in slack.calls if not c.ok]
     assert set(failed) == {("agents.sessions.setStatus", "not_authorized")}  # not an agent app
     for call in slack.calls:  # every call about a channel, with that channel's workspace's

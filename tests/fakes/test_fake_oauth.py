@@ -4,6 +4,7 @@ workspace the call is about."""
 
 from __future__ import annotations
 
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -107,3 +108,17 @@ def test_a_token_is_good_only_for_its_own_workspace(slack: FakeSlack) -> None:
     slack.uninstall(TEAM_A)
     assert error_of(lambda: a.chat_postMessage(channel=CHANNEL_A, text="hi")) == "token_revoked"
     assert b.chat_postMessage(channel=CHANNEL_B, text="hi")["ok"]
+
+
+def test_a_file_is_served_only_to_its_workspace_token(slack: FakeSlack) -> None:
+    picture = slack.add_file("pic.png", "image/png", b"\x89PNG-bytes", team=TEAM_A)
+
+    def download(token: str) -> bytes:
+        request = urllib.request.Request(picture["url_private"])
+        request.add_header("Authorization", f"Bearer {token}")
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.read()
+
+    assert b"<html" in download("xoxb-b").lower()  # Slack's sign-in page, as for no access
+    assert download("xoxb-a") == b"\x89PNG-bytes"
+    assert slack.downloads == [picture["id"]]
