@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
@@ -47,43 +48,46 @@ class Workspaces:
         self._rotate_minutes = rotate_minutes
         self._clients: dict[str, AsyncWebClient] = {}  # team -> the client of its token now
         self._refused: dict[str, str] = {}  # team -> the token whose refresh Slack refused
-        self._lock = asyncio.Lock()
+        self._retired: list[AsyncWebClient] = []  # replaced by a refreshed token's
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)  # by team
 
     async def client(self, team: str) -> AsyncWebClient | None:
         """`team`'s client; None when the app is not installed there (any more)."""
         if self._single is not None:
             return self._single
         assert self._installations is not None
-        bot = await self._installations.async_find_bot(enterprise_id=None, team_id=team)
-        if bot is None or not bot.bot_token:
-            return None
-        if self._rotator is not None and self._refused.get(team) != bot.bot_token:
-            try:
-                rotated = await self._rotator.perform_bot_token_rotation(
-                    bot=bot, minutes_before_expiration=self._rotate_minutes
-                )
-            except SlackTokenRotationError as exc:
-                error = exc.api_error.response.get("error")
-                self._refused[team] = bot.bot_token  # said once, not asked again
-                log.warning("Slack refused to refresh the token of workspace %s (%s)", team, error)
+        # One at a time: two runs of a workspace must not both spend its refresh token.
+        async with self._locks[team]:
+            bot = await self._installations.async_find_bot(enterprise_id=None, team_id=team)
+            if bot is None or not bot.bot_token or self._refused.get(team) == bot.bot_token:
                 return None
-            if rotated is not None:
-                await self._installations.async_save_bot(rotated)
-                bot = rotated
-        elif self._refused.get(team) == bot.bot_token:
-            return None
-        async with self._lock:
+            if self._rotator is not None:
+                try:
+                    rotated = await self._rotator.perform_bot_token_rotation(
+                        bot=bot, minutes_before_expiration=self._rotate_minutes
+                    )
+                except SlackTokenRotationError as exc:
+                    error = exc.api_error.response.get("error")
+                    self._refused[team] = bot.bot_token  # said once, not asked again
+                    log.warning(
+                        "Slack refused to refresh the token of workspace %s (%s)", team, error
+                    )
+                    return None
+                if rotated is not None:
+                    await self._installations.async_save_bot(rotated)
+                    bot = rotated
             found = self._clients.get(team)
             if found is None or found.token != bot.bot_token:
-                if found is not None:
-                    await close_slack_client(found)
+                if found is not None:  # a run may still use it: closed at the end
+                    self._retired.append(found)
                 found = self._clients[team] = create_slack_client(bot.bot_token, self._api_base)
             return found
 
     async def close(self) -> None:
-        for client in self._clients.values():
+        for client in [*self._clients.values(), *self._retired]:
             await close_slack_client(client)
         self._clients.clear()
+        self._retired.clear()
 
 
 class PerWorkspace(Generic[T]):
