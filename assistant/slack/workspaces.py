@@ -101,6 +101,7 @@ class PerWorkspace(Generic[T]):
         # one of each part, as before there were many workspaces.
         self._built: dict[int, tuple[AsyncWebClient, T]] = {}
         self._teams: dict[str, int] = {}  # team -> its client's key in `_built`
+        self._replaced: list[T] = []
 
     async def of(self, team: str) -> T | None:
         """`team`'s; None when the app is not installed there (any more)."""
@@ -108,8 +109,8 @@ class PerWorkspace(Generic[T]):
         if client is None:
             return None
         before = self._teams.get(team)
-        if before is not None and before != id(client):
-            self._built.pop(before, None)  # its token was replaced
+        if before is not None and before != id(client) and before in self._built:
+            self._replaced.append(self._built.pop(before)[1])  # its token was refreshed
         self._teams[team] = id(client)
         return self.for_client(client)
 
@@ -122,4 +123,4 @@ class PerWorkspace(Generic[T]):
 
     def built(self) -> list[T]:
         """Every one built so far (to close them)."""
-        return [part for _, part in self._built.values()]
+        return [*(part for _, part in self._built.values()), *self._replaced]
