@@ -156,6 +156,12 @@ class RunningApp:
 
         return asyncio.run_coroutine_threadsafe(count(), self._loop).result(TIMEOUT)
 
+    def agent(self) -> Any:
+        """The agent the scheduler runs (`Agent.run`, through `WorkspaceRuns`): with
+        SLACK_BOT_TOKEN, the one workspace's, built with the app's one client."""
+        runs = self.assistant.scheduler.run.__self__  # type: ignore[union-attr]
+        return runs.agents.for_client(self.assistant.client)
+
     def log(self, key: ThreadKey) -> list[dict[str, Any]]:
         return [entry.as_dict() for entry in self.assistant.store.entries(key)]
 
