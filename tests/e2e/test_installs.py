@@ -133,10 +133,20 @@ def test_two_workspaces_are_answered_at_once_each_with_its_own_token(oauth_app, 
     assert oauth_app.log(thread_of(event_b, TEAM_B))[-1]["content"]["toolCall"] == "finishRequest"
 
 
+UNINSTALLED = {"type": "app_uninstalled", "event_ts": "1700000000.000100"}
+REVOKED = {
+    "type": "tokens_revoked",
+    "tokens": {"oauth": [], "bot": [ids.BOT_USER_ID]},
+    "event_ts": "1700000000.000100",
+}
+
+
+@pytest.mark.parametrize("uninstalled", [UNINSTALLED, REVOKED], ids=["uninstalled", "revoked"])
 def test_after_an_uninstall_nothing_is_called_for_the_workspace_and_its_logs_stay(
-    oauth_app, slack, model, app_stores
+    uninstalled, oauth_app, slack, model, app_stores, caplog
 ):
     install(oauth_app, slack, TEAM_A)
+    install(oauth_app, slack, TEAM_B)
     script_answers(model, 1)
     event = say_in(oauth_app, slack, TEAM_A, CHANNEL_A, "hello")
     slack.wait_for_call("reactions.remove")
@@ -144,11 +154,14 @@ def test_after_an_uninstall_nothing_is_called_for_the_workspace_and_its_logs_sta
     log = oauth_app.log(thread_of(event, TEAM_A))
 
     slack.uninstall(TEAM_A)
-    uninstalled = {"type": "app_uninstalled", "event_ts": "1700000000.000100"}
     payload = event_callback(uninstalled, team_id=TEAM_A)
-    assert oauth_app.send_event(uninstalled, payload=payload).status == 200
-    oauth_app.wait_listeners()
+    with caplog.at_level(logging.WARNING):
+        assert oauth_app.send_event(uninstalled, payload=payload).status == 200
+        oauth_app.wait_listeners()
     assert bot_of(app_stores[0], TEAM_A) is None
+    assert bot_of(app_stores[0], TEAM_B) is not None  # the other workspace's stays
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("assistant")]
+    assert len(said) == 1 and f"workspace {TEAM_A}" in said[0], said
 
     calls = len(slack.calls)
     later = mention(slack, "still there?", channel=CHANNEL_A)
