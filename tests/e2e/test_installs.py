@@ -252,3 +252,15 @@ def test_a_refused_refresh_is_one_clean_line_and_nothing_is_called_for_the_works
         "Slack refused to refresh a workspace's bot token (invalid_refresh_token): its events "
         "are refused until it is installed again"
     ]
+
+
+def test_with_one_bot_token_an_uninstall_is_one_line_and_nothing_else(app, slack, caplog):
+    with caplog.at_level(logging.WARNING):
+        assert app.send_event(UNINSTALLED).status == 200
+        app.wait_listeners()
+    said = [r.getMessage() for r in caplog.records]
+    assert said == [
+        f"the app was uninstalled from workspace {ids.TEAM_ID}: SLACK_BOT_TOKEN works there "
+        "no more"
+    ]
+    assert slack.calls == []
