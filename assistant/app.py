@@ -11,6 +11,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
+from assistant.app_oauth import create_bolt_app
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
@@ -32,12 +33,14 @@ from assistant.run.slack_outage import SlackOutages
 from assistant.run.stop import StopRecorder
 from assistant.run.stream_sweeper import StreamSweeper
 from assistant.run.streaming import SlackStreaming
+from assistant.run.workspace_runs import WorkspaceRuns
 from assistant.settings import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.channel_names import ChannelNames
-from assistant.slack.client import close_slack_client, configure_slack_client
+from assistant.slack.client import close_slack_client
 from assistant.slack.files import SlackFiles
 from assistant.slack.history import ThreadHistory
+from assistant.slack.workspaces import PerWorkspace, Workspaces
 from context.storage import Store, open_store
 from context.trace import open_trace
 
@@ -48,21 +51,30 @@ EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads m
 class Assistant:
     settings: Settings
     store: Store
-    client: AsyncWebClient
+    workspaces: Workspaces  # each workspace's client (assistant/slack/workspaces.py)
+    files: PerWorkspace[SlackFiles]
     model: ModelClient
     scheduler: RunScheduler | None  # None in the ingress role: runs are the workers'
     events: EventRecorder
     app: AsyncApp
     channel_names: ChannelNames
-    identity: BotIdentity
+    identity: BotIdentity | None  # None: installed through OAuth, each workspace's own
+
+    @property
+    def client(self) -> AsyncWebClient:
+        """The app's own client: with SLACK_BOT_TOKEN, the one workspace's; through OAuth,
+        one without a token (installs, token refreshes)."""
+        return self.app.client
 
     async def close(self) -> None:
         if self.scheduler is not None:
             await self.scheduler.stop()
         await self.channel_names.close()
         await self.model.close()
-        await self.events.content.files.close()
-        await close_slack_client(self.client)
+        for files in self.files.built():
+            await files.close()
+        await self.workspaces.close()
+        await close_slack_client(self.app.client)  # Bolt's, configured as ours
         self.events.recorder.close()
         self.store.close()
 
@@ -79,36 +91,21 @@ def create_assistant(
     `identity`: the bot's, if the token was checked already. `runs`: False for the ingress
     role, which records events and runs nothing, not even what is owed (the workers do)."""
     store = open_store(settings.database_url)
-    assert settings.slack_bot_token is not None
-    identity = identity or BotIdentity(settings.slack_bot_token.get_secret_value())
-    # Bolt is given the token, not a client: given a client, it still reads SLACK_BOT_TOKEN
-    # from the environment (whenever no token is passed) and then warns that the token it
-    # found is unused. The client it builds from the token is then configured as ours.
-    app = AsyncApp(
-        token=settings.slack_bot_token.get_secret_value(),
-        signing_secret=(
-            settings.slack_signing_secret.get_secret_value()
-            if settings.slack_signing_secret
-            else ""  # Socket Mode: Slack signs nothing, the websocket is authenticated
-        ),
-        # Acknowledge an event only once it is recorded (the run itself starts after): a
-        # process killed before that leaves Slack to retry it, so no message is lost.
-        process_before_response=True,
-        # The bot's identity learned once, never asked for inside a request: an event is
-        # recorded and acknowledged whatever Slack's Web API does (assistant/slack/bot_identity.py).
-        authorize=identity,
-    )
-    client = configure_slack_client(app.client, settings.slack_api_base)
-    identity.client = client
-    channel_names = ChannelNames(client)
+    app, workspaces, identity = create_bolt_app(settings, store, identity)
+    channel_names = ChannelNames(workspaces.client)
     recorder = Recorder(
         store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
     )
     model = ModelClient(settings.model_options())
-    files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
+    # Whatever calls Slack is built for each workspace, with its client: its token.
+    files = PerWorkspace(
+        workspaces, lambda client: SlackFiles(client.token or "", settings.slack_api_base)
+    )
     channels = Channels(store, settings.instructions, settings.personas())
     scheduler = (
-        _scheduler(settings, store, client, recorder, model, files, channels) if runs else None
+        _scheduler(settings, store, workspaces, files, recorder, model, channels)
+        if runs
+        else None
     )
     if scheduler is not None and resume:
         scheduler.start()
@@ -117,11 +114,21 @@ def create_assistant(
     # hundreds of them under load).
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
     event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
-    access = LinkAccess(client)  # one set of cached answers: links and feedback clicks
-    content = MessageContent(
-        client, files, model.transcribe, access, settings.assistant_max_image_bytes
+    # One set of cached answers per workspace: links and feedback clicks.
+    access = PerWorkspace(workspaces, LinkAccess)
+    content = PerWorkspace(
+        workspaces,
+        lambda client: MessageContent(
+            client,
+            files.for_client(client),
+            model.transcribe,
+            access.for_client(client),
+            settings.assistant_max_image_bytes,
+        ),
     )
-    gate = ChannelGate(channels, client, event_recorder)
+    gate = PerWorkspace(
+        workspaces, lambda client: ChannelGate(channels, client, event_recorder)
+    )
     events = EventRecorder(
         settings, event_recorder, scheduler or RunsElsewhere(), content, gate
     )
@@ -129,48 +136,62 @@ def create_assistant(
     home = AppHome(store, channels.personas)
     stops = StopButton(event_recorder, scheduler)
     panel = Panel(settings, event_recorder, channels)
-    listeners.register(app, events, panel, feedback, home, stops)
+    listeners.register(app, events, panel, feedback, home, stops, settings.oauth)
     return Assistant(
-        settings, store, client, model, scheduler, events, app, channel_names, identity
-    )
+        settings, store, workspaces, files, model, scheduler, events, app, channel_names,
+        identity,
+    )  # fmt: skip
 
 
 def _scheduler(
     settings: Settings,
     store: Store,
-    client: AsyncWebClient,
+    workspaces: Workspaces,
+    files: PerWorkspace[SlackFiles],
     recorder: Recorder,
     model: ModelClient,
-    files: SlackFiles,
     channels: Channels,
 ) -> RunScheduler:
-    """This process's runs: the agent, and the scheduler that claims threads for it."""
-    images = ImageParts(
-        files,
-        store,
-        settings.assistant_max_images,
-        settings.assistant_max_image_bytes,
-        settings.assistant_max_prompt_image_bytes,
-    )
-    sessions = AgentSessions(client)
+    """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.assistant_stream == "auto" else None
-    agent = Agent(
-        recorder,
-        model,
-        client,
-        ThreadHistory(store, client),
-        settings.assistant_max_steps,
-        settings.prompt_budget(),
-        images=images,
-        post_caps=settings.post_caps(),
-        panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
-        streaming=streaming,
-        outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
-        channels=channels,
-        sessions=sessions,
-    )
+    sessions = PerWorkspace(workspaces, AgentSessions)
+
+    def agent(client: AsyncWebClient) -> Agent:
+        images = ImageParts(
+            files.for_client(client),
+            store,
+            settings.assistant_max_images,
+            settings.assistant_max_image_bytes,
+            settings.assistant_max_prompt_image_bytes,
+        )
+        return Agent(
+            recorder,
+            model,
+            client,
+            ThreadHistory(store, client),
+            settings.assistant_max_steps,
+            settings.prompt_budget(),
+            images=images,
+            post_caps=settings.post_caps(),
+            panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
+            streaming=streaming,
+            outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
+            channels=channels,
+            sessions=sessions.for_client(client),
+        )
+
     lease = settings.assistant_run_lease_seconds
-    sweeper = StreamSweeper(store, client, recorder, first_wait=lease / 2)
-    stream_client = streaming.client_for(client) if streaming is not None else None
-    stopped = StopRecorder(recorder, client, sessions, stream_client)
-    return RunScheduler(agent.run, store, lease, tidy=sweeper, stopped=stopped)
+
+    def stopper(client: AsyncWebClient) -> StopRecorder:
+        stream_client = streaming.client_for(client) if streaming is not None else None
+        return StopRecorder(recorder, client, sessions.for_client(client), stream_client)
+
+    runs = WorkspaceRuns(
+        recorder,
+        PerWorkspace(workspaces, agent),
+        PerWorkspace(
+            workspaces, lambda client: StreamSweeper(store, client, recorder, lease / 2)
+        ),
+        PerWorkspace(workspaces, stopper),
+    )
+    return RunScheduler(runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped)

@@ -92,6 +92,10 @@ class Settings(StoreSettings):
     slack_app_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
+    # OAuth installs to many workspaces (README "Distributing the app"), for serve and workers.
+    slack_client_id: str | None = None
+    slack_client_secret: SecretStr | None = None
+    slack_state_secret: SecretStr | None = None  # not used: `serve` says why, once
 
     openai_api_key: SecretStr | None = None
     openai_base_url: str | None = None
@@ -189,6 +193,11 @@ class Settings(StoreSettings):
         )
 
     @property
+    def oauth(self) -> bool:
+        """Installed to many workspaces through OAuth (SLACK_CLIENT_ID and _SECRET)."""
+        return bool(self.slack_client_id and self.slack_client_secret)
+
+    @property
     def slack_api_base(self) -> str:
         """slack-sdk wants the base URL with its trailing slash."""
         return self.slack_api_url.rstrip("/") + "/"
@@ -255,7 +264,13 @@ def load_settings(mode: Mode, **overrides: object) -> Settings:
             settings = Settings(**{**overrides, **defaults})
         except ValidationError:
             raise SettingsError("\n".join(problems)) from None
+    if bool(settings.slack_client_id) != bool(settings.slack_client_secret):
+        problems.append("SLACK_CLIENT_ID and SLACK_CLIENT_SECRET: set both, or neither")
+    if settings.oauth and settings.slack_bot_token and mode in ("http", "worker"):
+        problems.append("SLACK_BOT_TOKEN: not with SLACK_CLIENT_ID (each workspace has its own)")
     for field in REQUIRED[mode]:
+        if field == "slack_bot_token" and settings.oauth and mode in ("http", "worker"):
+            continue  # each workspace's token comes from its installation
         if field not in wrong and not getattr(settings, field):
             problems.append(f"{field.upper()}: missing")
     if settings.assistant_prompt_file is not None and not settings.assistant_prompt_file.is_file():

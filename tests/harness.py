@@ -10,7 +10,7 @@ import io
 import json
 import socket
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import uvicorn
@@ -52,6 +52,7 @@ def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra
 class Response:
     status: int
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class RunningApp:
@@ -97,7 +98,7 @@ class RunningApp:
         try:
             connection.request(method, path, body=body, headers=headers or {})
             response = connection.getresponse()
-            return Response(response.status, response.read())
+            return Response(response.status, response.read(), dict(response.getheaders()))
         finally:
             connection.close()
 
@@ -154,6 +155,12 @@ class RunningApp:
             )
 
         return asyncio.run_coroutine_threadsafe(count(), self._loop).result(TIMEOUT)
+
+    def agent(self) -> Any:
+        """The agent the scheduler runs (`Agent.run`, through `WorkspaceRuns`): with
+        SLACK_BOT_TOKEN, the one workspace's, built with the app's one client."""
+        runs = self.assistant.scheduler.run.__self__  # type: ignore[union-attr]
+        return runs.agents.for_client(self.assistant.client)
 
     def log(self, key: ThreadKey) -> list[dict[str, Any]]:
         return [entry.as_dict() for entry in self.assistant.store.entries(key)]

@@ -10,7 +10,8 @@ This module is the server: routing and the call log. Each API family is a module
 with its method table, which the router merges: `slack_auth` (auth.test, token checks),
 `slack_chat` (chat.*), `slack_history` (conversations.replies/history, seeding messages),
 `slack_conversations` (conversations.info/members), `slack_reactions`, `slack_users`,
-`slack_views` (views.*, usergroups.users.list, chat.postEphemeral),
+`slack_views` (views.*, usergroups.users.list, chat.postEphemeral), `slack_oauth` (many
+workspaces, `oauth.v2.access`, every call's token checked against the workspace it is about),
 `slack_files` (file downloads), `slack_agents` (agent sessions, the stop button),
 `slack_socket` (Socket Mode); `slack_faults` scripts faults
 and `slack_holds` holds requests.
@@ -36,6 +37,7 @@ from assistant.fakes.slack_faults import DROPPED, Fault, FaultScripting
 from assistant.fakes.slack_files import FileServing
 from assistant.fakes.slack_history import HistoryMethods
 from assistant.fakes.slack_holds import RequestHolds
+from assistant.fakes.slack_oauth import OAuthMethods, basic_credentials
 from assistant.fakes.slack_params import Handler, bearer
 from assistant.fakes.slack_reactions import ReactionMethods
 from assistant.fakes.slack_socket import SocketModeServer
@@ -45,6 +47,7 @@ from assistant.fakes.slack_users import UserMethods
 from assistant.fakes.slack_views import ViewMethods
 
 JSON_TYPE = "application/json"
+NO_TOKEN = {"oauth.v2.access"}  # the app's client id and secret instead
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Call:
 
 class FakeSlack(
     AuthMethods,
+    OAuthMethods,
     ChatMethods,
     HistoryMethods,
     ReactionMethods,
@@ -121,8 +125,11 @@ class FakeSlack(
         self._init_faults()
         self._init_holds()
         self._init_socket_mode()
+        self._init_oauth()
+        self.calling_token: str | None = None
         self._methods: dict[str, Handler] = {
             **self._auth_methods(),
+            **self._oauth_methods(),
             **self._chat_methods(),
             **self._history_methods(),
             **self._reaction_methods(),
@@ -223,8 +230,13 @@ class FakeSlack(
             try:
                 if handler is None:
                     body = {"ok": False, "error": "unknown_method", "req_method": method}
+                elif method in NO_TOKEN:
+                    params.update(basic_credentials(request.headers.get("Authorization")))
+                    body = handler(params)
                 else:
                     self._check_token(method, token)
+                    self._check_workspace(method, token or "", params)
+                    self.calling_token = token  # under the lock: the call's, for auth.test
                     body = handler(params)
             except SlackError as exc:
                 body = {"ok": False, "error": exc.code}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from assistant.fakes import ids
@@ -17,6 +18,9 @@ class AuthMethods:
     team_id: str
     bot_user_id: str
     bot_id: str
+    calling_token: str | None  # the token of the call being answered
+
+    _team_of_token: Callable[[str | None], Any]  # slack_oauth's
 
     def _auth_methods(self) -> dict[str, Handler]:
         return {"auth.test": self._auth_test}
@@ -34,6 +38,19 @@ class AuthMethods:
             raise SlackError("invalid_auth")
 
     def _auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
+        # Declared workspaces (slack_oauth): the token's own.
+        workspace = self._team_of_token(self.calling_token)
+        if workspace is not None:
+            return {
+                "ok": True,
+                "url": f"https://{workspace.domain}.slack.com/",
+                "team": workspace.name,
+                "user": ids.BOT_USER_NAME,
+                "team_id": workspace.team_id,
+                "user_id": workspace.bot_user_id,
+                "bot_id": self.bot_id,
+                "is_enterprise_install": False,
+            }
         return {
             "ok": True,
             "url": f"https://{ids.TEAM_DOMAIN}.slack.com/",

@@ -144,6 +144,11 @@ class Conversations:
             self._known[channel] = conversation
             return conversation.render(self.bot_user_id)
 
+    def team_of(self, channel: str) -> str | None:
+        """The workspace of a declared conversation; None for one not declared."""
+        found = self._known.get(channel)
+        return found.team if found is not None else None
+
     # -- Web API -------------------------------------------------------------------------------
 
     def methods(self) -> dict[str, Handler]:

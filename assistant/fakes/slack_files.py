@@ -21,6 +21,7 @@ class _File:
     content: bytes
     mimetype: str
     access: bool
+    team: str | None = None  # its workspace (slack_oauth); None: the one workspace
 
 
 class FileServing(RequestHolds):
@@ -28,6 +29,7 @@ class FileServing(RequestHolds):
 
     bot_token: str | None
     url: str
+    _token_teams: dict[str, str]  # slack_oauth's: each declared workspace's live tokens
     _cond: threading.Condition
 
     def _init_files(self) -> None:
@@ -45,14 +47,16 @@ class FileServing(RequestHolds):
         *,
         access: bool = True,
         filetype: str | None = None,
+        team: str | None = None,
         **fields: Any,
     ) -> dict[str, Any]:
         """A file as a message's `files` list carries it. Its `url_private` serves `content`
         to the bot token; without `access`, like Slack for a file the app may not read, it
-        answers 200 with an HTML sign-in page."""
+        answers 200 with an HTML sign-in page, as it does to a token of another workspace
+        than `team`'s (with workspaces declared)."""
         file_id = f"F{len(self._files) + 1:08d}"
         with self._cond:
-            self._files[file_id] = _File(content, mimetype, access)
+            self._files[file_id] = _File(content, mimetype, access, team)
         url = f"{self.url}/files-pri/{file_id}/{name}"
         return {
             "id": file_id,
@@ -73,6 +77,8 @@ class FileServing(RequestHolds):
             found = self._files.get(file_id)
             token = bearer(request.headers.get("Authorization"))
             allowed = token is not None and (self.bot_token is None or token == self.bot_token)
+            if found is not None and found.team is not None:
+                allowed = allowed and self._token_teams.get(token or "") == found.team
             if found is not None and found.access and allowed:
                 self.downloads.append(file_id)
                 return web.Response(body=found.content, content_type=found.mimetype)

@@ -22,6 +22,7 @@ from assistant.run.scheduler import AnswerRequest
 from assistant.settings import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
+from assistant.slack.workspaces import PerWorkspace
 from context.entry import UserContent, now_timestamp
 from context.storage import EntryMeta, ThreadKey, ThreadMessage
 
@@ -37,8 +38,10 @@ class EventRecorder:
     settings: Settings
     recorder: Recorder  # with threads of its own: acknowledgements never queue behind runs
     scheduler: RunRequests  # this process's RunScheduler, or RunsElsewhere (the ingress)
-    content: MessageContent  # what a message carries: its text, files and linked messages
-    gate: ChannelGate  # whether the channel takes the message, and its persona
+    # Each workspace's, with its token: what a message carries (its text, files and linked
+    # messages), and whether the channel takes the message (and its persona).
+    content: PerWorkspace[MessageContent]
+    gate: PerWorkspace[ChannelGate]
     reading: InFlight = field(default_factory=InFlight)
 
     async def message(
@@ -62,7 +65,11 @@ class EventRecorder:
                 return  # the app_mention event records it, and asks for the answer
             if not await self._in_thread(key):
                 return
-        rules = await self.gate.admit(
+        gate = await self.gate.of(message.team)
+        if gate is None:
+            log.warning("a message ignored: the app is not installed in %s", message.team)
+            return
+        rules = await gate.admit(
             message.team, key, event["user"], message.event_id, "thread_ts" in event
         )
         if rules is None:
@@ -93,7 +100,10 @@ class EventRecorder:
         userid = f"<@{event['user']}>"
         if direct:
             await self._note_viewing(message.team, key, event, bot_user_id, deadline)
-        text, attachments = await self.content.read(message.team, event, bot_user_id, deadline)
+        content = await self.content.of(message.team)
+        if content is None:
+            return  # uninstalled meanwhile
+        text, attachments = await content.read(message.team, event, bot_user_id, deadline)
         # Owed an answer from the moment it is recorded: a crash after this write loses
         # nothing (assistant.run.scheduler resumes it), and Slack is acknowledged only after it.
         wants_answer = mention or direct or self.settings.assistant_answer_followups
@@ -165,7 +175,9 @@ class EventRecorder:
         viewing = await self.recorder.call(store.viewing, team, event["channel"], user)
         if viewing is None:
             return
-        content = self.content
+        content = await self.content.of(team)
+        if content is None:
+            return
         text = await viewing_text(
             viewing.entities, team, user, content.client, content.links, bot_user_id, deadline
         )

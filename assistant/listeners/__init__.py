@@ -9,7 +9,7 @@ from assistant.intake.stops import StopButton
 from assistant.listeners.actions import register as register_actions
 from assistant.listeners.assistant import register as register_assistant
 from assistant.listeners.errors import register as register_errors
-from assistant.listeners.events import agent_session_stopped, app_home_opened
+from assistant.listeners.events import agent_session_stopped, app_home_opened, uninstalls
 from assistant.listeners.events import register as register_events
 from assistant.listeners.home import register as register_home
 from assistant.panel.events import Panel
@@ -25,11 +25,14 @@ def register(
     feedback: Feedback,
     home: AppHome,
     stops: StopButton,
+    oauth: bool = False,
 ) -> None:
+    """`oauth`: installed to many workspaces through OAuth (their installations are kept)."""
     register_assistant(app, events, panel)  # a middleware: it sees DM threads' messages first
     register_events(app, events)
     app_home_opened.register(app, MessagesTab(panel.settings, panel.recorder))
     agent_session_stopped.register(app, stops)
+    uninstalls.register(app, oauth)
     register_actions(app, feedback)
     register_home(app, home)
     register_errors(app)

@@ -22,6 +22,7 @@ from assistant.intake.link_access import LinkAccess
 from assistant.panel.events import SLACK_ERRORS, slack_failure
 from assistant.run.feedback_buttons import VOTES
 from assistant.run.recorder import Recorder
+from assistant.slack.workspaces import PerWorkspace
 from context.entry import now_timestamp
 from context.storage import EntryMeta, ThreadKey, Vote
 
@@ -45,7 +46,7 @@ class Feedback:
     recorder: Recorder  # the events' recorder: a click is written before Slack is answered
     # Who may rate an answer: who can see its thread, by the rule of linked messages (a
     # public channel of the workspace, or a conversation the person is a member of).
-    access: LinkAccess
+    access: PerWorkspace[LinkAccess]  # each workspace's, with its token
 
     async def clicked(self, body: dict[str, Any], action: dict[str, Any]) -> None:
         """A `block_actions` payload of a feedback button: the click recorded (once), or,
@@ -94,7 +95,8 @@ class Feedback:
         saying why not. When Slack cannot tell, the click is not counted (fail closed, as
         for linked messages)."""
         try:
-            if await self.access.may_see(key.team, user, key.channel):
+            access = await self.access.of(key.team)
+            if access is not None and await access.may_see(key.team, user, key.channel):
                 return True
             why = "they cannot see the thread"
         except SLACK_ERRORS as exc:

@@ -1,5 +1,6 @@
 """HTTP mode (docs/architecture.md#slack-and-the-model): Bolt behind a real ASGI server, events at
-/slack/events.
+/slack/events; installed through OAuth, Bolt's install flow at /slack/install and
+/slack/oauth_redirect (README "Distributing the app").
 
 Bolt only ever sees requests that `SlackRequestGuard` has found signed by Slack, small enough
 and sent in time; `assistant.serving.web_server` bounds what reaches the guard (request heads, idle
@@ -8,6 +9,7 @@ connections, how many at once)."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from contextlib import asynccontextmanager
 from typing import TextIO
 
@@ -26,6 +28,12 @@ from assistant.settings import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.tokens import refused_bot_token
 from context.storage import open_store
+
+INSTALL_PATH, REDIRECT_PATH = "/slack/install", "/slack/oauth_redirect"  # Bolt's defaults
+STATE_SECRET_UNUSED = (
+    "assistant serve: SLACK_STATE_SECRET is not used: Bolt keeps each install's state in the "
+    "database (used once, expiring), tied to the browser by its state cookie"
+)
 
 
 def create_web_app(
@@ -61,10 +69,21 @@ def create_web_app(
             return JSONResponse({"ok": True})
         return JSONResponse({"ok": False, "error": "the store cannot be reached"}, status_code=503)
 
+    async def installs(request: Request) -> Response:
+        # Bolt's own OAuth flow: the install page (a state, and its cookie) and Slack's
+        # redirect back (the state checked, the code exchanged, the installation stored).
+        return await request.app.state.handler.handle(request)
+
+    oauth = [
+        Route(path, installs, methods=["GET"])
+        for path in (INSTALL_PATH, REDIRECT_PATH)
+        if settings.oauth
+    ]
     return Starlette(
         routes=[
             Route("/slack/events", slack_events, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            *oauth,
         ],
         middleware=[
             Middleware(
@@ -78,14 +97,19 @@ def create_web_app(
 
 
 def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
-    # As `assistant run` does: a token Slack refuses is one clear message at start, rather
-    # than a server that answers every event with failures.
-    assert settings.slack_bot_token is not None
-    token = settings.slack_bot_token.get_secret_value()
-    identity = BotIdentity(token)
-    problems = asyncio.run(refused_bot_token("serve", token, settings.slack_api_base, identity))
-    if problems:
-        raise SettingsError("\n".join(problems))
+    if settings.slack_state_secret is not None:
+        print(STATE_SECRET_UNUSED, file=sys.stderr, flush=True)
+    identity = None
+    if settings.slack_bot_token is not None:
+        # As `assistant run` does: a token Slack refuses is one clear message at start,
+        # rather than a server that answers every event with failures.
+        token = settings.slack_bot_token.get_secret_value()
+        identity = BotIdentity(token)
+        problems = asyncio.run(
+            refused_bot_token("serve", token, settings.slack_api_base, identity)
+        )
+        if problems:
+            raise SettingsError("\n".join(problems))
     # The app opens its store in the server's startup, where a failure is the server's
     # traceback: open it once here first, so that a store that cannot be opened is one line
     # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.

@@ -65,7 +65,9 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
     url = database_url(settings.database_url)
     listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
     try:
-        problems = await refused_tokens("worker", assistant.client, identity=assistant.identity)
+        problems = []
+        if assistant.identity is not None:  # else each workspace's token is its installation's
+            problems = await refused_tokens("worker", assistant.client, identity=assistant.identity)
         if problems:
             raise SettingsError("\n".join(problems))
         await asyncio.Event().wait()  # until a signal

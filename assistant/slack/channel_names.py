@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
@@ -23,6 +24,8 @@ from context.storage import ThreadKey
 
 log = logging.getLogger(__name__)
 
+# A workspace's client by its team id; None where the app is not installed.
+Clients = Callable[[str], Awaitable[AsyncWebClient | None]]
 NAME_SECONDS = 3600.0  # channels are seldom renamed; a stale name for an hour is harmless
 CACHE_SIZE = 10_000
 
@@ -31,8 +34,8 @@ class ChannelNames:
     """`names(key)`: the name of the thread's channel when known, else None (and a lookup
     starts, if the caller runs in an event loop)."""
 
-    def __init__(self, client: AsyncWebClient, seconds: float = NAME_SECONDS) -> None:
-        self._client = client
+    def __init__(self, clients: Clients, seconds: float = NAME_SECONDS) -> None:
+        self._clients = clients  # each workspace's (assistant/slack/workspaces.py)
         self._names: TTLCache[str, str | None] = TTLCache(CACHE_SIZE, seconds)
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
@@ -45,15 +48,18 @@ class ChannelNames:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
                 return None
-            task = loop.create_task(self._ask(channel))
+            task = loop.create_task(self._ask(key.team, channel))
             self._tasks[channel] = task
             task.add_done_callback(lambda _: self._tasks.pop(channel, None))
         return None
 
-    async def _ask(self, channel: str) -> None:
+    async def _ask(self, team: str, channel: str) -> None:
         try:
-            answer = await self._client.conversations_info(channel=channel)
-            name = describe_channel(answer.get("channel") or {})
+            client = await self._clients(team)
+            name = None  # not installed there: nothing is asked
+            if client is not None:
+                answer = await client.conversations_info(channel=channel)
+                name = describe_channel(answer.get("channel") or {})
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
             log.info("no name for channel %s: %s", channel, type(exc).__name__)
             name = None

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from sqlalchemy import Engine
+
 from context.entry import Content, Entry, UserContent
 from context.storage.base_slack import ChannelStore, PanelStore, StopStore
 from context.storage.values import (
@@ -218,6 +220,11 @@ class Store(
 
     def urgent(self) -> Store:
         """The same store, its writes served first when they queue (someone waits on them)."""
+        ...
+
+    def oauth_engine(self) -> Engine:
+        """The engine slack-sdk's installation and OAuth state stores use (same database,
+        its writes taking the write lock first on SQLite): assistant/slack/installs.py."""
         ...
 
     def close(self) -> None: ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, Engine
 
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
@@ -34,6 +34,9 @@ class SqlStore(
         view = copy.copy(self)
         view._db = self._db.served_first()
         return view
+
+    def oauth_engine(self) -> Engine:
+        return self._db.writes
 
     def close(self) -> None:
         self._db.close()

@@ -3,13 +3,15 @@ by variable name, never a secret value, never a traceback; `.env` in the working
 
 from __future__ import annotations
 
+import http.client
 import json
 import signal
+import socket
 
 import pytest
 
 from assistant.fakes import ids
-from assistant.settings import load_settings
+from assistant.settings import SettingsError, load_settings
 from tests.process import TIMEOUT, AssistantProcess, clean_env, run_assistant
 
 REQUIRED = {
@@ -252,3 +254,60 @@ def test_a_personas_file_that_is_not_names_and_texts_is_reported(tmp_path):
     assert problems(result.stderr, "replay") == {
         "ASSISTANT_PERSONAS_FILE": "personas.yaml must map persona names to their text"
     }
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+OAUTH = {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "topsecretclientsecret"}
+
+
+def test_serve_through_oauth_needs_no_bot_token_and_says_the_state_secret_is_unused(
+    slack, model, tmp_path
+):
+    env = clean_env(
+        **OAUTH,
+        SLACK_STATE_SECRET="topsecretstatesecret",
+        SLACK_SIGNING_SECRET=SECRET_VALUES["SLACK_SIGNING_SECRET"],
+        SLACK_API_URL=slack.api_url,
+        OPENAI_API_KEY=ids.OPENAI_API_KEY,
+        OPENAI_BASE_URL=model.base_url,
+        PORT=str(free_port()),
+    )
+    port = int(env["PORT"])
+    with AssistantProcess("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path) as app:
+        app.stderr.wait_for(r"Uvicorn running on")
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
+        try:
+            connection.request("GET", "/slack/install")
+            page = connection.getresponse()
+            assert page.status == 200 and b"client_id=111.222" in page.read()
+        finally:
+            connection.close()
+        code = app.stop(signal.SIGTERM)
+    assert code == 0, app.stderr.text
+    unused = [line for line in app.stderr.text.splitlines() if "SLACK_STATE_SECRET" in line]
+    assert len(unused) == 1 and unused[0].startswith("assistant serve: SLACK_STATE_SECRET is not")
+    assert slack.calls == []  # no token to check: each workspace's comes with its install
+    for secret in ("topsecretclientsecret", "topsecretstatesecret"):
+        assert secret not in app.stdout.text + app.stderr.text
+
+
+def test_oauth_settings_come_as_a_pair_and_not_with_a_bot_token(tmp_path):
+    with pytest.raises(SettingsError) as half:
+        load_settings("http", _env_file=None, slack_client_id="111.222")
+    assert "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET: set both, or neither" in str(half.value)
+    with pytest.raises(SettingsError) as both:
+        load_settings(
+            "http", _env_file=None, slack_bot_token=SECRET_VALUES["SLACK_BOT_TOKEN"],
+            slack_client_id="111.222", slack_client_secret=OAUTH["SLACK_CLIENT_SECRET"],
+        )  # fmt: skip
+    assert "SLACK_BOT_TOKEN: not with SLACK_CLIENT_ID" in str(both.value)
+    assert OAUTH["SLACK_CLIENT_SECRET"] not in str(both.value)
+    with pytest.raises(SettingsError) as incomplete:  # through OAuth, no bot token is wanted
+        load_settings("http", _env_file=None, slack_client_id="111.222", slack_client_secret="x")
+    assert "SLACK_SIGNING_SECRET: missing" in str(incomplete.value)
+    assert "SLACK_BOT_TOKEN" not in str(incomplete.value)

@@ -75,7 +75,8 @@ def test_store_is_every_concern_and_no_method_is_in_two():
     for (one, _), (other, _) in combinations(CONCERNS, 2):
         assert not methods(one) & methods(other), (one.__name__, other.__name__)
     every = set().union(*(methods(protocol) for protocol, _ in CONCERNS))
-    assert methods(Store) == {"urgent", "close"}
+    # oauth_engine: for slack-sdk's installation and state stores, not a concern of the log's.
+    assert methods(Store) == {"urgent", "oauth_engine", "close"}
     assert all(protocol in Store.__mro__ for protocol, _ in CONCERNS)
     # The methods of the store before it was split, each now in exactly one concern.
     assert every == {

@@ -61,8 +61,8 @@ def answer_and_finish(text: str) -> replies.Completion:
 
 
 def inject_tool(app: RunningApp, name: str, tool: Callable[..., Any]) -> None:
-    """Replace one of the running app's tools (the scheduler runs `Agent.run`)."""
-    app.assistant.scheduler.run.__self__.tools[name] = tool  # type: ignore[attr-defined]
+    """Replace one of the running app's tools."""
+    app.agent().tools[name] = tool
 
 
 def wait_answered(app: RunningApp, slack, runs: int) -> None:

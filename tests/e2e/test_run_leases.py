@@ -130,7 +130,7 @@ def test_a_run_that_stalled_past_its_lease_does_not_post(make_app, slack, model)
     checks its deadline before posting, and stops."""
     app = make_app(assistant_run_lease_seconds=1)
     store = app.assistant.store
-    agent = app.assistant.scheduler.run.__self__  # type: ignore[attr-defined]
+    agent = app.agent()
     post_message = agent.tools["postMessage"]
 
     async def stalled_post(call: Any, ctx: Any, index: int) -> str | None:

@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
 from assistant.slack.channel_names import ChannelNames
+from assistant.slack.workspaces import Workspaces
 from context.canonical import load_log
 from context.entry import UserContent, make_entry
 from context.render import render_log
@@ -173,7 +174,7 @@ def test_json_lines_escape_line_breaks_and_control_characters():
 
 async def test_channel_names_are_asked_of_slack_once_and_a_refusal_leaves_the_id(slack):
     client = AsyncWebClient(token=ids.BOT_TOKEN, base_url=slack.api_url)
-    names = ChannelNames(client)
+    names = ChannelNames(Workspaces(slack.api_url, single=client).client)
     general = ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, "1.0")
     dm = ThreadKey(ids.TEAM_ID, ids.DM_CHANNEL_ID, "2.0")
     hidden = ThreadKey(ids.TEAM_ID, "C0HIDDEN01", "3.0")  # Slack answers channel_not_found

@@ -144,7 +144,7 @@ def room_of(module: str) -> str | None:
         return top
     if top in ("settings", "panel_settings", "price_settings", "persona_file"):
         return "settings"
-    if top in ("app", "listeners"):
+    if top in ("app", "app_oauth", "listeners"):
         return "wiring"
     if top in ("cli", "commands"):
         return "commands"

@@ -80,6 +80,8 @@ LISTENER_EVENTS: dict[str, set[str]] = {
     "app_home_opened": {"app_home_opened"},
     "app_context_changed": {"app_context_changed"},
     "agent_session_stopped": {"agent_session_stopped"},
+    "app_uninstalled": {"app_uninstalled"},
+    "tokens_revoked": {"tokens_revoked"},
 }
 
 # Bot event -> the bot scope Slack requires to deliver it.
@@ -99,6 +101,9 @@ EVENT_SCOPES: dict[str, set[str]] = {
     "app_context_changed": {"assistant:write"},
     # … and the stop button's to an app declared as an agent (which adds assistant:write).
     "agent_session_stopped": {"assistant:write"},
+    # Sent to every app: no scope of their own.
+    "app_uninstalled": set(),
+    "tokens_revoked": set(),
 }
 
 
