@@ -13,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from assistant.commands import CliError
-from assistant.commands.threads import _store
+from assistant.commands.stored import existing_store
 from context.channels import ChannelConfig
 
 # Fields `set` may give; `--unset` takes them back to the default's.
@@ -85,7 +85,7 @@ def _line(config: ChannelConfig) -> str:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    with _store("channels list") as store:
+    with existing_store("channels list") as store:
         for config in store.channel_configs(args.team):
             print(_line(config))
     return 0
@@ -111,7 +111,7 @@ def run_set(args: argparse.Namespace) -> int:
                        groups=[i for i in ids if i.startswith("S")])  # fmt: skip
     if args.editors is not None:
         changes["editors"] = [part.strip() for part in args.editors.split(",") if part.strip()]
-    with _store("channels set") as store:
+    with existing_store("channels set") as store:
         kept = store.channel_config(args.team, args.channel)
         values = kept.model_dump() if kept else {"team": args.team, "channel": args.channel}
         values.update(changes)
@@ -141,7 +141,7 @@ def _format(path: str, given: str | None) -> str:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    with _store("channels export") as store:
+    with existing_store("channels export") as store:
         configs = [c.model_dump(mode="json", exclude_defaults=True)
                    for c in store.channel_configs(args.team)]  # fmt: skip
     document = {"channels": configs}
@@ -174,7 +174,7 @@ def run_import(args: argparse.Namespace) -> int:
             raise CliError(f"{args.file}: channel {number}: not an object")
         # Checked all before any is kept: a file with one mistake changes nothing.
         configs.append(_valid({**item, "updated_at": None}, f"{args.file}: channel {number}"))
-    with _store("channels import") as store:
+    with existing_store("channels import") as store:
         for config in configs:
             store.set_channel_config(config)
     print(f"assistant channels import: {len(configs)} settings kept", file=sys.stderr)

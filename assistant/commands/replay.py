@@ -14,7 +14,7 @@ from pathlib import Path
 from assistant.commands import CliError
 from assistant.commands.io import file_or_thread, read_input, write_output
 from assistant.commands.slack import _settings_error
-from assistant.commands.threads import _store
+from assistant.commands.stored import existing_store
 from assistant.replay.markdown import markdown_report
 from assistant.replay.report import Outcome, Side, Summary, jsonl_report, last_asked, recorded_next
 from assistant.replay.shown import run_steps, step_line, stops
@@ -153,7 +153,7 @@ def _load(sources: list[str]) -> list[Input]:
             item.problem = f"not a valid log ({len(report.problems)} problems)"
         item.entries = list(report.entries)
     if threads:
-        with _store("replay") as store:
+        with existing_store("replay") as store:
             for item, key in threads:
                 if not store.has_thread(key):
                     item.problem = f"no thread {key} in the store (see `assistant threads`)"

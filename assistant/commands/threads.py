@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
-from pathlib import Path
-
-from sqlalchemy import create_engine, inspect
-from sqlalchemy.engine import URL
-from sqlalchemy.exc import SQLAlchemyError
 
 from assistant.commands import CliError, when
 from assistant.commands.io import write_output
-from assistant.settings import SettingsError, load_store_settings
+from assistant.commands.stored import existing_store
 from context.canonical import export_json
-from context.storage import (
-    Store,
-    StoreUnavailable,
-    ThreadKey,
-    database_url,
-    open_store,
-    store_error,
-)
+from context.storage import ThreadKey
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -82,55 +67,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     purge.set_defaults(handler=run_purge)
 
 
-@contextmanager
-def _store(command: str) -> Iterator[Store]:
-    """The store DATABASE_URL names, said on stderr (password hidden); never a new one."""
-    try:
-        url = database_url(load_store_settings().database_url)
-    except SettingsError as exc:
-        raise CliError(str(exc)) from None
-    url = _absolute(url)
-    where = url.render_as_string(hide_password=True)
-    try:
-        missing = not _has_store(url)
-        store = None if missing else open_store(url.render_as_string(hide_password=False))
-    except SQLAlchemyError as exc:
-        raise CliError(f"cannot open the store at {where}: {store_error(exc)}") from None
-    except StoreUnavailable as exc:
-        raise CliError(str(exc)) from None
-    if store is None:
-        raise CliError(f"no store at {where} (check DATABASE_URL)")
-    print(f"assistant {command}: store {where}", file=sys.stderr, flush=True)
-    try:
-        yield store
-    finally:
-        store.close()
-
-
-def _absolute(url: URL) -> URL:
-    """A SQLite URL with its file's absolute path, as it is opened from here."""
-    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
-        return url
-    return url.set(database=str(Path(url.database).absolute()))
-
-
-def _has_store(url: URL) -> bool:
-    """Whether the database holds a store, found without creating anything: SQLite makes a
-    missing file on connecting, and opening a store creates its tables in an empty one."""
-    if url.get_backend_name() == "sqlite" and (
-        not url.database or url.database == ":memory:" or not Path(url.database).is_file()
-    ):
-        return False
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return inspect(connection).has_table("threads")
-    finally:
-        engine.dispose()
 
 
 def run_threads(args: argparse.Namespace) -> int:
-    with _store("threads") as store:
+    with existing_store("threads") as store:
         for summary in store.threads(args.channel, args.since):
             if args.json:
                 fields = asdict(summary)
@@ -152,7 +92,7 @@ def run_purge(args: argparse.Namespace) -> int:
         cutoff = when.ago(args.older_than)
     except ValueError as exc:  # at the very edge of year 1, a moment after it was checked
         raise CliError(f"DAYS is too large: {exc}") from None
-    with _store("purge") as store:
+    with existing_store("purge") as store:
         keys = store.purge(cutoff, dry_run=args.dry_run)
     verb = "would delete" if args.dry_run else "deleted"
     for key in keys:
@@ -166,7 +106,7 @@ def run_export(args: argparse.Namespace) -> int:
         key = ThreadKey.parse(args.thread)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    with _store("export") as store:
+    with existing_store("export") as store:
         if not store.has_thread(key):
             raise CliError(f"no thread {key} in the store (see `assistant threads`)")
         entries = store.entries(key)

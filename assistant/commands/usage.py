@@ -9,7 +9,7 @@ import json
 from dataclasses import dataclass, field
 
 from assistant.commands import CliError, when
-from assistant.commands.threads import _store
+from assistant.commands.stored import existing_store
 from assistant.price_settings import PriceTable
 from assistant.settings import SettingsError, load_usage_settings
 from context.storage import UsageRow
@@ -101,7 +101,7 @@ def run_usage(args: argparse.Namespace) -> int:
         prices = load_usage_settings().assistant_prices
     except SettingsError as exc:
         raise CliError(str(exc).replace("\n", "; ")) from None
-    with _store("usage") as store:
+    with existing_store("usage") as store:
         rows = store.usage(args.by, args.since, args.until)
     groups, total, unpriced = summed(rows, args.by, prices)
     if args.json:

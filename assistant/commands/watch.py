@@ -17,7 +17,7 @@ from typing import TextIO
 from sqlalchemy.exc import SQLAlchemyError
 
 from assistant.commands import CliError
-from assistant.commands.threads import _store
+from assistant.commands.stored import existing_store
 from context.entry import Entry
 from context.storage import Store, ThreadKey, store_error
 from context.trace import TraceWriter
@@ -31,7 +31,7 @@ def first_shown(entries: Sequence[Entry], start: int) -> int:
 
 
 def show_thread(key: ThreadKey, start: int, follow: bool, out: TextIO = sys.stdout) -> int:
-    with _store("show") as store:
+    with existing_store("show") as store:
         if not store.has_thread(key):
             raise CliError(f"no thread {key} in the store (see `assistant threads`)")
         started = store.started_at(key)  # before the read: a purge after it is noticed

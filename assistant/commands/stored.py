@@ -1,0 +1,63 @@
+"""The store a command reads: the one DATABASE_URL names, opened only if it is there."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlalchemy import create_engine, inspect
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import SQLAlchemyError
+
+from assistant.commands import CliError
+from assistant.settings import SettingsError, load_store_settings
+from context.storage import Store, StoreUnavailable, database_url, open_store, store_error
+
+
+@contextmanager
+def existing_store(command: str) -> Iterator[Store]:
+    """The store DATABASE_URL names, said on stderr (password hidden); never a new one."""
+    try:
+        url = database_url(load_store_settings().database_url)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    url = _absolute(url)
+    where = url.render_as_string(hide_password=True)
+    try:
+        missing = not _has_store(url)
+        store = None if missing else open_store(url.render_as_string(hide_password=False))
+    except SQLAlchemyError as exc:
+        raise CliError(f"cannot open the store at {where}: {store_error(exc)}") from None
+    except StoreUnavailable as exc:
+        raise CliError(str(exc)) from None
+    if store is None:
+        raise CliError(f"no store at {where} (check DATABASE_URL)")
+    print(f"assistant {command}: store {where}", file=sys.stderr, flush=True)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _absolute(url: URL) -> URL:
+    """A SQLite URL with its file's absolute path, as it is opened from here."""
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        return url
+    return url.set(database=str(Path(url.database).absolute()))
+
+
+def _has_store(url: URL) -> bool:
+    """Whether the database holds a store, found without creating anything: SQLite makes a
+    missing file on connecting, and opening a store creates its tables in an empty one."""
+    if url.get_backend_name() == "sqlite" and (
+        not url.database or url.database == ":memory:" or not Path(url.database).is_file()
+    ):
+        return False
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return inspect(connection).has_table("threads")
+    finally:
+        engine.dispose()
