@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
@@ -38,6 +39,7 @@ from assistant.slack.channel_names import ChannelNames
 from assistant.slack.client import close_slack_client, configure_slack_client
 from assistant.slack.files import SlackFiles
 from assistant.slack.history import ThreadHistory
+from assistant.telemetry.setup import open_telemetry
 from context.storage import Store, open_store
 from context.trace import open_trace
 
@@ -55,6 +57,7 @@ class Assistant:
     app: AsyncApp
     channel_names: ChannelNames
     identity: BotIdentity
+    telemetry: Any = None  # assistant.telemetry.runs.Telemetry, when OTEL_* asks for it
 
     async def close(self) -> None:
         if self.scheduler is not None:
@@ -65,6 +68,8 @@ class Assistant:
         await close_slack_client(self.client)
         self.events.recorder.close()
         self.store.close()
+        if self.telemetry is not None:  # what is queued is exported (the SDK's timeouts)
+            await asyncio.to_thread(self.telemetry.providers.shutdown)
 
 
 def create_assistant(
@@ -101,14 +106,25 @@ def create_assistant(
     client = configure_slack_client(app.client, settings.slack_api_base)
     identity.client = client
     channel_names = ChannelNames(client)
+    telemetry = open_telemetry(settings.assistant_name, store)
     recorder = Recorder(
-        store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
+        store,
+        open_trace(settings.assistant_trace, trace or sys.stdout, channel_names),
+        observer=telemetry,
     )
     model = ModelClient(settings.model_options())
+    if telemetry is not None:
+        from assistant.telemetry.slack import acknowledged, count_rate_limits
+
+        model.watcher = telemetry
+        count_rate_limits(client, telemetry)
+        app.use(acknowledged(telemetry))
     files = SlackFiles(settings.slack_bot_token.get_secret_value(), settings.slack_api_base)
     channels = Channels(store, settings.instructions, settings.personas())
     scheduler = (
-        _scheduler(settings, store, client, recorder, model, files, channels) if runs else None
+        _scheduler(settings, store, client, recorder, model, files, channels, telemetry)
+        if runs
+        else None
     )
     if scheduler is not None and resume:
         scheduler.start()
@@ -116,7 +132,7 @@ def create_assistant(
     # threads of their own, so that they never wait behind the runs' (a few ms each, but
     # hundreds of them under load).
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
-    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
+    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads, telemetry)
     access = LinkAccess(client)  # one set of cached answers: links and feedback clicks
     content = MessageContent(
         client, files, model.transcribe, access, settings.assistant_max_image_bytes
@@ -131,7 +147,7 @@ def create_assistant(
     panel = Panel(settings, event_recorder, channels)
     listeners.register(app, events, panel, feedback, home, stops)
     return Assistant(
-        settings, store, client, model, scheduler, events, app, channel_names, identity
+        settings, store, client, model, scheduler, events, app, channel_names, identity, telemetry
     )
 
 
@@ -143,6 +159,7 @@ def _scheduler(
     model: ModelClient,
     files: SlackFiles,
     channels: Channels,
+    telemetry: Any = None,
 ) -> RunScheduler:
     """This process's runs: the agent, and the scheduler that claims threads for it."""
     images = ImageParts(
@@ -173,4 +190,7 @@ def _scheduler(
     sweeper = StreamSweeper(store, client, recorder, first_wait=lease / 2)
     stream_client = streaming.client_for(client) if streaming is not None else None
     stopped = StopRecorder(recorder, client, sessions, stream_client)
-    return RunScheduler(agent.run, store, lease, tidy=sweeper, stopped=stopped)
+    if telemetry is None:
+        return RunScheduler(agent.run, store, lease, tidy=sweeper, stopped=stopped)
+    run, stop = telemetry.runs(agent.run), telemetry.stops(stopped)
+    return RunScheduler(run, store, lease, tidy=sweeper, stopped=stop)
