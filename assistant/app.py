@@ -6,7 +6,7 @@ import asyncio
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
@@ -39,9 +39,12 @@ from assistant.slack.channel_names import ChannelNames
 from assistant.slack.client import close_slack_client, configure_slack_client
 from assistant.slack.files import SlackFiles
 from assistant.slack.history import ThreadHistory
-from assistant.telemetry.setup import open_telemetry
+from assistant.telemetry.start import open_telemetry
 from context.storage import Store, open_store
 from context.trace import open_trace
+
+if TYPE_CHECKING:  # the SDK is imported only when telemetry is on
+    from assistant.telemetry.runs import Telemetry
 
 EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
 
@@ -57,7 +60,7 @@ class Assistant:
     app: AsyncApp
     channel_names: ChannelNames
     identity: BotIdentity
-    telemetry: Any = None  # assistant.telemetry.runs.Telemetry, when OTEL_* asks for it
+    telemetry: Telemetry | None = None  # when the OTEL_* variables ask for it
 
     async def close(self) -> None:
         if self.scheduler is not None:
@@ -159,7 +162,7 @@ def _scheduler(
     model: ModelClient,
     files: SlackFiles,
     channels: Channels,
-    telemetry: Any = None,
+    telemetry: Telemetry | None = None,
 ) -> RunScheduler:
     """This process's runs: the agent, and the scheduler that claims threads for it."""
     images = ImageParts(

@@ -107,7 +107,7 @@ class OtlpReceiver:
                             parent_id=span.parent_span_id.hex(),
                             kind=span.kind,
                             attributes={a.key: value_of(a.value) for a in span.attributes},
-                            links=[(link.trace_id.hex(), link.span_id.hex()) for link in span.links],
+                            links=[(ln.trace_id.hex(), ln.span_id.hex()) for ln in span.links],
                             status_code=span.status.code,
                             resource=resource,
                         )
@@ -136,10 +136,13 @@ class OtlpReceiver:
             self._changed.notify_all()
 
     def wait_for(self, what: Callable[[Received], T | None], timeout: float = TIMEOUT) -> T:
-        """Until `what` of what has arrived is not None (or falsy-empty); its value."""
+        """Until `what` of what has arrived is neither None nor empty; its value."""
+
+        def arrived() -> bool:
+            return what(self.received) not in (None, [])
+
         with self._changed:
-            result = what(self.received)
-            ok = self._changed.wait_for(lambda: (r := what(self.received)) is not None and r != [], timeout)
+            ok = self._changed.wait_for(arrived, timeout)
             assert ok, f"the receiver did not get what was expected: {self.received}"
             result = what(self.received)
             assert result is not None

@@ -174,13 +174,3 @@ def open_providers(env: Mapping[str, str] = os.environ) -> Providers:
         meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
     return Providers(tracer_provider, meter_provider)
 
-
-def open_telemetry(agent_name: str, store: Any) -> Any:
-    """The app's `Telemetry` (assistant/telemetry/runs.py) when an OTLP endpoint is set; else
-    None, and no OpenTelemetry module is imported. Raises TelemetryError."""
-    if not wanted():
-        return None
-    from assistant.telemetry.genai import capture_contents
-    from assistant.telemetry.runs import Telemetry
-
-    return Telemetry(open_providers(), agent_name, store, capture_contents())

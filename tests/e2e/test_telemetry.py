@@ -116,7 +116,8 @@ def test_a_run_is_one_invoke_agent_span_with_its_calls_and_tools(otel, make_app,
         "execute_tool finishRequest",
     ]
     chats = [s for s in spans if s.name.startswith("chat")]
-    for chat, reply, figures in zip(chats, (first, second), ((1200, 1024, 30), (1500, 0, 45))):
+    figures_sent = ((1200, 1024, 30), (1500, 0, 45))
+    for chat, reply, figures in zip(chats, (first, second), figures_sent, strict=True):
         assert chat.kind == CLIENT
         attributes = dict(chat.attributes)
         response_id = attributes.pop("gen_ai.response.id")
