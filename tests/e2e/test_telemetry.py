@@ -244,3 +244,24 @@ def test_a_collector_that_is_down_changes_nothing_for_the_run(
     assert len(lines) == 1, [r.getMessage() for r in lines]
     assert lines[0].levelno == logging.WARNING
     assert down in lines[0].getMessage()
+
+
+def test_a_streamed_call_has_its_time_to_first_chunk(otel, make_app, slack, model):
+    app = make_app(assistant_stream="auto")
+    first, second = two_tools(model)
+    event = ask(app, slack, "what did we decide?")
+
+    [run] = otel.wait_for(runs)
+    spans = otel.wait_for(lambda r: children(r, run) if len(children(r, run)) >= 5 else None)
+    chats = [s for s in spans if s.name.startswith("chat")]
+    assert [c.attributes["gen_ai.request.stream"] for c in chats] == [True, True]
+    assert [c.attributes["gen_ai.usage.input_tokens"] for c in chats] == [1200, 1500]
+    assert [c.attributes["gen_ai.usage.output_tokens"] for c in chats] == [30, 45]
+    for chat in chats:
+        assert chat.attributes["gen_ai.response.time_to_first_chunk"] > 0
+    tools = [s for s in spans if s.name.startswith("execute_tool")]
+    assert [s.attributes["gen_ai.tool.call.id"] for s in tools] == call_ids(first) + call_ids(
+        second
+    )
+    posted = slack.store.get(event["channel"], tools[1].attributes["slack.message.ts"])
+    assert (posted["text"], posted["metadata"]["event_payload"]["entry"]) == ("Here it is.", 4)
