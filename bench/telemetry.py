@@ -1,0 +1,92 @@
+"""`python -m bench telemetry`: what OpenTelemetry costs the app. `assistant serve` in its own
+process answers mentions, each a new thread answered in two model calls (getThreadHistory,
+then postMessage and finishRequest: 1 invoke_agent, 2 chat and 3 execute_tool spans and the
+event's span per answer), with tracing off (no OTEL_* variable) and on (OTLP/HTTP to a
+loopback receiver decoding every batch, `tests/otlp_receiver.py`; the SDK's default batch
+schedule and metric interval); rounds alternate, so the machine's other load falls on both.
+The figure: the app's CPU per answered mention, on ÷ off."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from assistant.fakes import FakeOpenAI, FakeSlack
+from bench import conversation
+from bench.load import send_events
+from bench.model import AnsweringModel
+from bench.report import Figure, median, ms
+from bench.server import AppServer
+from tests.otlp_receiver import OtlpReceiver
+
+FULL = {"mentions": 150, "rounds": 3, "concurrency": 10}
+SMOKE = {"mentions": 4, "rounds": 1, "concurrency": 2}
+GOAL = 1.10
+
+
+def run(smoke: bool = False) -> list[Figure]:
+    size = SMOKE if smoke else FULL
+    count, rounds = size["mentions"], size["rounds"]
+    cpu: dict[str, list[float]] = {"off": [], "on": []}
+    receiver = OtlpReceiver().start()
+    model = AnsweringModel(history_every=1)
+    try:
+        with FakeSlack() as slack, FakeOpenAI(default=model) as fake:
+            first = 0
+            for _ in range(rounds):
+                for mode in ("off", "on"):
+                    env = _env(receiver.endpoint) if mode == "on" else {}
+                    cpu[mode].append(_round(slack, fake, model, first, count, size, env))
+                    first += count
+        runs = sum(1 for s in receiver.received.spans if s.name.startswith("invoke_agent"))
+    finally:
+        receiver.stop()
+    off, on = median(cpu["off"]) / count, median(cpu["on"]) / count
+    ratio = on / off
+    answered = count * rounds
+    return [
+        Figure(
+            "load",
+            f"{count} mentions a round, {size['concurrency']} in flight, {rounds} rounds each "
+            "way, alternating; 2 model calls an answer, model latency 0",
+        ),
+        Figure("app CPU per answered mention, tracing off (median of rounds)", ms(off)),
+        Figure("app CPU per answered mention, tracing on (median of rounds)", ms(on)),
+        Figure("on ÷ off", f"{ratio:.3f}", f"≤ {GOAL:.2f}", ratio <= GOAL),
+        Figure(
+            "rounds' CPU per mention, off / on",
+            " ".join(ms(c / count) for c in cpu["off"])
+            + " / "
+            + " ".join(ms(c / count) for c in cpu["on"]),
+        ),
+        Figure("invoke_agent spans received", f"{runs}/{answered}", "all", runs == answered),
+    ]
+
+
+def _env(endpoint: str) -> dict[str, str]:
+    return {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "aya-bench"}
+
+
+def _round(
+    slack: FakeSlack,
+    fake: FakeOpenAI,
+    model: AnsweringModel,
+    first: int,
+    count: int,
+    size: dict[str, int],
+    env: dict[str, str],
+) -> float:
+    """One app process answering `count` new mentions: its CPU seconds from the first send
+    to the last run's end (stopping it, which flushes what is queued, is not counted)."""
+    with (
+        tempfile.TemporaryDirectory() as workdir,
+        AppServer(slack, fake, Path(workdir), **env) as app,
+    ):
+        made = conversation.mentions(slack, count, 1, first_thread=first)
+        before = app.cpu_seconds()
+        send_events(app.url, [m.event for m in made], size["concurrency"])
+        conversation.wait_answered(slack, model, made, timeout=300)
+        used = app.cpu_seconds() - before
+        if env:
+            app.stop()  # the last batches exported: the receiver's count is whole
+    return used
