@@ -12,11 +12,20 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from opentelemetry.context import Context
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, set_span_in_context
+from opentelemetry.trace import (
+    Link,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    get_current_span,
+    set_span_in_context,
+)
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from assistant.model.observer import CallWatch
@@ -24,7 +33,6 @@ from assistant.run.recorder import Recording
 from assistant.run.scheduler import AnswerRequest, RunFunction, StopFunction
 from assistant.telemetry import genai
 from assistant.telemetry.calls import SPAN_KIND, ChatWatch, chat_name, chat_span_attributes
-from assistant.telemetry.calls import error_type as error_type_of
 from assistant.telemetry.setup import Providers
 from context.entry import FAILURE_PREFIX, Content, Entry, UserContent
 from context.storage import EntryMeta, StopRequest, Store, ThreadKey
@@ -274,19 +282,12 @@ class Telemetry:
         )  # fmt: skip
         span.end()
 
-    def error_type(self, error: BaseException) -> str:
-        return error_type_of(error)
-
 
 def _stamped(meta: EntryMeta | None, span: Span) -> EntryMeta:
     """`meta` with the span's trace context, to be written with the entry."""
-    from dataclasses import replace
-
     return replace(meta or EntryMeta(), trace_context=traceparent(span))
 
 
-def _span_context(context: Context) -> Any:
-    from opentelemetry.trace import get_current_span
-
+def _span_context(context: Context) -> SpanContext | None:
     span_context = get_current_span(context).get_span_context()
     return span_context if span_context.is_valid else None

@@ -135,6 +135,14 @@ def _watched_metrics(exporter: Any, unreachable: Unreachable) -> Any:
     return exporter
 
 
+def check(env: Mapping[str, str] = os.environ) -> None:
+    """Raise TelemetryError now if the exporters asked for cannot be built (before a server
+    starts, where it would be a traceback); nothing is imported when telemetry is off."""
+    if wanted(env):
+        _exporters(env, "TRACES")
+        _exporters(env, "METRICS")
+
+
 @dataclass(frozen=True)
 class Providers:
     tracer_provider: Any  # opentelemetry.sdk.trace.TracerProvider

@@ -125,7 +125,7 @@ ALLOWED: dict[str, set[str]] = {
     "panel": {"intake", "settings", "run", "slack", "model", "context"},
     "replay": {"settings", "run", "slack", "model", "context"},
     "wiring": {"panel", "intake", "settings", "telemetry", "run", "slack", "model", "context"},
-    "serving": {"wiring", "settings", "slack", "context", "fakes"},
+    "serving": {"wiring", "settings", "telemetry", "slack", "context", "fakes"},
     # The CLI: everything, and the fakes for `replay --demo-model`.
     "commands": {
         "serving", "replay", "wiring", "panel", "intake", "settings", "telemetry", "run", "slack",

@@ -9,7 +9,9 @@ import sys
 
 import pytest
 
+from assistant.fakes import ids
 from assistant.telemetry.setup import TelemetryError, open_providers, wanted
+from tests.process import clean_env, run_assistant
 
 ENDPOINT = "http://127.0.0.1:4318"
 
@@ -68,3 +70,25 @@ def _has_grpc_exporter() -> bool:
     except ImportError:
         return False
     return True
+
+
+@pytest.mark.parametrize("command", ["run", "serve"])
+def test_the_bot_does_not_start_on_a_protocol_it_cannot_use(command, slack, tmp_path):
+    if _has_grpc_exporter():
+        pytest.skip("the grpc exporter is installed: grpc is used")
+    env = clean_env(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'assistant.db'}",
+        SLACK_BOT_TOKEN=ids.BOT_TOKEN,
+        SLACK_APP_TOKEN=ids.APP_TOKEN,
+        SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
+        OPENAI_API_KEY=ids.OPENAI_API_KEY,
+        SLACK_API_URL=slack.api_url,
+        OTEL_EXPORTER_OTLP_ENDPOINT=ENDPOINT,
+        OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
+    )
+    result = run_assistant(command, env=env, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [
+        f"assistant {command}: OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs the grpc exporter: "
+        "pip install opentelemetry-exporter-otlp-proto-grpc"
+    ]
