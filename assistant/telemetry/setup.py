@@ -181,4 +181,3 @@ def open_providers(env: Mapping[str, str] = os.environ) -> Providers:
         reader = PeriodicExportingMetricReader(exporter)
         meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
     return Providers(tracer_provider, meter_provider)
-
