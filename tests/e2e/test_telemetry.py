@@ -265,3 +265,36 @@ def test_a_streamed_call_has_its_time_to_first_chunk(otel, make_app, slack, mode
     )
     posted = slack.store.get(event["channel"], tools[1].attributes["slack.message.ts"])
     assert (posted["text"], posted["metadata"]["event_payload"]["entry"]) == ("Here it is.", 4)
+
+
+def test_a_post_slack_refused_has_slacks_error_on_its_tool_span(otel, make_app, slack, model):
+    app = make_app()
+    model.script(replies.tool_calls(("postMessage", {"text": "Here you go", "reasoning": "r"})))
+    slack.fail("chat.postMessage", "channel_not_found", times=2)
+    ask(app, slack, "the report, please")
+
+    [run] = otel.wait_for(runs)
+    [post] = [s for s in children(otel.received, run) if s.name == "execute_tool postMessage"]
+    assert post.status_code == STATUS_ERROR
+    assert post.attributes["error.type"] == "tool_error"
+    assert "channel_not_found (from chat.postMessage)" in post.attributes["slack.error"]
+    assert "slack.message.ts" not in post.attributes
+    assert run.attributes["assistant.run.outcome"] == "error"
+
+
+def test_slacks_429s_are_counted(otel, make_app, slack, model):
+    app = make_app()
+    model.script(
+        replies.tool_calls(
+            ("postMessage", {"text": "Here you go", "reasoning": "r"}),
+            ("finishRequest", {"reasoning": "done"}),
+        )
+    )
+    slack.rate_limit("chat.postMessage", retry_after=1)
+    ask(app, slack, "the report, please")
+
+    def limited(received: Received) -> list[tuple[dict[str, Any], Any]] | None:
+        return received.metrics.get("assistant.slack.rate_limited")
+
+    assert otel.wait_for(limited) == [({"slack.method": "chat.postMessage"}, 1)]
+    assert [c.ok for c in slack.calls_to("chat.postMessage")] == [False, True]
