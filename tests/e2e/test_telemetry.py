@@ -14,11 +14,13 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
+from assistant.fakes._server import Hold
+from assistant.fakes.openai_stream import Streamed, StreamStyle
 from assistant.fakes.panel_events import feedback_click, signed_interaction_request
 from tests.harness import RunningApp, mention, thread_of
 from tests.otlp_receiver import OtlpReceiver, Received, Span
 
-CLIENT, INTERNAL = 3, 1  # the protobuf's SpanKind values
+CLIENT = 3  # the protobuf's SpanKind value
 STATUS_ERROR = 2
 
 
@@ -298,3 +300,31 @@ def test_slacks_429s_are_counted(otel, make_app, slack, model):
 
     assert otel.wait_for(limited) == [({"slack.method": "chat.postMessage"}, 1)]
     assert [c.ok for c in slack.calls_to("chat.postMessage")] == [False, True]
+
+
+def test_a_stopped_run_is_cancelled_and_its_stop_counted(otel, make_app, slack, model):
+    slack.agents.agent = True
+    app = make_app(assistant_stream="auto")
+    gate = Hold()
+    reply = replies.tool_calls(("postMessage", {"text": "A long answer " * 20, "reasoning": "r"}))
+    model.script(Streamed(reply, StreamStyle(pauses=((20, gate),))))
+    event = mention(slack, "lunch ideas?")
+    assert app.send_event(event).status == 200
+    gate.wait_reached()
+    slack.wait_for_call("chat.startStream")
+    assert app.send_event(slack.agents.press_stop(event["channel"], event["ts"])).status == 200
+    slack.wait_for_call("agents.sessions.setStatus", where=lambda c: c.params["status"] == "active")
+    gate.release()
+    app.wait_idle()
+
+    [run] = otel.wait_for(runs)
+    assert run.attributes["assistant.run.outcome"] == "cancelled"
+    [chat] = [s for s in children(otel.received, run) if s.name.startswith("chat")]
+    assert chat.attributes["error.type"] == "CancelledError"
+
+    def stops(received: Received) -> dict[str, Any] | None:
+        return received.metrics if "assistant.stops" in received.metrics else None
+
+    found = otel.wait_for(stops)
+    assert found["assistant.stops"] == [({}, 1)]
+    assert found["assistant.runs"] == [({"assistant.run.outcome": "cancelled"}, 1)]
