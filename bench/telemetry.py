@@ -90,8 +90,8 @@ def _round(
     env: dict[str, str],
 ) -> float:
     """One app process answering `count` new mentions: its CPU seconds from the first send
-    to `size["idle"]` seconds after the last run's end, by when, tracing on, the receiver has every
-    run's span (the batch processor sends every 5 s): the spans' export is counted."""
+    to `size["idle"]` seconds after the last run's end, by when, tracing on, the receiver has
+    every run's span (the batch processor sends every 5 s): the spans' export is counted."""
     with (
         tempfile.TemporaryDirectory() as workdir,
         AppServer(slack, fake, Path(workdir), **env) as app,
