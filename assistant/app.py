@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
@@ -41,8 +42,12 @@ from assistant.slack.client import close_slack_client
 from assistant.slack.files import SlackFiles
 from assistant.slack.history import ThreadHistory
 from assistant.slack.workspaces import PerWorkspace, Workspaces
+from assistant.telemetry.start import open_telemetry
 from context.storage import Store, open_store
 from context.trace import open_trace
+
+if TYPE_CHECKING:  # the SDK is imported only when telemetry is on
+    from assistant.telemetry.runs import Telemetry
 
 EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
 
@@ -59,6 +64,7 @@ class Assistant:
     app: AsyncApp
     channel_names: ChannelNames
     identity: BotIdentity | None  # None: installed through OAuth, each workspace's own
+    telemetry: Telemetry | None = None  # when the OTEL_* variables ask for it
 
     @property
     def client(self) -> AsyncWebClient:
@@ -77,6 +83,8 @@ class Assistant:
         await close_slack_client(self.app.client)  # Bolt's, configured as ours
         self.events.recorder.close()
         self.store.close()
+        if self.telemetry is not None:  # what is queued is exported (the SDK's timeouts)
+            await asyncio.to_thread(self.telemetry.providers.shutdown)
 
 
 def create_assistant(
@@ -93,17 +101,26 @@ def create_assistant(
     store = open_store(settings.database_url)
     app, workspaces, identity = create_bolt_app(settings, store, identity)
     channel_names = ChannelNames(workspaces.client)
+    telemetry = open_telemetry(settings.assistant_name, store)
     recorder = Recorder(
-        store, open_trace(settings.assistant_trace, trace or sys.stdout, channel_names)
+        store,
+        open_trace(settings.assistant_trace, trace or sys.stdout, channel_names),
+        observer=telemetry,
     )
     model = ModelClient(settings.model_options())
+    if telemetry is not None:
+        from assistant.telemetry.slack import acknowledged, count_rate_limits
+
+        model.watcher = telemetry
+        workspaces.configure_each(lambda client: count_rate_limits(client, telemetry))
+        app.use(acknowledged(telemetry))
     # Whatever calls Slack is built for each workspace, with its client: its token.
     files = PerWorkspace(
         workspaces, lambda client: SlackFiles(client.token or "", settings.slack_api_base)
     )
     channels = Channels(store, settings.instructions, settings.personas())
     scheduler = (
-        _scheduler(settings, store, workspaces, files, recorder, model, channels)
+        _scheduler(settings, store, workspaces, files, recorder, model, channels, telemetry)
         if runs
         else None
     )
@@ -113,7 +130,7 @@ def create_assistant(
     # threads of their own, so that they never wait behind the runs' (a few ms each, but
     # hundreds of them under load).
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
-    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads)
+    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads, telemetry)
     # One set of cached answers per workspace: links and feedback clicks.
     access = PerWorkspace(workspaces, LinkAccess)
     content = PerWorkspace(
@@ -139,7 +156,7 @@ def create_assistant(
     listeners.register(app, events, panel, feedback, home, stops, settings.oauth)
     return Assistant(
         settings, store, workspaces, files, model, scheduler, events, app, channel_names,
-        identity,
+        identity, telemetry,
     )  # fmt: skip
 
 
@@ -151,6 +168,7 @@ def _scheduler(
     recorder: Recorder,
     model: ModelClient,
     channels: Channels,
+    telemetry: Telemetry | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.assistant_stream == "auto" else None
@@ -194,4 +212,7 @@ def _scheduler(
         ),
         PerWorkspace(workspaces, stopper),
     )
-    return RunScheduler(runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped)
+    if telemetry is None:
+        return RunScheduler(runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped)
+    run, stop = telemetry.runs(runs.run), telemetry.stops(runs.stopped)
+    return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from assistant.commands import CliError, channels, demo, logs, replay, slack, threads, usage
+from assistant.telemetry.setup import TelemetryError
 from context.storage import StoreUnavailable
 
 DISTRIBUTION = "slack-context-assistant"  # the name in pyproject.toml
@@ -42,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (CliError, StoreUnavailable) as exc:
+    except (CliError, StoreUnavailable, TelemetryError) as exc:
         # StoreUnavailable: `run`, `serve` and `demo` open the store deep inside the app; its
         # one line is the whole story (where, password hidden, and the driver's reason).
         print(f"assistant {args.command}: {exc}", file=sys.stderr)

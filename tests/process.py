@@ -20,7 +20,7 @@ TIMEOUT = 20.0
 
 def clean_env(**env: str) -> dict[str, str]:
     """The test process's environment without any setting of the app, plus `env`."""
-    prefixes = ("SLACK_", "OPENAI_", "ASSISTANT_")
+    prefixes = ("SLACK_", "OPENAI_", "ASSISTANT_", "OTEL_")
     names = {"DATABASE_URL", "PORT"}
     base = {
         name: value

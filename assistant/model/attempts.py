@@ -39,18 +39,26 @@ DID_NOT_ANSWER = "the model did not answer in time"
 
 class ModelError(Exception):
     """The model could not be reached or gave no usable answer; the message is for the log
-    and holds no secret."""
+    and holds no secret. `kind`: the failure in a word, for telemetry's `error.type` (an HTTP
+    status, "timeout", "connection_error", "not_a_completion", "stream_error")."""
+
+    def __init__(self, what: str, kind: str = "ModelError") -> None:
+        super().__init__(what)
+        self.kind = kind
 
 
 class AttemptFailed(Exception):
     """One attempt failed: `what` for the log; whether another attempt may do better; how
     long the server asked to wait before it (None: it did not say)."""
 
-    def __init__(self, what: str, retry: bool = True, wait: float | None = None) -> None:
+    def __init__(
+        self, what: str, retry: bool = True, wait: float | None = None, kind: str = "stream_error"
+    ) -> None:
         super().__init__(what)
         self.what = what
         self.retry = retry
         self.wait = wait
+        self.kind = kind
 
 
 @dataclass(frozen=True)
@@ -79,7 +87,7 @@ class Attempts:
             if wait is None:
                 wait = min(RETRY_DELAY * 2**number, MAX_RETRY_DELAY, self.timeout)
             if not failed.retry or used() or number == self.retries or wait > self.timeout:
-                raise ModelError(failed.what) from None
+                raise ModelError(failed.what, failed.kind) from None
             # The client's own retries were info; an answer that is not a completion warned.
             log.log(logging.INFO if quiet else logging.WARNING, "%s; retrying", failed.what)
             await asyncio.sleep(wait)
@@ -91,19 +99,23 @@ def _failure(exc: Exception, expired: bool) -> AttemptFailed | None:
     if isinstance(exc, AttemptFailed):
         return exc
     if isinstance(exc, TimeoutError) and expired:
-        return AttemptFailed(DID_NOT_ANSWER)
+        return AttemptFailed(DID_NOT_ANSWER, kind="timeout")
     if isinstance(exc, NotACompletion):
-        return AttemptFailed(f"the model service answered with {exc}, not a chat completion")
+        what = f"the model service answered with {exc}, not a chat completion"
+        return AttemptFailed(what, kind="not_a_completion")
     if isinstance(exc, openai.APIStatusError):
         response = exc.response
         return AttemptFailed(
             what_failed(exc, "the model service", "the model"),
             retry=_retried(response),
             wait=_retry_after(response.headers),
+            kind=str(response.status_code),
         )
     if isinstance(exc, openai.APIError):
         retry = isinstance(exc, openai.APIConnectionError)  # not an error event in a stream
-        return AttemptFailed(what_failed(exc, "the model service", "the model"), retry=retry)
+        kind = "connection_error" if retry else "stream_error"
+        what = what_failed(exc, "the model service", "the model")
+        return AttemptFailed(what, retry=retry, kind=kind)
     return None
 
 

@@ -16,6 +16,7 @@ from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
 from assistant.model.attempts import AttemptFailed, Attempts, what_failed
 from assistant.model.completion import ModelReply, parse_completion, reply_of
 from assistant.model.handoff import Handoff
+from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
 from assistant.model.stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
@@ -27,6 +28,16 @@ log = logging.getLogger(__name__)
 
 # A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
 HANDOFF_PAUSE = 0.05
+
+
+def _watched(watch: CallWatch, event: StepEvent) -> None:
+    """Tell the watch what a streamed event says (before the run acts on it)."""
+    if isinstance(event, CallEnded):
+        watch.call_ended(event.name, event.id)
+    elif isinstance(event, ReplyEnded):
+        watch.ended(event.reply)
+    else:
+        watch.first_chunk()
 
 
 class TranscriptionError(Exception):
@@ -67,6 +78,14 @@ class ModelClient:
         # Transcriptions keep the client's retries: their reads are bounded by the event's
         # own deadline (assistant/intake/deadline.py).
         self._transcriber = self._client.with_options(max_retries=options.max_retries)
+        self.watcher: CallWatcher | None = None  # telemetry, when it is on
+
+    def _watch(self, prompt_text: str, model: str | None, streamed: bool) -> CallWatch | None:
+        if self.watcher is None:
+            return None
+        args = self._model_args(model)
+        cap = args.get("max_tokens", args.get("max_completion_tokens"))
+        return self.watcher.call(args["model"], cap, streamed, prompt_text)
 
     async def _on_own_loop(self, work: Coroutine[Any, Any, T]) -> T:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
@@ -76,7 +95,16 @@ class ModelClient:
     ) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now. `model`: the
         channel's, instead of ASSISTANT_MODEL."""
-        return await self._on_own_loop(self._next_step(prompt_text, images, model))
+        watch = self._watch(prompt_text, model, streamed=False)
+        try:
+            reply = await self._on_own_loop(self._next_step(prompt_text, images, model))
+        except BaseException as exc:
+            if watch is not None:
+                watch.failed(exc)
+            raise
+        if watch is not None:
+            watch.ended(reply)
+        return reply
 
     async def stream_step(
         self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
@@ -99,9 +127,16 @@ class ModelClient:
                 handoff.close()
 
         future = asyncio.run_coroutine_threadsafe(produce(), self._loop)
+        watch = self._watch(prompt_text, model, streamed=True)
         try:
             async for event in handoff.receive():
+                if watch is not None:
+                    _watched(watch, event)
                 yield event
+        except BaseException as exc:
+            if watch is not None:
+                watch.failed(exc)
+            raise
         finally:
             future.cancel()  # the caller stopped early: the answer is not read further
 

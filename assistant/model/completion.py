@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, ValidationError
 class RawToolCall:
     name: str
     arguments: str
+    id: str | None = None  # the model's id for the call (`gen_ai.tool.call.id`)
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,8 @@ class ModelReply:
     cached_tokens: int | None = None
     completion_tokens: int | None = None
     latency_ms: float = 0.0
+    response_id: str | None = None
+    finish_reason: str | None = None
 
 
 class NotACompletion(Exception):
@@ -45,6 +48,7 @@ class Function(BaseModel):
 
 
 class ToolCall(BaseModel):
+    id: str | None = None
     type: str = "function"
     function: Function
 
@@ -56,6 +60,7 @@ class Message(BaseModel):
 
 class Choice(BaseModel):
     message: Message
+    finish_reason: str | None = None
 
 
 class PromptDetails(BaseModel):
@@ -69,6 +74,7 @@ class Usage(BaseModel):
 
 
 class Completion(BaseModel):
+    id: str | None = None
     choices: list[Choice] = Field(min_length=1)
     model: str | None = None
     usage: Usage | None = None
@@ -96,12 +102,13 @@ def parse_completion(body: bytes, content_type: str) -> Completion:
 
 def reply_of(completion: Completion, latency_ms: float) -> ModelReply:
     """What the agent carries out of a whole answer."""
-    message = completion.choices[0].message
+    choice = completion.choices[0]
+    message = choice.message
     usage = completion.usage
     details = usage.prompt_tokens_details if usage else None
     return ModelReply(
         calls=[
-            RawToolCall(call.function.name, call.function.arguments)
+            RawToolCall(call.function.name, call.function.arguments, call.id)
             for call in message.tool_calls or []
             if call.type == "function"
         ],
@@ -111,4 +118,6 @@ def reply_of(completion: Completion, latency_ms: float) -> ModelReply:
         cached_tokens=details.cached_tokens if details else None,
         completion_tokens=usage.completion_tokens if usage else None,
         latency_ms=latency_ms,
+        response_id=completion.id,
+        finish_reason=choice.finish_reason,
     )

@@ -40,6 +40,7 @@ class ChunkChoice(BaseModel):
 
 
 class Chunk(BaseModel):
+    id: str | None = None
     choices: list[ChunkChoice] | None = None
     model: str | None = None
     usage: Usage | None = None
@@ -62,6 +63,7 @@ class CallEnded:
     index: int
     name: str
     arguments: str
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ class ReplyAssembler:
         self._text: list[str] = []
         self._model: str | None = None
         self._usage: Usage | None = None
+        self._id: str | None = None
+        self._finish: str | None = None
         self._ended = 0  # calls before this one are complete (CallEnded sent)
         self.finished = False  # a finish_reason came
 
@@ -104,6 +108,7 @@ class ReplyAssembler:
             raise NotACompletion(what) from None
         self._model = chunk.model or self._model
         self._usage = chunk.usage or self._usage
+        self._id = self._id or chunk.id
         events: list[StepEvent] = []
         for choice in chunk.choices or []:
             if choice.index != 0:
@@ -115,6 +120,7 @@ class ReplyAssembler:
                 events += self._call_delta(part)
             if choice.finish_reason is not None:
                 self.finished = True
+                self._finish = choice.finish_reason
                 events += self._end_calls(len(self._calls))
         return events
 
@@ -124,13 +130,15 @@ class ReplyAssembler:
         usage = self._usage
         details = usage.prompt_tokens_details if usage else None
         reply = ModelReply(
-            calls=[RawToolCall(c.name, "".join(c.arguments)) for c in self._calls],
+            calls=[RawToolCall(c.name, "".join(c.arguments), c.id) for c in self._calls],
             text="".join(self._text) or None,
             model=self._model,
             prompt_tokens=usage.prompt_tokens if usage else None,
             cached_tokens=details.cached_tokens if details else None,
             completion_tokens=usage.completion_tokens if usage else None,
             latency_ms=latency_ms,
+            response_id=self._id,
+            finish_reason=self._finish,
         )
         return [*events, ReplyEnded(reply)]
 
@@ -168,7 +176,7 @@ class ReplyAssembler:
             if not call.started:  # a call that never got a name: its arguments come now
                 events.append(CallStarted(self._ended, call.name))
                 call.started = True
-            events.append(CallEnded(self._ended, call.name, "".join(call.arguments)))
+            events.append(CallEnded(self._ended, call.name, "".join(call.arguments), call.id))
             self._ended += 1
         return events
 
@@ -180,6 +188,6 @@ def whole_events(reply: ModelReply) -> list[StepEvent]:
         events += [
             CallStarted(index, call.name),
             CallArguments(index, call.arguments),
-            CallEnded(index, call.name, call.arguments),
+            CallEnded(index, call.name, call.arguments, call.id),
         ]
     return [*events, ReplyEnded(reply)]

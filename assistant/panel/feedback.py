@@ -89,6 +89,8 @@ class Feedback:
             )
         except ValueError as exc:
             log.warning("a feedback click was ignored: %s", exc)
+            return
+        await self.recorder.voted(key, index, vote)
 
     async def _may_rate(self, key: ThreadKey, user: str) -> bool:
         """Whether `user` can see the thread, so that their click may count; else one line

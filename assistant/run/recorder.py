@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from assistant.run.lease import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
@@ -23,13 +23,45 @@ from context.trace import Trace
 T = TypeVar("T")
 
 
-class Recorder:
-    """`executor`: the threads its store calls run in (None: the event loop's default)."""
+class Recording(Protocol):
+    """One entry being recorded, as an observer sees it: the side metadata to write (the
+    observer's trace context added), then the entry written (None: a duplicate)."""
 
-    def __init__(self, store: Store, trace: Trace, executor: Executor | None = None) -> None:
+    meta: EntryMeta | None
+
+    def done(self, entry: Entry | None) -> None: ...
+
+
+class EntryObserver(Protocol):
+    """Who watches what is recorded (the telemetry, `assistant/telemetry/`)."""
+
+    def recording(self, key: ThreadKey, content: Content, meta: EntryMeta | None) -> Recording:
+        ...
+
+    def posted(self, key: ThreadKey, index: int, ts: str) -> None:
+        """Entry `index`, a postMessage, reached Slack as message `ts`."""
+        ...
+
+    async def voted(self, key: ThreadKey, index: int, vote: str) -> None:
+        """A feedback click on the answer whose postMessage is entry `index` was recorded."""
+        ...
+
+
+class Recorder:
+    """`executor`: the threads its store calls run in (None: the event loop's default).
+    `observer`: None unless telemetry is on."""
+
+    def __init__(
+        self,
+        store: Store,
+        trace: Trace,
+        executor: Executor | None = None,
+        observer: EntryObserver | None = None,
+    ) -> None:
         self.store = store
         self.trace = trace
         self._executor = executor
+        self.observer = observer
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
         """A store call, off the event loop, in this recorder's threads."""
@@ -50,6 +82,8 @@ class Recorder:
         `answered_through`: this entry ends a run that answered the entries up to there."""
         if answered_through is not None:
             ensure_lease()  # a run that may have lost its thread to another ends nothing
+        noted = self.observer.recording(key, content, meta) if self.observer else None
+        meta = noted.meta if noted else meta
         entry = await self.call(
             self.store.append,
             key,
@@ -62,6 +96,8 @@ class Recorder:
         )
         if entry is not None:
             self.trace.write(entry, key, meta)
+        if noted is not None:
+            noted.done(entry)
         return entry
 
     async def record_message(
@@ -75,6 +111,8 @@ class Recorder:
     ) -> Entry | None:
         """Record and print a person's message in one write (see `Store.record_message`):
         entry 0 first if the thread is new; None when it was recorded already."""
+        noted = self.observer.recording(key, content, meta) if self.observer else None
+        meta = noted.meta if noted is not None and noted.meta is not None else meta
         copy = ThreadMessage(meta.slack_ts or "", content.userid, content.text)
         entries = await self.call(
             self.store.record_message,
@@ -89,6 +127,8 @@ class Recorder:
         for entry in entries:
             # Entry 0 (the persona) has no metadata of its own.
             self.trace.write(entry, key, meta if entry is entries[-1] else None)
+        if noted is not None:
+            noted.done(entries[-1] if entries else None)
         return entries[-1] if entries else None
 
     async def record_by(
@@ -104,6 +144,14 @@ class Recorder:
         for entry in entries:
             self.trace.write(entry)
         return entries
+
+    def posted(self, key: ThreadKey, index: int, ts: str) -> None:
+        if self.observer is not None:
+            self.observer.posted(key, index, ts)
+
+    async def voted(self, key: ThreadKey, index: int, vote: str) -> None:
+        if self.observer is not None:
+            await self.observer.voted(key, index, vote)
 
     def close(self) -> None:
         """Let its threads go (they finish what they were given)."""

@@ -68,6 +68,7 @@ class AnswerRequest:
     index: int
     message_ts: str
     bot_user_id: str | None = None
+    trace_context: str | None = None  # the span that recorded it (telemetry), if any
 
 
 # A run answers requests; its last entry raises the thread's answered_through.
@@ -200,7 +201,9 @@ class RunScheduler:
         entry (what it answers stays owed)."""
         while not self._stopping and (owed := await asyncio.to_thread(self.store.pending, key)):
             bot = self._bot_ids.get(key.team)
-            requests = [AnswerRequest(p.index, p.slack_ts or "", bot) for p in owed]
+            requests = [
+                AnswerRequest(p.index, p.slack_ts or "", bot, p.trace_context) for p in owed
+            ]
             try:
                 stop = None
                 if self.stopped is not None:  # pressed before the run started: none starts

@@ -51,7 +51,7 @@ async def streamed_step(
             elif isinstance(event, CallEnded) and not finished:
                 if stream is not None:
                     stream.complete()  # before any await: a call that came whole is posted so
-                raw = RawToolCall(event.name, event.arguments)
+                raw = RawToolCall(event.name, event.arguments, event.id)
                 finished, index = await one_call(ctx, raw, None, seen_through, stream)
                 stream, first = None, index if first is None else first
             elif isinstance(event, ReplyEnded):

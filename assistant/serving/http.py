@@ -27,6 +27,7 @@ from assistant.serving.web_server import Server, server_config
 from assistant.settings import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.tokens import refused_bot_token
+from assistant.telemetry.setup import check as check_telemetry
 from context.storage import open_store
 
 INSTALL_PATH, REDIRECT_PATH = "/slack/install", "/slack/oauth_redirect"  # Bolt's defaults
@@ -114,5 +115,6 @@ def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
     # traceback: open it once here first, so that a store that cannot be opened is one line
     # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
     open_store(settings.database_url).close()
+    check_telemetry()  # likewise: a protocol OTEL_* asks for that cannot be used is one line
     web = create_web_app(settings, identity=identity, runs=runs)
     Server(server_config(web, host=host, port=settings.port)).run()

@@ -15,6 +15,7 @@ from assistant.app import create_assistant
 from assistant.settings import Settings, SettingsError
 from assistant.slack.connection import ConnectionLog
 from assistant.slack.tokens import refused_tokens
+from assistant.telemetry.setup import check as check_telemetry
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -70,4 +71,5 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
 
 
 def run(settings: Settings) -> None:
+    check_telemetry()  # a protocol OTEL_* asks for that cannot be used: one line, status 2
     asyncio.run(run_socket_mode(settings))

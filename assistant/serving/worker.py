@@ -21,6 +21,7 @@ from typing import TextIO
 from assistant.app import create_assistant
 from assistant.settings import Settings, SettingsError
 from assistant.slack.tokens import refused_tokens
+from assistant.telemetry.setup import check as check_telemetry
 from context.storage import database_url, open_store
 from context.storage.wakeups import listen_for_owed
 
@@ -90,4 +91,5 @@ def work(settings: Settings) -> None:
     # As `serve` does: a store that cannot be opened is one line (StoreUnavailable) and
     # status 2, before anything starts.
     open_store(settings.database_url).close()
+    check_telemetry()
     asyncio.run(run_worker(settings))

@@ -50,6 +50,15 @@ class Workspaces:
         self._refused: dict[str, str] = {}  # team -> the token whose refresh Slack refused
         self._retired: list[AsyncWebClient] = []  # replaced by a refreshed token's
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)  # by team
+        self._configure: list[Callable[[AsyncWebClient], None]] = []
+
+    def configure_each(self, configure: Callable[[AsyncWebClient], None]) -> None:
+        """Apply `configure` to every client: those there are, and each one made later (the
+        telemetry's counter of Slack's 429s)."""
+        self._configure.append(configure)
+        for client in [self._single, *self._clients.values()]:
+            if client is not None:
+                configure(client)
 
     async def client(self, team: str) -> AsyncWebClient | None:
         """`team`'s client; None when the app is not installed there (any more)."""
@@ -81,6 +90,8 @@ class Workspaces:
                 if found is not None:  # a run may still use it: closed at the end
                     self._retired.append(found)
                 found = self._clients[team] = create_slack_client(bot.bot_token, self._api_base)
+                for configure in self._configure:
+                    configure(found)
             return found
 
     async def close(self) -> None:

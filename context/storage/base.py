@@ -105,6 +105,10 @@ class RunStore(Protocol):
         """User entries that want an answer, after the thread's answered_through."""
         ...
 
+    def trace_context(self, key: ThreadKey, index: int) -> str | None:
+        """The `EntryMeta.trace_context` entry `index` was recorded with (None: none)."""
+        ...
+
     def waiting_threads(self) -> list[ThreadKey]:
         """Threads owed an answer, or with open streams (`open_streams`), whose lease is
         free or expired (a crashed run's), and whose deferral, if any, is due (`defer`)."""

@@ -29,6 +29,15 @@ from context.storage.values import OpenStream, Pending, ThreadKey, ThreadMessage
 class SqlRuns(Repository):
     """`RunStore` over SQL."""
 
+    def trace_context(self, key: ThreadKey, index: int) -> str | None:
+        query = (
+            select(entries_table.c.trace_context)
+            .join(threads_table)
+            .where(is_thread(key), entries_table.c.idx == index)
+        )
+        with self._db.read() as connection:
+            return connection.scalar(query)
+
     def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
         at = datetime.now(UTC)
         with self._db.transaction() as connection:
@@ -58,7 +67,7 @@ class SqlRuns(Repository):
     def pending(self, key: ThreadKey) -> list[Pending]:
         with self._db.read() as connection:
             rows = connection.execute(_owed(key))
-            return [Pending(row.idx, row.slack_ts) for row in rows]
+            return [Pending(row.idx, row.slack_ts, row.trace_context) for row in rows]
 
     def waiting_threads(self) -> list[ThreadKey]:
         owed = (
@@ -154,10 +163,10 @@ def _change_streams(
         )
 
 
-def _owed(key: ThreadKey) -> Select[tuple[int, str | None]]:
+def _owed(key: ThreadKey) -> Select[tuple[int, str | None, str | None]]:
     """The thread's entries that want an answer and lie after its answered_through."""
     return (
-        select(entries_table.c.idx, entries_table.c.slack_ts)
+        select(entries_table.c.idx, entries_table.c.slack_ts, entries_table.c.trace_context)
         .join(threads_table)
         .where(
             is_thread(key),

@@ -107,6 +107,8 @@ entries_table = Table(
     # recorded), and whether the entry ended a run (it was recorded with answered_through).
     Column("person", String),
     Column("ends_run", Boolean, nullable=False, server_default=false()),
+    # Telemetry (migration 0013_trace_context): the entry's `EntryMeta.trace_context`.
+    Column("trace_context", String),
     PrimaryKeyConstraint("thread_id", "idx", name="pk_entries"),
 )
 Index(

@@ -40,6 +40,10 @@ class EntryMeta:
     # A user entry someone expects an answer to (a mention, a DM, a follow-up): a run is owed
     # until the thread's answered_through reaches it, across restarts.
     wants_answer: bool = False
+    # OpenTelemetry (assistant/telemetry/): the W3C `traceparent` of the span that recorded the
+    # entry (the event's, a tool call's), so that a run or a feedback click in another process
+    # can link to it; None when telemetry is off.
+    trace_context: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,7 @@ class Pending:
 
     index: int
     slack_ts: str | None
+    trace_context: str | None = None
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
     } | {"started_at"} | {"defer", "deferred_since"} | {
         "channel_config", "channel_configs", "set_channel_config",  # channel settings
         "request_stop", "stop_requested",  # the stop button
+        "trace_context",  # telemetry
     }  # fmt: skip
 
 

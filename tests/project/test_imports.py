@@ -118,16 +118,18 @@ ALLOWED: dict[str, set[str]] = {
     "slack": {"context"},
     "model": {"context"},
     "run": {"slack", "model", "context"},
+    # OpenTelemetry: it watches runs, model calls and Slack through their small protocols.
+    "telemetry": {"run", "slack", "model", "context"},
     "settings": {"run", "slack", "model", "context"},
     "intake": {"settings", "run", "slack", "model", "context"},
     "panel": {"intake", "settings", "run", "slack", "model", "context"},
     "replay": {"settings", "run", "slack", "model", "context"},
-    "wiring": {"panel", "intake", "settings", "run", "slack", "model", "context"},
-    "serving": {"wiring", "settings", "slack", "context", "fakes"},
+    "wiring": {"panel", "intake", "settings", "telemetry", "run", "slack", "model", "context"},
+    "serving": {"wiring", "settings", "telemetry", "slack", "context", "fakes"},
     # The CLI: everything, and the fakes for `replay --demo-model`.
     "commands": {
-        "serving", "replay", "wiring", "panel", "intake", "settings", "run", "slack", "model",
-        "context", "fakes",
+        "serving", "replay", "wiring", "panel", "intake", "settings", "telemetry", "run", "slack",
+        "model", "context", "fakes",
     },
 }
 
@@ -140,7 +142,8 @@ def room_of(module: str) -> str | None:
     if parts[0] != "assistant" or len(parts) == 1:
         return "commands" if parts == ["assistant"] else None
     top = parts[1]
-    if top in ("slack", "model", "run", "intake", "panel", "replay", "serving", "fakes"):
+    rooms = ("slack", "model", "run", "intake", "panel", "replay", "serving", "fakes", "telemetry")
+    if top in rooms:
         return top
     if top in ("settings", "panel_settings", "price_settings", "persona_file"):
         return "settings"

@@ -169,6 +169,8 @@ async def _post(
             ts = response["ts"]
         posted.append(ThreadMessage(ts=ts, user=ctx.bot_mention, text=chunk))
     await asyncio.to_thread(ctx.store.mark_posted, ctx.key, index, posted[-1].ts, posted)
+    if ctx.recorder is not None:
+        ctx.recorder.posted(ctx.key, index, posted[-1].ts)
 
 
 async def finish_interrupted_streams(

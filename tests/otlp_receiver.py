@@ -1,0 +1,149 @@
+"""A loopback OTLP/HTTP receiver for the telemetry tests: a tiny HTTP server that decodes the
+real protobuf payloads (`ExportTraceServiceRequest`, `ExportMetricsServiceRequest`, with
+opentelemetry-proto) the app's exporters send, and lets a test wait until what it expects has
+arrived (no sleeping)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, TypeVar
+
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+TIMEOUT = 15
+T = TypeVar("T")
+
+
+def value_of(value: AnyValue) -> Any:
+    kind = value.WhichOneof("value")
+    if kind == "array_value":
+        return [value_of(item) for item in value.array_value.values]
+    return getattr(value, kind) if kind else None
+
+
+@dataclass(frozen=True)
+class Span:
+    name: str
+    trace_id: str
+    span_id: str
+    parent_id: str
+    kind: int
+    attributes: dict[str, Any]
+    links: list[tuple[str, str]]  # (trace id, span id)
+    status_code: int
+    resource: dict[str, Any]
+
+
+@dataclass
+class Received:
+    spans: list[Span] = field(default_factory=list)
+    # metric name -> [(attributes, value: a sum's or a histogram's count and sum)]
+    metrics: dict[str, list[tuple[dict[str, Any], Any]]] = field(default_factory=dict)
+
+
+class OtlpReceiver:
+    def __init__(self) -> None:
+        self.received = Received()
+        self._changed = threading.Condition()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                if self.path == "/v1/traces":
+                    receiver._traces(body)
+                    answer = ExportTraceServiceResponse().SerializeToString()
+                elif self.path == "/v1/metrics":
+                    receiver._metrics(body)
+                    answer = ExportMetricsServiceResponse().SerializeToString()
+                else:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def start(self) -> OtlpReceiver:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _traces(self, body: bytes) -> None:
+        request = ExportTraceServiceRequest.FromString(body)
+        spans = []
+        for resource_spans in request.resource_spans:
+            resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    spans.append(
+                        Span(
+                            name=span.name,
+                            trace_id=span.trace_id.hex(),
+                            span_id=span.span_id.hex(),
+                            parent_id=span.parent_span_id.hex(),
+                            kind=span.kind,
+                            attributes={a.key: value_of(a.value) for a in span.attributes},
+                            links=[(ln.trace_id.hex(), ln.span_id.hex()) for ln in span.links],
+                            status_code=span.status.code,
+                            resource=resource,
+                        )
+                    )
+        with self._changed:
+            self.received.spans += spans
+            self._changed.notify_all()
+
+    def _metrics(self, body: bytes) -> None:
+        request = ExportMetricsServiceRequest.FromString(body)
+        found: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+        for resource_metrics in request.resource_metrics:
+            for scope_metrics in resource_metrics.scope_metrics:
+                for metric in scope_metrics.metrics:
+                    kind = metric.WhichOneof("data")
+                    for point in getattr(metric, kind).data_points:
+                        attributes = {a.key: value_of(a.value) for a in point.attributes}
+                        if kind == "histogram":
+                            value: Any = (point.count, point.sum)
+                        else:
+                            value = point.as_int if point.HasField("as_int") else point.as_double
+                        found.setdefault(metric.name, []).append((attributes, value))
+        with self._changed:
+            # Cumulative temporality: the latest export holds every point so far.
+            self.received.metrics.update(found)
+            self._changed.notify_all()
+
+    def wait_for(self, what: Callable[[Received], T | None], timeout: float = TIMEOUT) -> T:
+        """Until `what` of what has arrived is neither None nor empty; its value."""
+
+        def arrived() -> bool:
+            return what(self.received) not in (None, [])
+
+        with self._changed:
+            ok = self._changed.wait_for(arrived, timeout)
+            assert ok, f"the receiver did not get what was expected: {self.received}"
+            result = what(self.received)
+            assert result is not None
+            return result
