@@ -30,6 +30,7 @@ BENCHMARKS = {
     "flood": "bench.flood",
     "usage": "bench.usage",
     "workers": "bench.workers",
+    "cpu": "bench.cpu",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.
