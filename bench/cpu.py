@@ -128,7 +128,7 @@ class _Profile:
             return
         self.directory.mkdir(parents=True, exist_ok=True)
         self.raw = self.directory / f"{self.name}.raw"
-        command = ["py-spy", "record", "--pid", str(self.pid), "--rate", "500", "--format"]
+        command = ["py-spy", "record", "--pid", str(self.pid), "--rate", "500", "--gil", "--format"]
         self.process = subprocess.Popen(
             [*command, "raw", "--output", str(self.raw), "--nonblocking"],
             stdout=subprocess.DEVNULL,
