@@ -25,7 +25,6 @@ from assistant.model.stream import (
     ReplyEnded,
     SseData,
     StepEvent,
-    StreamError,
     whole_events,
 )
 from assistant.model.tool_calls import TOOL_SCHEMAS
@@ -196,14 +195,12 @@ class ModelClient:
                     # one batch: per chunk, typed objects and a hand-off each cost a streamed
                     # answer several times the CPU of the whole answer.
                     async for data in _reads(response):
-                        try:
-                            chunks = sse.feed(data)
-                        except StreamError as exc:
-                            request = response.http_request
-                            raise openai.APIError(str(exc), request, body=exc.body) from None
-                        if batch := [e for chunk in chunks for e in assembler.feed(chunk)]:
+                        if batch := assembler.feed(sse.feed(data)):
                             sent = True
                             emit(batch)
+                        if error := sse.error:
+                            request = response.http_request
+                            raise openai.APIError(str(error), request, body=error.body)
                     if not assembler.finished:
                         what = "the model service's stream ended before its answer did"
                         raise AttemptFailed(what, retry=False)

@@ -18,7 +18,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from assistant.model.completion import ModelReply, NotACompletion, RawToolCall, Usage
 
@@ -99,30 +99,32 @@ class ReplyAssembler:
         self._ended = 0  # calls before this one are complete (CallEnded sent)
         self.finished = False  # a finish_reason came
 
-    def feed(self, data: object) -> list[StepEvent]:
-        """One chunk, as JSON."""
+    def feed(self, data: list[object]) -> list[StepEvent]:
+        """Chunks, as JSON (those of one read of the stream): their events, the pieces of
+        one call's arguments that follow each other in one event."""
         try:
-            chunk = Chunk.model_validate(data)
+            chunks = _CHUNKS.validate_python(data)
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "the chunk"
+            where = ".".join(str(part) for part in first["loc"][1:]) or "the chunk"
             what = f"a stream chunk of another shape ({where}: {first['msg']})"
             raise NotACompletion(what) from None
-        self._model = chunk.model or self._model
-        self._usage = chunk.usage or self._usage
         events: list[StepEvent] = []
-        for choice in chunk.choices or []:
-            if choice.index != 0:
-                continue  # only the first choice is read, as for whole answers
-            delta = choice.delta or Delta()
-            if delta.content:
-                self._text.append(delta.content)
-            for part in delta.tool_calls or []:
-                events += self._call_delta(part)
-            if choice.finish_reason is not None:
-                self.finished = True
-                events += self._end_calls(len(self._calls))
-        return events
+        for chunk in chunks:
+            self._model = chunk.model or self._model
+            self._usage = chunk.usage or self._usage
+            for choice in chunk.choices or []:
+                if choice.index != 0:
+                    continue  # only the first choice is read, as for whole answers
+                delta = choice.delta or Delta()
+                if delta.content:
+                    self._text.append(delta.content)
+                for part in delta.tool_calls or []:
+                    events += self._call_delta(part)
+                if choice.finish_reason is not None:
+                    self.finished = True
+                    events += self._end_calls(len(self._calls))
+        return _joined(events)
 
     def end(self, latency_ms: float = 0.0) -> list[StepEvent]:
         """The stream is over: the last calls are complete, and the reply with them."""
@@ -179,6 +181,26 @@ class ReplyAssembler:
         return events
 
 
+_CHUNKS = TypeAdapter(list[Chunk])
+
+
+def _joined(events: list[StepEvent]) -> list[StepEvent]:
+    """`events`, the arguments pieces of one call that follow each other as one piece: the
+    run reads each event, and a read of the stream holds many chunks of one call."""
+    joined: list[StepEvent] = []
+    for event in events:
+        last = joined[-1] if joined else None
+        if (
+            isinstance(event, CallArguments)
+            and isinstance(last, CallArguments)
+            and last.index == event.index
+        ):
+            joined[-1] = CallArguments(event.index, last.piece + event.piece)
+        else:
+            joined.append(event)
+    return joined
+
+
 def whole_events(reply: ModelReply) -> list[StepEvent]:
     """The events of an answer that came whole (a server that does not stream)."""
     events: list[StepEvent] = []
@@ -194,6 +216,7 @@ def whole_events(reply: ModelReply) -> list[StepEvent]:
 # An event ends at a blank line; lines end in CRLF, LF or CR (the SSE specification).
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r|\r\n\n|\n\r\n")
 _LINE_END = re.compile(rb"\r\n|\n|\r")
+_NEWLINE = re.compile(rb"[\r\n]")
 
 
 class StreamError(Exception):
@@ -207,31 +230,44 @@ class StreamError(Exception):
 class SseData:
     """The `data` of the Server-Sent Events of a chat completion, as JSON, fed the body as it
     is read: every event complete in what came so far, at once. Comments (`: keep-alive`)
-    and other fields are skipped; `data: [DONE]` ends the stream (`done`)."""
+    and other fields are skipped; `data: [DONE]` ends the stream (`done`), and so does an
+    error the service sends as a chunk (`error`: the chunks before it are read first)."""
 
     def __init__(self) -> None:
         self._rest = b""
         self.done = False
+        self.error: StreamError | None = None
 
     def feed(self, data: bytes) -> list[object]:
         *events, self._rest = _EVENT_END.split(self._rest + data)
-        chunks: list[object] = []
+        values: list[bytes] = []
         for event in events:
-            lines = [line for line in _LINE_END.split(event) if line.startswith(b"data:")]
-            if not lines or self.done:
-                continue
-            # One space after the colon is the separator, not the value's.
-            text = b"\n".join(line[6:] if line[5:6] == b" " else line[5:] for line in lines)
-            if text.startswith(b"[DONE]"):
+            if self.done:
+                break
+            if event.startswith(b"data: ") and not _NEWLINE.search(event):
+                value = event[6:]  # one line, as OpenAI and vLLM send every event
+            else:
+                lines = [line for line in _LINE_END.split(event) if line.startswith(b"data:")]
+                if not lines:
+                    continue  # a comment (`: keep-alive`), or fields other than data
+                # One space after the colon is the separator, not the value's.
+                value = b"\n".join(line[6:] if line[5:6] == b" " else line[5:] for line in lines)
+            if value.startswith(b"[DONE]"):
                 self.done = True
-                continue
-            chunk = json.loads(text)
+            else:
+                values.append(value)
+        if not values:
+            return []
+        # One parse for the read: JSON's own array of the events' values.
+        chunks: list[object] = json.loads(b"[" + b",".join(values) + b"]")
+        for position, chunk in enumerate(chunks):
             if isinstance(chunk, dict) and chunk.get("error"):
                 error = chunk["error"]
                 message = error.get("message") if isinstance(error, dict) else None
-                raise StreamError(
+                self.error = StreamError(
                     message if isinstance(message, str) else "An error occurred during streaming",
                     error,
                 )
-            chunks.append(chunk)
+                self.done = True
+                return chunks[:position]
         return chunks

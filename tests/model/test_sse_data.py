@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from assistant.model.stream import SseData, StreamError
+from assistant.model.stream import SseData
 
 CHUNKS = [{"choices": [{"index": 0, "delta": {"content": f"part {n}"}}]} for n in range(3)]
 
@@ -40,7 +40,10 @@ def test_data_on_several_lines_is_one_value_and_nothing_counts_after_done() -> N
     assert sse.feed(b'data: {"a":\ndata:1}\n\ndata: [DONE]\n\ndata: {"b": 2}\n\n') == [{"a": 1}]
 
 
-def test_an_error_in_the_stream_is_the_model_services() -> None:
-    with pytest.raises(StreamError, match="overloaded") as raised:
-        SseData().feed(b'data: {"error": {"message": "overloaded", "type": "server"}}\n\n')
-    assert raised.value.body == {"message": "overloaded", "type": "server"}
+def test_an_error_in_the_stream_ends_it_after_the_chunks_before_it() -> None:
+    sse = SseData()
+    error = b'data: {"error": {"message": "overloaded", "type": "server"}}\n\n'
+    assert sse.feed(b'data: {"a": 1}\n\n' + error + b'data: {"b": 2}\n\n') == [{"a": 1}]
+    assert sse.done and sse.error is not None
+    assert str(sse.error) == "overloaded"
+    assert sse.error.body == {"message": "overloaded", "type": "server"}
