@@ -18,37 +18,40 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic reads only this one before 3.12
 
 from assistant.model.completion import ModelReply, NotACompletion, RawToolCall, Usage
 
 
-class FunctionDelta(BaseModel):
-    name: str | None = None
-    arguments: str | None = None
+# The chunk's shape, checked (pydantic) into plain dicts: a model object for each part of each
+# chunk was most of a streamed answer's CPU, a chunk a token.
+class FunctionDelta(TypedDict, total=False):
+    name: str | None
+    arguments: str | None
 
 
-class ToolCallDelta(BaseModel):
-    index: int | None = None  # some servers leave it out: then a new id is a new call
-    id: str | None = None
-    function: FunctionDelta | None = None
+class ToolCallDelta(TypedDict, total=False):
+    index: int | None  # some servers leave it out: then a new id is a new call
+    id: str | None
+    function: FunctionDelta | None
 
 
-class Delta(BaseModel):
-    content: str | None = None
-    tool_calls: list[ToolCallDelta] | None = None
+class Delta(TypedDict, total=False):
+    content: str | None
+    tool_calls: list[ToolCallDelta] | None
 
 
-class ChunkChoice(BaseModel):
-    index: int = 0
-    delta: Delta | None = None
-    finish_reason: str | None = None
+class ChunkChoice(TypedDict, total=False):
+    index: int
+    delta: Delta | None
+    finish_reason: str | None
 
 
-class Chunk(BaseModel):
-    choices: list[ChunkChoice] | None = None
-    model: str | None = None
-    usage: Usage | None = None
+class Chunk(TypedDict, total=False):
+    choices: list[ChunkChoice] | None
+    model: str | None
+    usage: Usage | None
 
 
 @dataclass(frozen=True)
@@ -111,17 +114,17 @@ class ReplyAssembler:
             raise NotACompletion(what) from None
         events: list[StepEvent] = []
         for chunk in chunks:
-            self._model = chunk.model or self._model
-            self._usage = chunk.usage or self._usage
-            for choice in chunk.choices or []:
-                if choice.index != 0:
+            self._model = chunk.get("model") or self._model
+            self._usage = chunk.get("usage") or self._usage
+            for choice in chunk.get("choices") or []:
+                if choice.get("index", 0) != 0:
                     continue  # only the first choice is read, as for whole answers
-                delta = choice.delta or Delta()
-                if delta.content:
-                    self._text.append(delta.content)
-                for part in delta.tool_calls or []:
+                delta = choice.get("delta") or {}
+                if content := delta.get("content"):
+                    self._text.append(content)
+                for part in delta.get("tool_calls") or []:
                     events += self._call_delta(part)
-                if choice.finish_reason is not None:
+                if choice.get("finish_reason") is not None:
                     self.finished = True
                     events += self._end_calls(len(self._calls))
         return _joined(events)
@@ -143,29 +146,30 @@ class ReplyAssembler:
         return [*events, ReplyEnded(reply)]
 
     def _call_delta(self, part: ToolCallDelta) -> list[StepEvent]:
-        index = part.index
+        index, id_ = part.get("index"), part.get("id")
         if index is None:  # no index: the same call unless a new id says otherwise
             last = self._calls[-1] if self._calls else None
-            new = last is None or (part.id is not None and part.id != last.id)
+            new = last is None or (id_ is not None and id_ != last.id)
             index = len(self._calls) if new else len(self._calls) - 1
         if index < self._ended:
             raise NotACompletion(f"a stream that went back to tool call {index} after a later one")
         events: list[StepEvent] = self._end_calls(index)
         while len(self._calls) <= index:
-            self._calls.append(_Call(part.id))
+            self._calls.append(_Call(id_))
         call = self._calls[index]
-        function = part.function or FunctionDelta()
-        if function.name and not call.name:
-            call.name = function.name
-        if function.arguments:
-            call.arguments.append(function.arguments)
+        function = part.get("function") or {}
+        name, arguments = function.get("name"), function.get("arguments")
+        if name and not call.name:
+            call.name = name
+        if arguments:
+            call.arguments.append(arguments)
         if call.name and not call.started:
             call.started = True
             events.append(CallStarted(index, call.name))
             if call.arguments:
                 events.append(CallArguments(index, "".join(call.arguments)))
-        elif call.started and function.arguments:
-            events.append(CallArguments(index, function.arguments))
+        elif call.started and arguments:
+            events.append(CallArguments(index, arguments))
         return events
 
     def _end_calls(self, before: int) -> list[StepEvent]:
