@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from itertools import groupby
 
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads only this one before 3.12
@@ -192,17 +193,17 @@ def _joined(events: list[StepEvent]) -> list[StepEvent]:
     """`events`, the arguments pieces of one call that follow each other as one piece: the
     run reads each event, and a read of the stream holds many chunks of one call."""
     joined: list[StepEvent] = []
-    for event in events:
-        last = joined[-1] if joined else None
-        if (
-            isinstance(event, CallArguments)
-            and isinstance(last, CallArguments)
-            and last.index == event.index
-        ):
-            joined[-1] = CallArguments(event.index, last.piece + event.piece)
+    for index, group in groupby(events, _arguments_of):
+        if index is None:
+            joined += group
         else:
-            joined.append(event)
+            pieces = [e.piece for e in group if isinstance(e, CallArguments)]
+            joined.append(CallArguments(index, "".join(pieces)))
     return joined
+
+
+def _arguments_of(event: StepEvent) -> int | None:
+    return event.index if isinstance(event, CallArguments) else None
 
 
 def whole_events(reply: ModelReply) -> list[StepEvent]:
@@ -220,7 +221,6 @@ def whole_events(reply: ModelReply) -> list[StepEvent]:
 # An event ends at a blank line; lines end in CRLF, LF or CR (the SSE specification).
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r|\r\n\n|\n\r\n")
 _LINE_END = re.compile(rb"\r\n|\n|\r")
-_NEWLINE = re.compile(rb"[\r\n]")
 
 
 class StreamError(Exception):
@@ -243,23 +243,14 @@ class SseData:
         self.error: StreamError | None = None
 
     def feed(self, data: bytes) -> list[object]:
-        *events, self._rest = _EVENT_END.split(self._rest + data)
-        values: list[bytes] = []
-        for event in events:
-            if self.done:
-                break
-            if event.startswith(b"data: ") and not _NEWLINE.search(event):
-                value = event[6:]  # one line, as OpenAI and vLLM send every event
-            else:
-                lines = [line for line in _LINE_END.split(event) if line.startswith(b"data:")]
-                if not lines:
-                    continue  # a comment (`: keep-alive`), or fields other than data
-                # One space after the colon is the separator, not the value's.
-                value = b"\n".join(line[6:] if line[5:6] == b" " else line[5:] for line in lines)
-            if value.startswith(b"[DONE]"):
-                self.done = True
-            else:
-                values.append(value)
+        buffer = self._rest + data
+        simple = None if self.done else _one_line_events(buffer)
+        if simple is not None:
+            read, joined, self.done = simple
+            self._rest = buffer[read:]
+            values = [joined] if joined else []
+        else:
+            values = self._events(buffer)
         if not values:
             return []
         # One parse for the read: JSON's own array of the events' values.
@@ -275,3 +266,42 @@ class SseData:
                 self.done = True
                 return chunks[:position]
         return chunks
+
+    def _events(self, buffer: bytes) -> list[bytes]:
+        """The events' values, each event read line by line (any line end, comments,
+        values on several lines)."""
+        *events, self._rest = _EVENT_END.split(buffer)
+        values: list[bytes] = []
+        for event in events:
+            if self.done:
+                break
+            lines = [line for line in _LINE_END.split(event) if line.startswith(b"data:")]
+            if not lines:
+                continue  # a comment (`: keep-alive`), or fields other than data
+            # One space after the colon is the separator, not the value's.
+            value = b"\n".join(line[6:] if line[5:6] == b" " else line[5:] for line in lines)
+            if value.startswith(b"[DONE]"):
+                self.done = True
+            else:
+                values.append(value)
+        return values
+
+
+def _one_line_events(buffer: bytes) -> tuple[int, bytes, bool] | None:
+    """As OpenAI and vLLM send them, every event one line `data: VALUE` and a blank line,
+    read without a loop over the events (a read holds hundreds; a JSON value holds no raw
+    line end): (the bytes read, the values joined by commas, whether `[DONE]` came). None:
+    the events take another form, to be read one by one."""
+    if b"\r" in buffer or not buffer.startswith(b"data: "):
+        return None
+    complete = buffer.rpartition(b"\n\n")[0]
+    # Every line end in the complete events is in one of their separators.
+    if not complete or complete.count(b"\n") != 2 * complete.count(b"\n\ndata: "):
+        return None
+    values = complete[6:]
+    done = values == b"[DONE]" or values.endswith(b"\n\ndata: [DONE]")
+    if done:
+        values = values.removesuffix(b"[DONE]").removesuffix(b"\n\ndata: ")
+    if b"data: [DONE]" in values:
+        return None  # events after the end
+    return len(complete) + 2, values.replace(b"\n\ndata: ", b","), done

@@ -47,3 +47,18 @@ def test_an_error_in_the_stream_ends_it_after_the_chunks_before_it() -> None:
     assert sse.done and sse.error is not None
     assert str(sse.error) == "overloaded"
     assert sse.error.body == {"message": "overloaded", "type": "server"}
+
+
+def test_nothing_counts_after_done_when_every_event_is_one_line() -> None:
+    sse = SseData()
+    assert sse.feed(b'data: {"a": 1}\n\ndata: [DONE]\n\ndata: {"b": 2}\n\n') == [{"a": 1}]
+    assert sse.done
+    assert sse.feed(b'data: {"c": 3}\n\n') == []
+
+
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_two_reads_cut_anywhere_give_the_chunks_of_one(end: bytes) -> None:
+    data = body(end)
+    for cut in range(len(data)):
+        sse = SseData()
+        assert sse.feed(data[:cut]) + sse.feed(data[cut:]) == CHUNKS, cut
