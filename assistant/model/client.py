@@ -19,14 +19,8 @@ from assistant.model.completion import ModelReply, parse_completion, reply_of
 from assistant.model.handoff import Handoff
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
-from assistant.model.stream import (
-    CallEnded,
-    ReplyAssembler,
-    ReplyEnded,
-    SseData,
-    StepEvent,
-    whole_events,
-)
+from assistant.model.sse import SseData
+from assistant.model.stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
 from assistant.model.tool_calls import TOOL_SCHEMAS
 
 T = TypeVar("T")

@@ -1,4 +1,4 @@
-"""Server-Sent Events split a read of the body at a time (assistant/model/stream.py `SseData`):
+"""Server-Sent Events split a read of the body at a time (assistant/model/sse.py):
 events cut anywhere between reads, any of the three line ends, comments, `[DONE]`, and an error
 sent as a chunk."""
 
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from assistant.model.stream import SseData
+from assistant.model.sse import SseData
 
 CHUNKS = [{"choices": [{"index": 0, "delta": {"content": f"part {n}"}}]} for n in range(3)]
 
