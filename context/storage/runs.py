@@ -17,6 +17,7 @@ from context.storage.engine import Repository
 from context.storage.tables import (
     MOMENT,
     THREAD,
+    THREAD_ID,
     entries_table,
     moment,
     now,
@@ -58,7 +59,6 @@ _DEFER = (
     .where(THREAD)
     .values(deferred_since=bindparam("since"), retry_at=bindparam("retry"))
 )
-_THREAD_ID = select(_threads.id).where(THREAD)
 _MARK_POSTED = (
     entries_table.update()
     .where(
@@ -131,7 +131,7 @@ class SqlRuns(Repository):
     ) -> None:
         values = thread_values(key)
         with self._db.transaction() as connection:
-            thread_id = connection.scalar(_THREAD_ID, values)
+            thread_id = connection.scalar(THREAD_ID, values)
             if thread_id is None:
                 return
             posted = {"of_thread": thread_id, "at": index, "posted_ts": slack_ts}

@@ -20,6 +20,7 @@ from sqlalchemy import (
     UniqueConstraint,
     bindparam,
     false,
+    select,
 )
 from sqlalchemy.sql import ColumnElement
 
@@ -234,6 +235,8 @@ THREAD = (
     & (threads_table.c.channel == bindparam("key_channel"))
     & (threads_table.c.thread_ts == bindparam("key_thread_ts"))
 )
+
+THREAD_ID = select(threads_table.c.id).where(THREAD)
 
 
 def thread_values(key: ThreadKey) -> dict[str, str]:
