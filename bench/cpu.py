@@ -43,6 +43,7 @@ def run(smoke: bool = False) -> list[Figure]:
     profile_dir = os.environ.get("BENCH_CPU_PROFILE")
     per_answer: dict[tuple[str, int], float] = {}
     per_ack = 0.0
+    load_before = os.getloadavg()[0]
     with FakeSlack() as slack, FakeOpenAI() as model, tempfile.TemporaryDirectory() as work:
         for mode in ("off", "auto"):
             workdir = Path(work) / mode
@@ -90,6 +91,9 @@ def run(smoke: bool = False) -> list[Figure]:
             ),
         ]
     figures.append(Figure("app CPU per channel message only acknowledged", ms(per_ack)))
+    # CPU time grows on a busy machine (caches, switches): the figures compare within a run.
+    load = f"{load_before:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    figures.append(Figure("load average (1 min), start → end", load))
     return figures
 
 
