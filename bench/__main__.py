@@ -31,6 +31,7 @@ BENCHMARKS = {
     "usage": "bench.usage",
     "workers": "bench.workers",
     "cpu": "bench.cpu",
+    "ingress": "bench.ingress",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.
