@@ -6,7 +6,8 @@ run has removed its reaction), against a zero-latency model answering in one cal
 (`postMessage` and `finishRequest` in one reply) with a text of 100 and of 2,000 tokens,
 with ASSISTANT_STREAM off (the reply posted whole) and auto (streamed: the model's tokens as
 fast as the connection goes, Slack's chat.startStream/appendStream/stopStream). Then channel
-messages the app only acknowledges and records (the ingress path), one at a time.
+messages the app only acknowledges (not in a thread it is in: one store read each), one at a
+time.
 One at a time, so that the figure is the work of one answer and not of a backlog.
 
 `BENCH_CPU_PROFILE=DIR` (with py-spy installed: `pip install py-spy`) also samples the app
@@ -29,7 +30,7 @@ from assistant.fakes import openai_responses as replies
 from assistant.fakes.event_requests import event_callback, signed_event_request
 from bench.report import Figure, ms
 from bench.server import AppServer
-from bench.stream import _post, answer_text
+from bench.stream import answer_text, post_event
 from tests.harness import mention
 
 FULL = {"warmup": 20, "answers": 200, "acks": 500, "sizes": (100, 2000)}
@@ -102,17 +103,17 @@ def _answer(app: AppServer, slack: FakeSlack, count: int) -> None:
     for _ in range(count):
         removed = len(slack.calls_to("reactions.remove"))
         body, headers = signed_event_request(event_callback(mention(slack, "lunch?")))
-        _post(app.url, body, headers)
+        post_event(app.url, body, headers)
         slack.wait_for_call("reactions.remove", count=removed + 1, timeout=60)
 
 
 def _acknowledge(app: AppServer, slack: FakeSlack, count: int) -> None:
-    """`count` channel messages not addressed to the bot, one at a time; the app records them
-    (the channel is one it is in) and answers nothing."""
+    """`count` channel messages not addressed to the bot and in no thread it is in, one at a
+    time: the app looks each one's thread up, and records and answers nothing."""
     before = Counter(c.method for c in slack.calls)
     for n in range(count):
         body, headers = signed_event_request(event_callback(slack_events.message(f"aside {n}")))
-        _post(app.url, body, headers)
+        post_event(app.url, body, headers)
     made = Counter(c.method for c in slack.calls) - before
     if made.get("chat.postMessage"):
         raise AssertionError(f"a message only acknowledged was answered: {made}")
