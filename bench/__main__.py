@@ -31,6 +31,8 @@ BENCHMARKS = {
     "usage": "bench.usage",
     "workers": "bench.workers",
     "telemetry": "bench.telemetry",
+    "cpu": "bench.cpu",
+    "ingress": "bench.ingress",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.

@@ -135,7 +135,7 @@ def _answer(app: AppServer, slack: FakeSlack, model: FakeOpenAI, text: str, rate
     removed = len(slack.calls_to("reactions.remove"))
     cpu = app.cpu_seconds()
     body, headers = signed_event_request(event_callback(event))
-    _post(app.url, body, headers)
+    post_event(app.url, body, headers)
     slack.wait_for_call("reactions.remove", count=removed + 1, timeout=300)
     cpu = app.cpu_seconds() - cpu
     made = slack.calls[before:]
@@ -172,7 +172,7 @@ def _calls(calls: Counter[str]) -> str:
     return ", ".join(f"{m.removeprefix('chat.')} {calls[m]}" for m in shown)
 
 
-def _post(url: str, body: bytes, headers: dict[str, str]) -> None:
+def post_event(url: str, body: bytes, headers: dict[str, str]) -> None:
     host, port = url.removeprefix("http://").split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=10)
     try:

@@ -10,8 +10,9 @@ import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
+import httpx2
 import openai
-from openai import AsyncOpenAI, AsyncStream, DefaultAioHttpClient
+from openai import AsyncAPIResponse, AsyncOpenAI, DefaultAioHttpClient
 
 from assistant.model.attempts import AttemptFailed, Attempts, what_failed
 from assistant.model.completion import ModelReply, parse_completion, reply_of
@@ -19,6 +20,7 @@ from assistant.model.handoff import Handoff
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
+from assistant.model.sse import SseData
 from assistant.model.stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
 from assistant.model.tool_calls import TOOL_SCHEMAS
 
@@ -217,13 +219,17 @@ class ModelClient:
                         latency_ms = (time.perf_counter() - started) * 1000
                         emit(whole_events(reply_of(completion, latency_ms)))
                         return True
-                    assembler = ReplyAssembler()
-                    # Chunks as plain JSON: typed chunk objects would cost a streamed answer
-                    # several times the CPU of the whole answer.
-                    async for chunk in await response.parse(to=AsyncStream[object]):
-                        if batch := assembler.feed(chunk):  # type: ignore[arg-type]
+                    assembler, sse = ReplyAssembler(), SseData()
+                    # A read at a time, its chunks as plain JSON, their events handed on in
+                    # one batch: per chunk, typed objects and a hand-off each cost a streamed
+                    # answer several times the CPU of the whole answer.
+                    async for data in _reads(response):
+                        if batch := assembler.feed(sse.feed(data)):
                             sent = True
                             emit(batch)
+                        if error := sse.error:
+                            request = response.http_request
+                            raise openai.APIError(str(error), request, body=error.body)
                     if not assembler.finished:
                         what = "the model service's stream ended before its answer did"
                         raise AttemptFailed(what, retry=False)
@@ -255,3 +261,16 @@ class ModelClient:
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise TranscriptionError(what_failed(exc, "the service", "the service")) from None
         return result.text
+
+
+async def _reads(response: AsyncAPIResponse[Any]) -> AsyncIterator[bytes]:
+    """The body as it is read, its failures the client's errors (as its own stream reads it):
+    a timeout, or a connection lost mid-answer."""
+    request = response.http_request
+    try:
+        async for data in response.iter_bytes():
+            yield data
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request) from exc
+    except httpx2.RequestError as exc:
+        raise openai.APIConnectionError(request=request) from exc

@@ -6,44 +6,51 @@ OpenAI and vLLM send a call's id and name in its first delta and its arguments i
 llama.cpp and Ollama send each call whole in one chunk. A call is complete when a delta of a
 later call arrives or the answer finishes. Only what is read is checked (as for whole answers,
 `assistant.model.completion`): a chunk of another shape is an error of the model service.
+
+Fed a read of the stream at a time (`assistant.model.sse`): its chunks checked at once, and
+the argument pieces of one call in them handed on as one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 
-from pydantic import BaseModel, ValidationError
+from pydantic import TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic reads only this one before 3.12
 
 from assistant.model.completion import ModelReply, NotACompletion, RawToolCall, Usage
 
 
-class FunctionDelta(BaseModel):
-    name: str | None = None
-    arguments: str | None = None
+# The chunk's shape, checked (pydantic) into plain dicts: a model object for each part of each
+# chunk was most of a streamed answer's CPU, a chunk a token.
+class FunctionDelta(TypedDict, total=False):
+    name: str | None
+    arguments: str | None
 
 
-class ToolCallDelta(BaseModel):
-    index: int | None = None  # some servers leave it out: then a new id is a new call
-    id: str | None = None
-    function: FunctionDelta | None = None
+class ToolCallDelta(TypedDict, total=False):
+    index: int | None  # some servers leave it out: then a new id is a new call
+    id: str | None
+    function: FunctionDelta | None
 
 
-class Delta(BaseModel):
-    content: str | None = None
-    tool_calls: list[ToolCallDelta] | None = None
+class Delta(TypedDict, total=False):
+    content: str | None
+    tool_calls: list[ToolCallDelta] | None
 
 
-class ChunkChoice(BaseModel):
-    index: int = 0
-    delta: Delta | None = None
-    finish_reason: str | None = None
+class ChunkChoice(TypedDict, total=False):
+    index: int
+    delta: Delta | None
+    finish_reason: str | None
 
 
-class Chunk(BaseModel):
-    id: str | None = None
-    choices: list[ChunkChoice] | None = None
-    model: str | None = None
-    usage: Usage | None = None
+class Chunk(TypedDict, total=False):
+    id: str | None
+    choices: list[ChunkChoice] | None
+    model: str | None
+    usage: Usage | None
 
 
 @dataclass(frozen=True)
@@ -97,32 +104,34 @@ class ReplyAssembler:
         self._ended = 0  # calls before this one are complete (CallEnded sent)
         self.finished = False  # a finish_reason came
 
-    def feed(self, data: object) -> list[StepEvent]:
-        """One chunk, as JSON."""
+    def feed(self, data: list[object]) -> list[StepEvent]:
+        """Chunks, as JSON (those of one read of the stream): their events, the pieces of
+        one call's arguments that follow each other in one event."""
         try:
-            chunk = Chunk.model_validate(data)
+            chunks = _CHUNKS.validate_python(data)
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(str(part) for part in first["loc"]) or "the chunk"
+            where = ".".join(str(part) for part in first["loc"][1:]) or "the chunk"
             what = f"a stream chunk of another shape ({where}: {first['msg']})"
             raise NotACompletion(what) from None
-        self._model = chunk.model or self._model
-        self._usage = chunk.usage or self._usage
-        self._id = self._id or chunk.id
         events: list[StepEvent] = []
-        for choice in chunk.choices or []:
-            if choice.index != 0:
-                continue  # only the first choice is read, as for whole answers
-            delta = choice.delta or Delta()
-            if delta.content:
-                self._text.append(delta.content)
-            for part in delta.tool_calls or []:
-                events += self._call_delta(part)
-            if choice.finish_reason is not None:
-                self.finished = True
-                self._finish = choice.finish_reason
-                events += self._end_calls(len(self._calls))
-        return events
+        for chunk in chunks:
+            self._model = chunk.get("model") or self._model
+            self._usage = chunk.get("usage") or self._usage
+            self._id = self._id or chunk.get("id")
+            for choice in chunk.get("choices") or []:
+                if choice.get("index", 0) != 0:
+                    continue  # only the first choice is read, as for whole answers
+                delta = choice.get("delta") or {}
+                if content := delta.get("content"):
+                    self._text.append(content)
+                for part in delta.get("tool_calls") or []:
+                    events += self._call_delta(part)
+                if (finish := choice.get("finish_reason")) is not None:
+                    self.finished = True
+                    self._finish = finish
+                    events += self._end_calls(len(self._calls))
+        return _joined(events)
 
     def end(self, latency_ms: float = 0.0) -> list[StepEvent]:
         """The stream is over: the last calls are complete, and the reply with them."""
@@ -143,29 +152,30 @@ class ReplyAssembler:
         return [*events, ReplyEnded(reply)]
 
     def _call_delta(self, part: ToolCallDelta) -> list[StepEvent]:
-        index = part.index
+        index, id_ = part.get("index"), part.get("id")
         if index is None:  # no index: the same call unless a new id says otherwise
             last = self._calls[-1] if self._calls else None
-            new = last is None or (part.id is not None and part.id != last.id)
+            new = last is None or (id_ is not None and id_ != last.id)
             index = len(self._calls) if new else len(self._calls) - 1
         if index < self._ended:
             raise NotACompletion(f"a stream that went back to tool call {index} after a later one")
         events: list[StepEvent] = self._end_calls(index)
         while len(self._calls) <= index:
-            self._calls.append(_Call(part.id))
+            self._calls.append(_Call(id_))
         call = self._calls[index]
-        function = part.function or FunctionDelta()
-        if function.name and not call.name:
-            call.name = function.name
-        if function.arguments:
-            call.arguments.append(function.arguments)
+        function = part.get("function") or {}
+        name, arguments = function.get("name"), function.get("arguments")
+        if name and not call.name:
+            call.name = name
+        if arguments:
+            call.arguments.append(arguments)
         if call.name and not call.started:
             call.started = True
             events.append(CallStarted(index, call.name))
             if call.arguments:
                 events.append(CallArguments(index, "".join(call.arguments)))
-        elif call.started and function.arguments:
-            events.append(CallArguments(index, function.arguments))
+        elif call.started and arguments:
+            events.append(CallArguments(index, arguments))
         return events
 
     def _end_calls(self, before: int) -> list[StepEvent]:
@@ -179,6 +189,26 @@ class ReplyAssembler:
             events.append(CallEnded(self._ended, call.name, "".join(call.arguments), call.id))
             self._ended += 1
         return events
+
+
+_CHUNKS = TypeAdapter(list[Chunk])
+
+
+def _joined(events: list[StepEvent]) -> list[StepEvent]:
+    """`events`, the arguments pieces of one call that follow each other as one piece: the
+    run reads each event, and a read of the stream holds many chunks of one call."""
+    joined: list[StepEvent] = []
+    for index, group in groupby(events, _arguments_of):
+        if index is None:
+            joined += group
+        else:
+            pieces = [e.piece for e in group if isinstance(e, CallArguments)]
+            joined.append(CallArguments(index, "".join(pieces)))
+    return joined
+
+
+def _arguments_of(event: StepEvent) -> int | None:
+    return event.index if isinstance(event, CallArguments) else None
 
 
 def whole_events(reply: ModelReply) -> list[StepEvent]:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from context.channels import WORKSPACE_DEFAULT, Access, ChannelConfig, merged
+from context.channels import Access, ChannelConfig, merged
 from context.storage import ChannelStore
 
 log = logging.getLogger(__name__)
@@ -39,12 +39,8 @@ class Channels:
 
     async def rules(self, team: str, channel: str) -> ChannelRules:
         """What applies in `channel` of `team` now (a store read, off the event loop)."""
-        default, own = await asyncio.to_thread(self._configs, team, channel)
+        default, own = await asyncio.to_thread(self.store.channel_configs_in_force, team, channel)
         return self.rules_of(default, own)
-
-    def _configs(self, team: str, channel: str) -> tuple[ChannelConfig | None, ...]:
-        default = self.store.channel_config(team, WORKSPACE_DEFAULT)
-        return default, self.store.channel_config(team, channel)
 
     def rules_of(self, default: ChannelConfig | None, own: ChannelConfig | None) -> ChannelRules:
         values: dict[str, Any] = merged(default, own)

@@ -90,6 +90,13 @@ class ChannelStore(Protocol):
         """The settings kept for the channel (`"*"`: the workspace's default), None if none."""
         ...
 
+    def channel_configs_in_force(
+        self, team: str, channel: str
+    ) -> tuple[ChannelConfig | None, ChannelConfig | None]:
+        """The workspace's default and the channel's settings (each None if none), in one
+        read: what applies there (`context.channels.merged`)."""
+        ...
+
     def channel_configs(self, team: str | None = None) -> list[ChannelConfig]:
         """Every channel's kept settings (only `team`'s when given), by team then channel."""
         ...

@@ -3,13 +3,18 @@ default, holding a `ChannelConfig` as JSON."""
 
 from __future__ import annotations
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import bindparam, delete, insert, select
 
-from context.channels import ChannelConfig
+from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from context.storage.engine import Repository
 from context.storage.tables import channel_settings_table, now
 
 _table = channel_settings_table
+# Built once: a statement built per call costs more CPU than SQLite's answer to it.
+_IN_FORCE = select(_table.c.channel, _table.c.config_json).where(
+    _table.c.team == bindparam("team"),
+    _table.c.channel.in_((bindparam("channel"), bindparam("default"))),
+)
 
 
 class SqlChannels(Repository):
@@ -22,6 +27,18 @@ class SqlChannels(Repository):
         with self._db.read() as connection:
             text = connection.scalar(query)
         return None if text is None else ChannelConfig.model_validate_json(text)
+
+    def channel_configs_in_force(
+        self, team: str, channel: str
+    ) -> tuple[ChannelConfig | None, ChannelConfig | None]:
+        params = {"team": team, "channel": channel, "default": WORKSPACE_DEFAULT}
+        with self._db.read() as connection:
+            kept = dict(connection.execute(_IN_FORCE, params).all())
+        default, own = kept.get(WORKSPACE_DEFAULT), kept.get(channel)
+        return (
+            None if default is None else ChannelConfig.model_validate_json(default),
+            None if own is None else ChannelConfig.model_validate_json(own),
+        )
 
     def channel_configs(self, team: str | None = None) -> list[ChannelConfig]:
         query = select(_table.c.config_json).order_by(_table.c.team, _table.c.channel)

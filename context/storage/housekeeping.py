@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import fields
 from datetime import datetime
 
-from sqlalchemy import case, func, select
+from sqlalchemy import bindparam, case, func, select
 
 from context.storage.engine import Repository
 from context.storage.tables import (
+    THREAD,
     entries_table,
     entry_images_table,
     feedback_votes_table,
@@ -17,6 +18,7 @@ from context.storage.tables import (
     moment,
     panel_threads_table,
     thread_messages_table,
+    thread_values,
     threads_table,
 )
 from context.storage.usage import usage_query
@@ -32,6 +34,15 @@ _THREAD_TABLES = (
     entry_images_table,
     panel_threads_table,
     feedback_votes_table,
+)
+
+
+# Read at every step of a run: built once (see `THREAD`).
+_METADATA = (
+    select(*_META_COLUMNS)
+    .join(threads_table)
+    .where(THREAD, entries_table.c.idx >= bindparam("start"))
+    .order_by(entries_table.c.idx)
 )
 
 
@@ -113,14 +124,9 @@ class SqlHousekeeping(Repository):
             return connection.scalar(select(threads_table.c.created_at).where(is_thread(key)))
 
     def metadata(self, key: ThreadKey, start: int = 0) -> list[EntryMeta]:
-        query = (
-            select(*_META_COLUMNS)
-            .join(threads_table)
-            .where(is_thread(key), entries_table.c.idx >= start)
-            .order_by(entries_table.c.idx)
-        )
+        values = {**thread_values(key), "start": start}
         with self._db.read() as connection:
-            return [EntryMeta(**row._mapping) for row in connection.execute(query)]
+            return [EntryMeta(**row._mapping) for row in connection.execute(_METADATA, values)]
 
     def usage(
         self, by: str | None = None, since: datetime | None = None, until: datetime | None = None

@@ -16,7 +16,15 @@ from context.entry import Content, Entry, Role, UserContent, entry_from_json, ma
 from context.log import Tail
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
-from context.storage.tables import entries_table, entry_images_table, is_thread, now, threads_table
+from context.storage.tables import (
+    THREAD,
+    THREAD_ID,
+    entries_table,
+    entry_images_table,
+    now,
+    thread_values,
+    threads_table,
+)
 from context.storage.usage import author_of, person_for
 from context.storage.values import EntryMeta, ImageRef, ThreadKey, ThreadMessage
 from context.storage.wakeups import notify_owed
@@ -88,37 +96,18 @@ class SqlLog(Repository):
             return [entry_from_json(text) for text in rows]
 
     def set_usage(self, key: ThreadKey, index: int, meta: EntryMeta) -> None:
-        thread_id = select(threads_table.c.id).where(is_thread(key)).scalar_subquery()
+        usage = {name: getattr(meta, name) for name in _USAGE}
         with self._db.transaction() as connection:
-            connection.execute(
-                entries_table.update()
-                .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
-                .values(
-                    model=meta.model,
-                    prompt_tokens=meta.prompt_tokens,
-                    cached_tokens=meta.cached_tokens,
-                    completion_tokens=meta.completion_tokens,
-                    latency_ms=meta.latency_ms,
-                )
-            )
+            connection.execute(_SET_USAGE, {**thread_values(key), "at": index, **usage})
 
     def has_thread(self, key: ThreadKey) -> bool:
         with self._db.read() as connection:
-            return connection.scalar(select(threads_table.c.id).where(is_thread(key))) is not None
+            return connection.scalar(THREAD_ID, thread_values(key)) is not None
 
     def has_message(self, key: ThreadKey, slack_ts: str) -> bool:
-        query = (
-            select(literal(1))
-            .select_from(entries_table.join(threads_table))
-            .where(
-                is_thread(key),
-                entries_table.c.role == "user",
-                entries_table.c.slack_ts == slack_ts,
-            )
-            .limit(1)
-        )
+        values = {**thread_values(key), "message_ts": slack_ts}
         with self._db.read() as connection:
-            return connection.execute(query).first() is not None
+            return connection.execute(_HAS_MESSAGE, values).first() is not None
 
 
 def lock_thread(connection: Connection, key: ThreadKey) -> Row:
@@ -168,6 +157,23 @@ _ENTRIES_FROM = (
 )
 _INSERT_ENTRY = entries_table.insert().values(person=person_for(bindparam("of_thread")))
 _INSERT_IMAGES = entry_images_table.insert()
+_USAGE = ("model", "prompt_tokens", "cached_tokens", "completion_tokens", "latency_ms")
+_SET_USAGE = (
+    entries_table.update()
+    .where(entries_table.c.thread_id == THREAD_ID.scalar_subquery())
+    .where(entries_table.c.idx == bindparam("at"))
+    .values({name: bindparam(name) for name in _USAGE})
+)
+_HAS_MESSAGE = (
+    select(literal(1))
+    .select_from(entries_table.join(threads_table))
+    .where(
+        THREAD,
+        entries_table.c.role == "user",
+        entries_table.c.slack_ts == bindparam("message_ts"),
+    )
+    .limit(1)
+)
 _SAVE_TAIL = (
     threads_table.update()
     .where(threads_table.c.id == bindparam("thread_id"))

@@ -10,63 +10,96 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection, Select, literal, or_, select
-from sqlalchemy.sql import ColumnElement
+from sqlalchemy import Connection, bindparam, literal, or_, select
 
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
 from context.storage.tables import (
     MOMENT,
+    THREAD,
+    THREAD_ID,
     entries_table,
-    is_thread,
     moment,
     now,
+    thread_values,
     threads_table,
 )
 from context.storage.values import OpenStream, Pending, ThreadKey, ThreadMessage
+
+# The statements of a run, built once (see `THREAD`).
+_threads = threads_table.c
+_CLAIM = (
+    threads_table.update()
+    .where(
+        THREAD,
+        or_(
+            _threads.run_holder.is_(None),
+            _threads.run_holder == bindparam("holder"),
+            _threads.run_expires < bindparam("at"),
+        ),
+    )
+    .values(run_holder=bindparam("holder"), run_expires=bindparam("expires"))
+)
+_RELEASE = (
+    threads_table.update()
+    .where(THREAD, _threads.run_holder == bindparam("holder"))
+    .values(run_holder=None, run_expires=None)
+)
+# The thread's entries that want an answer and lie after its answered_through.
+_OWED = (
+    select(entries_table.c.idx, entries_table.c.slack_ts, entries_table.c.trace_context)
+    .join(threads_table)
+    .where(THREAD, entries_table.c.wants_answer, entries_table.c.idx > _threads.answered_through)
+    .order_by(entries_table.c.idx)
+)
+_OWES = _OWED.limit(1)
+_TRACE_CONTEXT = (
+    select(entries_table.c.trace_context)
+    .join(threads_table)
+    .where(THREAD, entries_table.c.idx == bindparam("at"))
+)
+_DEFERRED_SINCE = select(_threads.deferred_since).where(THREAD)
+_DEFER = (
+    threads_table.update()
+    .where(THREAD)
+    .values(deferred_since=bindparam("since"), retry_at=bindparam("retry"))
+)
+_MARK_POSTED = (
+    entries_table.update()
+    .where(
+        entries_table.c.thread_id == bindparam("of_thread"),
+        entries_table.c.idx == bindparam("at"),
+    )
+    .values(slack_ts=bindparam("posted_ts"))
+)
+_OPEN_STREAMS = select(_threads.open_streams).where(THREAD)
+_OPEN_STREAMS_LOCKED = _OPEN_STREAMS.with_for_update()
+_SET_OPEN_STREAMS = threads_table.update().where(THREAD).values(open_streams=bindparam("streams"))
 
 
 class SqlRuns(Repository):
     """`RunStore` over SQL."""
 
     def trace_context(self, key: ThreadKey, index: int) -> str | None:
-        query = (
-            select(entries_table.c.trace_context)
-            .join(threads_table)
-            .where(is_thread(key), entries_table.c.idx == index)
-        )
         with self._db.read() as connection:
-            return connection.scalar(query)
+            return connection.scalar(_TRACE_CONTEXT, {**thread_values(key), "at": index})
 
     def claim(self, key: ThreadKey, holder: str, seconds: float) -> bool:
         at = datetime.now(UTC)
+        expires = moment(at + timedelta(seconds=seconds))
+        values = {**thread_values(key), "holder": holder, "at": moment(at), "expires": expires}
         with self._db.transaction() as connection:
-            done = connection.execute(
-                threads_table.update()
-                .where(
-                    is_thread(key),
-                    or_(
-                        threads_table.c.run_holder.is_(None),
-                        threads_table.c.run_holder == holder,
-                        threads_table.c.run_expires < moment(at),
-                    ),
-                )
-                .values(run_holder=holder, run_expires=moment(at + timedelta(seconds=seconds)))
-            )
-            return done.rowcount == 1
+            return connection.execute(_CLAIM, values).rowcount == 1
 
     def release(self, key: ThreadKey, holder: str) -> bool:
+        values = thread_values(key)
         with self._db.transaction() as connection:
-            connection.execute(
-                threads_table.update()
-                .where(is_thread(key), threads_table.c.run_holder == holder)
-                .values(run_holder=None, run_expires=None)
-            )
-            return connection.execute(_owed(key).limit(1)).first() is not None
+            connection.execute(_RELEASE, {**values, "holder": holder})
+            return connection.execute(_OWES, values).first() is not None
 
     def pending(self, key: ThreadKey) -> list[Pending]:
         with self._db.read() as connection:
-            rows = connection.execute(_owed(key))
+            rows = connection.execute(_OWED, thread_values(key))
             return [Pending(row.idx, row.slack_ts, row.trace_context) for row in rows]
 
     def waiting_threads(self) -> list[ThreadKey]:
@@ -94,84 +127,59 @@ class SqlRuns(Repository):
 
     def deferred_since(self, key: ThreadKey) -> datetime | None:
         with self._db.read() as connection:
-            value = connection.scalar(select(threads_table.c.deferred_since).where(is_thread(key)))
+            value = connection.scalar(_DEFERRED_SINCE, thread_values(key))
         return datetime.strptime(value, MOMENT).replace(tzinfo=UTC) if value else None
 
     def defer(self, key: ThreadKey, since: datetime, retry_at: datetime) -> None:
+        values = {**thread_values(key), "since": moment(since), "retry": moment(retry_at)}
         with self._db.transaction() as connection:
-            connection.execute(
-                threads_table.update()
-                .where(is_thread(key))
-                .values(deferred_since=moment(since), retry_at=moment(retry_at))
-            )
+            connection.execute(_DEFER, values)
 
     def mark_posted(
         self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()
     ) -> None:
+        values = thread_values(key)
         with self._db.transaction() as connection:
-            thread_id = connection.scalar(select(threads_table.c.id).where(is_thread(key)))
+            thread_id = connection.scalar(THREAD_ID, values)
             if thread_id is None:
                 return
-            connection.execute(
-                entries_table.update()
-                .where(entries_table.c.thread_id == thread_id, entries_table.c.idx == index)
-                .values(slack_ts=slack_ts)
-            )
+            posted = {"of_thread": thread_id, "at": index, "posted_ts": slack_ts}
+            connection.execute(_MARK_POSTED, posted)
             keep_copies(connection, thread_id, messages)
-            posted = [OpenStream(message.ts) for message in messages]
-            _change_streams(connection, is_thread(key), (), posted)
+            streams = [OpenStream(message.ts) for message in messages]
+            _change_streams(connection, values, (), streams)
 
     def set_open_streams(self, key: ThreadKey, streams: Sequence[str]) -> None:
+        values = {**thread_values(key), "streams": " ".join(streams) or None}
         with self._db.transaction() as connection:
-            connection.execute(
-                threads_table.update()
-                .where(is_thread(key))
-                .values(open_streams=" ".join(streams) or None)
-            )
+            connection.execute(_SET_OPEN_STREAMS, values)
 
     def change_open_streams(
         self, key: ThreadKey, add: Sequence[OpenStream] = (), remove: Sequence[OpenStream] = ()
     ) -> None:
         with self._db.transaction() as connection:
-            _change_streams(connection, is_thread(key), add, remove)
+            _change_streams(connection, thread_values(key), add, remove)
 
     def open_streams(self, key: ThreadKey) -> list[OpenStream]:
         with self._db.read() as connection:
-            value = connection.scalar(select(threads_table.c.open_streams).where(is_thread(key)))
+            value = connection.scalar(_OPEN_STREAMS, thread_values(key))
         return [OpenStream.parse(token) for token in (value or "").split()]
 
 
 def _change_streams(
     connection: Connection,
-    thread: ColumnElement[bool],
+    thread: dict[str, str],
     add: Sequence[OpenStream],
     remove: Sequence[OpenStream],
 ) -> None:
     """Read-modify-write of a thread's open streams (space-separated tokens, see
-    `OpenStream.token`), its row locked meanwhile (SQLite: the writer's lock)."""
-    value = connection.scalar(
-        select(threads_table.c.open_streams).where(thread).with_for_update()
-    )
+    `OpenStream.token`), its row locked meanwhile (SQLite: the writer's lock). `thread`:
+    `thread_values` of its key."""
+    value = connection.scalar(_OPEN_STREAMS_LOCKED, thread)
     tokens = (value or "").split()
     for stream in remove:
         if stream.token() in tokens:
             tokens.remove(stream.token())
     tokens += [stream.token() for stream in add]
     if tokens != (value or "").split():
-        connection.execute(
-            threads_table.update().where(thread).values(open_streams=" ".join(tokens) or None)
-        )
-
-
-def _owed(key: ThreadKey) -> Select[tuple[int, str | None, str | None]]:
-    """The thread's entries that want an answer and lie after its answered_through."""
-    return (
-        select(entries_table.c.idx, entries_table.c.slack_ts, entries_table.c.trace_context)
-        .join(threads_table)
-        .where(
-            is_thread(key),
-            entries_table.c.wants_answer,
-            entries_table.c.idx > threads_table.c.answered_through,
-        )
-        .order_by(entries_table.c.idx)
-    )
+        connection.execute(_SET_OPEN_STREAMS, {**thread, "streams": " ".join(tokens) or None})

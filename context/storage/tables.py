@@ -18,7 +18,9 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    bindparam,
     false,
+    select,
 )
 from sqlalchemy.sql import ColumnElement
 
@@ -226,6 +228,23 @@ channel_settings_table = Table(
     Column("updated_at", String, nullable=False),
     PrimaryKeyConstraint("team", "channel", name="pk_channel_settings"),
 )
+
+# `is_thread` for statements built once (the hot ones: building a statement and its cache key
+# costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are
+# not the columns': an UPDATE takes a parameter named as a column for its SET.
+THREAD = (
+    (threads_table.c.team == bindparam("key_team"))
+    & (threads_table.c.channel == bindparam("key_channel"))
+    & (threads_table.c.thread_ts == bindparam("key_thread_ts"))
+)
+
+THREAD_ID = select(threads_table.c.id).where(THREAD)
+
+
+def thread_values(key: ThreadKey) -> dict[str, str]:
+    """The parameters of `THREAD` for `key`."""
+    return {"key_team": key.team, "key_channel": key.channel, "key_thread_ts": key.thread_ts}
+
 
 def is_thread(key: ThreadKey) -> ColumnElement[bool]:
     """The condition on `threads_table` that selects the row of `key`."""

@@ -27,6 +27,19 @@ def test_settings_are_kept_whole_replaced_and_listed_by_team(store):
     assert [c.channel for c in store.channel_configs("T2")] == ["C7"]
 
 
+def test_the_settings_in_force_are_the_workspace_default_and_the_channels_own(store):
+    assert store.channel_configs_in_force("T1", "C1") == (None, None)
+    store.set_channel_config(ChannelConfig(team="T1", channel="C1", model="m1"))
+    store.set_channel_config(ChannelConfig(team="T2", channel="*", model="other team"))
+    store.set_channel_config(ChannelConfig(team="T1", channel="C2", model="other channel"))
+    default, own = store.channel_configs_in_force("T1", "C1")
+    assert default is None and own == store.channel_config("T1", "C1")
+    store.set_channel_config(ChannelConfig(team="T1", channel="*", model="m0"))
+    default, own = store.channel_configs_in_force("T1", "C1")
+    assert (default.model, own.model) == ("m0", "m1")
+    assert store.channel_configs_in_force("T1", "C9")[1] is None
+
+
 def test_a_channel_falls_back_to_its_workspace_default_field_by_field():
     default = ChannelConfig(
         team="T1", channel="*", persona="Default.", model="m1", access="listed", users=("U1",)

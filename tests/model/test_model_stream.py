@@ -30,7 +30,7 @@ def read(pieces: list[dict]) -> list[StepEvent]:
     assembler = ReplyAssembler()
     events: list[StepEvent] = []
     for piece in pieces:
-        events += assembler.feed(piece)
+        events += assembler.feed([piece])
     assert assembler.finished
     return events + assembler.end(12.5)
 
@@ -90,7 +90,7 @@ def test_a_call_ends_as_soon_as_the_next_one_starts():
     pieces = fake_chunks(StreamStyle())
     seen: list[StepEvent] = []
     for piece in pieces:
-        seen += assembler.feed(piece)
+        seen += assembler.feed([piece])
         if any(isinstance(e, CallStarted) and e.index == 1 for e in seen):
             break
     ends = [e for e in seen if isinstance(e, CallEnded)]
@@ -136,15 +136,22 @@ def test_plain_text_is_kept_for_the_reply():
 )
 def test_a_chunk_of_another_shape_is_not_a_completion(chunk):
     with pytest.raises(NotACompletion, match="stream chunk"):
-        ReplyAssembler().feed(chunk)
+        ReplyAssembler().feed([chunk])
 
 
 def test_a_stream_going_back_to_an_ended_call_is_not_a_completion():
     assembler = ReplyAssembler()
     for index, name in enumerate(["postMessage", "finishRequest"]):
         call = {"index": index, "id": name, "function": {"name": name, "arguments": "{}"}}
-        assembler.feed({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+        assembler.feed([{"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]}])
     back = {"index": 0, "function": {"arguments": "{}"}}
     with pytest.raises(NotACompletion, match="went back"):
-        assembler.feed({"choices": [{"index": 0, "delta": {"tool_calls": [back]}}]})
+        assembler.feed([{"choices": [{"index": 0, "delta": {"tool_calls": [back]}}]}])
 
+
+
+def test_a_read_of_many_chunks_gives_each_call_its_arguments_in_one_piece():
+    pieces = fake_chunks(StreamStyle())
+    events = ReplyAssembler().feed(pieces)
+    assert [e.index for e in events if isinstance(e, CallArguments)] == [0, 1]
+    assert summary(events) == summary(read(pieces))

@@ -1,0 +1,64 @@
+"""The ingress's capacity alone: the first and the bare-app searches of `bench.workers`.
+
+`python -m bench ingress`. `serve --runs off` on a scratch PostgreSQL, its mentions left owed
+(no worker runs), and the bare Bolt app, each searched as `bench.ack` does (Poisson arrivals,
+20% mentions, 8 s windows at doubling rates, p99 < 100 ms), in the same run: the goal's ratio
+without the rest of `workers` (its answers with 1, 2 and 4 workers, its latencies), whose waits
+for every answer take minutes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from assistant.fakes import FakeOpenAI, FakeSlack
+from bench.ack import SEARCH_P99_S, Search, Traffic, Window, _rate, highest_rate
+from bench.bare_app import BareBoltServer
+from bench.load import send_open_loop
+from bench.report import Figure, ms
+from bench.server import AppServer
+from bench.store import scratch_postgres
+from bench.workers import FULL, RELATIVE_GOAL, SMOKE, TimedModel
+
+
+def run(smoke: bool = False) -> list[Figure]:
+    size = SMOKE if smoke else FULL
+    spawn = multiprocessing.get_context("spawn")
+    with (
+        FakeSlack() as slack,
+        FakeOpenAI(default=TimedModel()) as fake,
+        tempfile.TemporaryDirectory() as tmp,
+        ProcessPoolExecutor(1, mp_context=spawn) as sender,
+        scratch_postgres() as url,
+    ):
+        traffic = Traffic(slack)
+
+        def search(app: Any) -> Search:
+            def measure(rate: float) -> Window:
+                arrivals = traffic.arrivals(rate, size["window"])
+                before = app.cpu_seconds()
+                deliveries = sender.submit(send_open_loop, app.url, arrivals).result()
+                return Window(rate, deliveries, app.cpu_seconds() - before)
+
+            return highest_rate(measure, size["start"], size["ceiling"])
+
+        with AppServer(slack, fake, Path(tmp), runs="off", DATABASE_URL=url) as ingress:
+            alone = search(ingress)
+        with BareBoltServer(slack) as bare:
+            bare_best = search(bare)
+    ratio = alone.best / bare_best.best if bare_best.best else 0.0
+    limit = f"p99 < {ms(SEARCH_P99_S)}"
+    return [
+        Figure(f"highest rate with {limit}: ingress alone (mentions left owed)", _rate(alone)),
+        Figure(f"highest rate with {limit}: bare Bolt app", _rate(bare_best)),
+        Figure(
+            "ingress alone ÷ bare Bolt app",
+            f"{ratio:.2f}",
+            f"≥ {RELATIVE_GOAL}",
+            ratio >= RELATIVE_GOAL,
+        ),
+    ]
