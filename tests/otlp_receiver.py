@@ -1,7 +1,8 @@
-"""A loopback OTLP/HTTP receiver for the telemetry tests: a tiny HTTP server that decodes the
-real protobuf payloads (`ExportTraceServiceRequest`, `ExportMetricsServiceRequest`, with
-opentelemetry-proto) the app's exporters send, and lets a test wait until what it expects has
-arrived (no sleeping)."""
+"""Loopback OTLP receivers for the telemetry tests. `Collector` decodes the real protobuf
+requests (`ExportTraceServiceRequest`, `ExportMetricsServiceRequest`, with opentelemetry-proto)
+the app's exporters send and lets a test wait until what it expects has arrived (no sleeping);
+`OtlpReceiver` takes them over OTLP/HTTP (a tiny HTTP server), `tests/otlp_grpc_receiver.py`
+over gRPC."""
 
 from __future__ import annotations
 
@@ -52,48 +53,16 @@ class Received:
     metrics: dict[str, list[tuple[dict[str, Any], Any]]] = field(default_factory=dict)
 
 
-class OtlpReceiver:
+class Collector:
+    """What the receiver has been sent, decoded; `endpoint` is set by the receiver."""
+
+    endpoint: str
+
     def __init__(self) -> None:
         self.received = Received()
         self._changed = threading.Condition()
-        receiver = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                if self.path == "/v1/traces":
-                    receiver._traces(body)
-                    answer = ExportTraceServiceResponse().SerializeToString()
-                elif self.path == "/v1/metrics":
-                    receiver._metrics(body)
-                    answer = ExportMetricsServiceResponse().SerializeToString()
-                else:
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.send_header("content-type", "application/x-protobuf")
-                self.send_header("content-length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def start(self) -> OtlpReceiver:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def _traces(self, body: bytes) -> None:
-        request = ExportTraceServiceRequest.FromString(body)
+    def traces(self, request: ExportTraceServiceRequest) -> None:
         spans = []
         for resource_spans in request.resource_spans:
             resource = {a.key: value_of(a.value) for a in resource_spans.resource.attributes}
@@ -116,8 +85,7 @@ class OtlpReceiver:
             self.received.spans += spans
             self._changed.notify_all()
 
-    def _metrics(self, body: bytes) -> None:
-        request = ExportMetricsServiceRequest.FromString(body)
+    def metrics(self, request: ExportMetricsServiceRequest) -> None:
         found: dict[str, list[tuple[dict[str, Any], Any]]] = {}
         for resource_metrics in request.resource_metrics:
             for scope_metrics in resource_metrics.scope_metrics:
@@ -147,3 +115,45 @@ class OtlpReceiver:
             result = what(self.received)
             assert result is not None
             return result
+
+
+class OtlpReceiver(Collector):
+    """OTLP/HTTP (http/protobuf): POST /v1/traces and /v1/metrics."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", 0)))
+                if self.path == "/v1/traces":
+                    receiver.traces(ExportTraceServiceRequest.FromString(body))
+                    answer = ExportTraceServiceResponse().SerializeToString()
+                elif self.path == "/v1/metrics":
+                    receiver.metrics(ExportMetricsServiceRequest.FromString(body))
+                    answer = ExportMetricsServiceResponse().SerializeToString()
+                else:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("content-type", "application/x-protobuf")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def start(self) -> OtlpReceiver:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -52,7 +52,7 @@ from assistant.run.tools.post_message import (
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.slack.bot_identity import bot_user_of
-from assistant.slack.connection import slack_reason
+from assistant.slack.connection import SLACK_FAILED, slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
 from context.entry import FAILURE_PREFIX
@@ -127,7 +127,7 @@ class Agent:
             if ctx.cards is not None:
                 await ctx.cards.close()
         except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
-            reason = f"Slack failed: {slack_reason(exc)}"
+            reason = f"{SLACK_FAILED}{slack_reason(exc)}"
             if self.outages is not None:  # raises RunDeferred while Slack may come back
                 reason = await self.outages.wait(key, exc, reason, self.recorder)
             await self._fail(ctx, reason, SORRY_SLACK, len(ctx.log) - 1)

@@ -9,6 +9,7 @@ where, why, and when the next attempt is."""
 from __future__ import annotations
 
 import logging
+import re
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -20,6 +21,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 # that slack-sdk still logs them, by the output of a real run against an unreachable Slack).
 CONNECT_FAILED = "Failed to connect (error:"
 URL_FAILED = "Failed to retrieve WSS URL:"
+# How a run that Slack failed says so in its `Error:` entry (docs/log-format.md).
+SLACK_FAILED = "Slack failed: "
+_FAILED = re.compile(
+    re.escape(SLACK_FAILED)
+    + r"(?:(?P<code>\w+) \(from [\w.]+\)|Slack could not be reached \((?P<type>\w+)\))"
+)
 
 
 class ConnectionLog(logging.Filter):
@@ -83,3 +90,11 @@ def slack_reason(exc: BaseException) -> str:
 def _method(exc: SlackApiError) -> str:
     url = getattr(exc.response, "api_url", "") or ""
     return url.rstrip("/").rsplit("/", 1)[-1] or "Slack"
+
+
+def slack_error_type(failure: str) -> str | None:
+    """What failed a run, from its failure (`SLACK_FAILED` and a `slack_reason`): Slack's error
+    code (`channel_not_found`), or the exception's type when Slack could not be reached; None
+    when Slack did not fail it."""
+    found = _FAILED.match(failure)
+    return (found["code"] or found["type"]) if found else None

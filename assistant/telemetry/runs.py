@@ -31,6 +31,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from assistant.model.observer import CallWatch
 from assistant.run.recorder import Recording
 from assistant.run.scheduler import AnswerRequest, RunFunction, StopFunction
+from assistant.slack.connection import slack_error_type
 from assistant.telemetry import genai
 from assistant.telemetry.calls import SPAN_KIND, ChatWatch, chat_name, chat_span_attributes
 from assistant.telemetry.metrics import Instruments
@@ -217,7 +218,9 @@ class Telemetry:
             run.outcome = "error"
             if run.tool is not None:
                 failure = content.removeprefix(FAILURE_PREFIX)
-                failed = {genai.ERROR_TYPE: "tool_error", genai.SLACK_ERROR: failure}
+                # error.type: "the error code", Slack's where the failure is Slack's.
+                error = slack_error_type(failure) or "tool_error"
+                failed = {genai.ERROR_TYPE: error, genai.SLACK_ERROR: failure}
                 run.tool.set_attributes(failed)
                 run.tool.set_status(Status(StatusCode.ERROR))
         elif isinstance(content, str) and run.tool is not None and self._capture:

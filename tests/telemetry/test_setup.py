@@ -1,16 +1,19 @@
 """Telemetry is opt-in by the SDK's own variables: without an OTLP endpoint nothing of
-OpenTelemetry is imported; a protocol that cannot be used is one line."""
+OpenTelemetry is imported; a protocol that cannot be used is one line, grpc without its extra
+too (simulated: the extra is installed for the tests, tests/e2e/test_telemetry_grpc.py)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from assistant.fakes import ids
 from assistant.telemetry.setup import TelemetryError, open_providers, wanted
+from tests.cli import ROOT
 from tests.process import clean_env, run_assistant
 
 ENDPOINT = "http://127.0.0.1:4318"
@@ -47,35 +50,52 @@ def test_without_an_endpoint_no_opentelemetry_module_is_imported(tmp_path):
     assert done.stdout.strip() == "[]"
 
 
-@pytest.mark.parametrize(
-    ("protocol", "said"),
-    [
-        ("grpc", "pip install opentelemetry-exporter-otlp-proto-grpc"),
-        ("http/json", "'http/json' is not supported"),
-    ],
+GRPC_EXPORTER = "opentelemetry.exporter.otlp.proto.grpc"
+MISSING = (
+    "OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs the grpc exporter: "
+    "pip install opentelemetry-exporter-otlp-proto-grpc"
 )
-def test_a_protocol_that_cannot_be_used_is_one_line(protocol, said):
-    if protocol == "grpc" and _has_grpc_exporter():
-        pytest.skip("the grpc exporter is installed: grpc is used")
-    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_EXPORTER_OTLP_PROTOCOL": protocol}
+
+
+def without_the_grpc_exporter(tmp_path: Path) -> str:
+    """A PYTHONPATH whose sitecustomize makes the grpc exporter unimportable, as when the
+    `grpc` extra is not installed (a None in sys.modules: ImportError on importing it)."""
+    blocker = tmp_path / "no_grpc"
+    blocker.mkdir()
+    blocked = f"import sys\nsys.modules[{GRPC_EXPORTER!r}] = None\n"
+    (blocker / "sitecustomize.py").write_text(blocked)
+    return os.pathsep.join([str(blocker), str(ROOT)])
+
+
+def test_the_unsupported_protocol_is_one_line():
+    env = {"OTEL_EXPORTER_OTLP_ENDPOINT": ENDPOINT, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}
     with pytest.raises(TelemetryError) as raised:
         open_providers(env)
-    assert said in str(raised.value)
-    assert "\n" not in str(raised.value)
+    assert str(raised.value) == (
+        "OTLP protocol 'http/json' is not supported: use http/protobuf (the default) or grpc"
+    )
 
 
-def _has_grpc_exporter() -> bool:
-    try:
-        import opentelemetry.exporter.otlp.proto.grpc  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def test_grpc_without_its_extra_is_one_line(tmp_path):
+    script = (
+        "from assistant.telemetry.setup import TelemetryError, open_providers\n"
+        f"env = {{'OTEL_EXPORTER_OTLP_ENDPOINT': {ENDPOINT!r}, "
+        "'OTEL_EXPORTER_OTLP_PROTOCOL': 'grpc'}\n"
+        "try:\n"
+        "    open_providers(env)\n"
+        "except TelemetryError as exc:\n"
+        "    print(exc)\n"
+    )
+    env = clean_env(PYTHONPATH=without_the_grpc_exporter(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [MISSING]
 
 
 @pytest.mark.parametrize("command", ["run", "serve"])
-def test_the_bot_does_not_start_on_a_protocol_it_cannot_use(command, slack, tmp_path):
-    if _has_grpc_exporter():
-        pytest.skip("the grpc exporter is installed: grpc is used")
+def test_the_bot_does_not_start_without_the_grpc_extra(command, slack, tmp_path):
     env = clean_env(
         DATABASE_URL=f"sqlite:///{tmp_path / 'assistant.db'}",
         SLACK_BOT_TOKEN=ids.BOT_TOKEN,
@@ -85,10 +105,8 @@ def test_the_bot_does_not_start_on_a_protocol_it_cannot_use(command, slack, tmp_
         SLACK_API_URL=slack.api_url,
         OTEL_EXPORTER_OTLP_ENDPOINT=ENDPOINT,
         OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
+        PYTHONPATH=without_the_grpc_exporter(tmp_path),
     )
     result = run_assistant(command, env=env, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.splitlines() == [
-        f"assistant {command}: OTEL_EXPORTER_OTLP_PROTOCOL=grpc needs the grpc exporter: "
-        "pip install opentelemetry-exporter-otlp-proto-grpc"
-    ]
+    assert result.stderr.splitlines() == [f"assistant {command}: {MISSING}"]
