@@ -14,6 +14,7 @@ worker` processes answer, all on this machine's cores (shared with the fakes and
 from __future__ import annotations
 
 import multiprocessing
+import os
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -162,7 +163,7 @@ def figures(
     whole = both.best / bare.best if bare.best else 0.0
     limit = f"p99 < {ms(SEARCH_P99_S)}"
     return [
-        Figure("machine", "shared with other agents' work while measuring; PostgreSQL local"),
+        Figure("machine", f"load average {os.getloadavg()[0]:.1f} at the end; PostgreSQL local"),
         Figure(f"highest rate with {limit}: ingress alone (mentions left owed)", _rate(alone)),
         Figure(
             f"highest rate with {limit}: ingress + {CAPACITY_WORKERS} workers answering",
