@@ -63,7 +63,10 @@ class EventRecorder:
             # Slack sends no app_mention in a DM: there the message event is the only one.
             if bot_user_id and re.search(rf"<@{re.escape(bot_user_id)}[|>]", event.get("text", "")):
                 return  # the app_mention event records it, and asks for the answer
-            if not await self._in_thread(key):
+            # A top-level message starts a thread of its own, which nothing can have recorded
+            # before it (its mention, if any, is the app_mention event's): no store read for
+            # the most common event there is, a channel message the bot only acknowledges.
+            if key.thread_ts == event["ts"] or not await self._in_thread(key):
                 return
         gate = await self.gate.of(message.team)
         if gate is None:
