@@ -79,6 +79,16 @@ def children(received: Received, parent: Span) -> list[Span]:
     return [s for s in received.spans if s.parent_id == parent.span_id]
 
 
+# The children of `two_tools`' run, in order.
+TWO_TOOLS_SPANS = [
+    "chat gpt-4o-mini",
+    "execute_tool getThreadHistory",
+    "chat gpt-4o-mini",
+    "execute_tool postMessage",
+    "execute_tool finishRequest",
+]
+
+
 def two_tools(model) -> tuple[replies.Completion, replies.Completion]:
     """A run of two model calls: getThreadHistory, then postMessage and finishRequest."""
     first = replies.tool_calls(
@@ -110,13 +120,7 @@ def test_a_run_is_one_invoke_agent_span_with_its_calls_and_tools(otel, make_app,
         "assistant.run.outcome": "finished",
     }
     assert run.resource["service.name"] == "aya-test"
-    assert [s.name for s in spans] == [
-        "chat gpt-4o-mini",
-        "execute_tool getThreadHistory",
-        "chat gpt-4o-mini",
-        "execute_tool postMessage",
-        "execute_tool finishRequest",
-    ]
+    assert [s.name for s in spans] == TWO_TOOLS_SPANS
     chats = [s for s in spans if s.name.startswith("chat")]
     figures_sent = ((1200, 1024, 30), (1500, 0, 45))
     for chat, reply, figures in zip(chats, (first, second), figures_sent, strict=True):
