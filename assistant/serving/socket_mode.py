@@ -4,20 +4,17 @@ needed."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import sys
 from typing import TextIO
 
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from assistant.app import create_assistant
+from assistant.serving.signals import stopped_by_signals
 from assistant.settings import Settings, SettingsError
 from assistant.slack.connection import ConnectionLog
 from assistant.slack.tokens import refused_tokens
 from assistant.telemetry.setup import check as check_telemetry
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> None:
@@ -29,45 +26,31 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
         assistant.app, app_token, web_client=assistant.client, logger=connection_log.logger
     )
     connection_log.watch(handler.client)
-    # Process managers (Procfile platforms, systemd, Docker) stop a worker with SIGTERM, a
-    # person with Ctrl-C: either ends the same way, status 0, within a bound: the runs under
-    # way get a short grace, then are cancelled and stay owed (RunScheduler.stop).
+    # A signal ends it as `worker` does: the runs under way get a short grace, then are
+    # cancelled and stay owed (RunScheduler.stop).
     task = asyncio.current_task()
     assert task is not None
-    stopping = asyncio.Event()
-
-    def stop() -> None:
-        if not stopping.is_set():  # a second signal changes nothing: the stop is bounded
-            stopping.set()
-            task.cancel()
-
-    loop = asyncio.get_running_loop()
-    for sig in STOP_SIGNALS:
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
-            loop.add_signal_handler(sig, stop)
-    try:
-        print("assistant run: connecting to Slack…", file=sys.stderr, flush=True)
-        # slack-sdk retries a refused token forever, a traceback every few seconds: check first.
-        problems = await refused_tokens("run", assistant.client, app_token, assistant.identity)
-        if problems:
-            raise SettingsError("\n".join(problems))
-        # Not `start_async()`: it prints Bolt's boot message to stdout, which is the trace's.
-        await handler.connect_async()
-        print("assistant run: connected to Slack over Socket Mode", file=sys.stderr, flush=True)
-        await asyncio.Event().wait()  # until a signal
-    except asyncio.CancelledError:
-        if not stopping.is_set():
-            raise
-        task.uncancel()
-    finally:
-        stopping.set()  # a signal from here on changes nothing
-        # Events stop coming first; then the runs are ended and the parts closed.
-        await handler.close_async()
-        await assistant.close()
-        connection_log.close()
-        for sig in STOP_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
+    with stopped_by_signals() as stopping:
+        try:
+            print("assistant run: connecting to Slack…", file=sys.stderr, flush=True)
+            # slack-sdk retries a refused token forever, a traceback every few seconds: check first.
+            problems = await refused_tokens("run", assistant.client, app_token, assistant.identity)
+            if problems:
+                raise SettingsError("\n".join(problems))
+            # Not `start_async()`: it prints Bolt's boot message to stdout, which is the trace's.
+            await handler.connect_async()
+            print("assistant run: connected to Slack over Socket Mode", file=sys.stderr, flush=True)
+            await asyncio.Event().wait()  # until a signal
+        except asyncio.CancelledError:
+            if not stopping.is_set():
+                raise
+            task.uncancel()
+        finally:
+            stopping.set()  # a signal from here on changes nothing
+            # Events stop coming first; then the runs are ended and the parts closed.
+            await handler.close_async()
+            await assistant.close()
+            connection_log.close()
 
 
 def run(settings: Settings) -> None:

@@ -14,18 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
 from typing import TextIO
 
 from assistant.app import create_assistant
+from assistant.serving.signals import stopped_by_signals
 from assistant.settings import Settings, SettingsError
 from assistant.slack.tokens import refused_tokens
 from assistant.telemetry.setup import check as check_telemetry
 from context.storage import database_url, open_store
 from context.storage.wakeups import listen_for_owed
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 ROLES_NEED_POSTGRESQL = (
     "the ingress and worker roles share their work through PostgreSQL (its LISTEN/NOTIFY "
     "wakes the workers); DATABASE_URL is SQLite, where `assistant serve` alone both "
@@ -46,45 +45,34 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
     assistant = create_assistant(settings, trace)
     scheduler = assistant.scheduler
     assert scheduler is not None
-    task = asyncio.current_task()
-    assert task is not None
-    stopping = asyncio.Event()
-
-    def stop() -> None:
-        if not stopping.is_set():  # a second signal changes nothing: the stop is bounded
-            stopping.set()
-            task.cancel()
 
     def listening() -> None:
         print("assistant worker: listening for requests", file=sys.stderr, flush=True)
         scheduler.sweep_now()
 
-    loop = asyncio.get_running_loop()
-    for sig in STOP_SIGNALS:
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows, not main thread
-            loop.add_signal_handler(sig, stop)
-    url = database_url(settings.database_url)
-    listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
-    try:
-        problems = []
-        if assistant.identity is not None:  # else each workspace's token is its installation's
-            problems = await refused_tokens("worker", assistant.client, identity=assistant.identity)
-        if problems:
-            raise SettingsError("\n".join(problems))
-        await asyncio.Event().wait()  # until a signal
-    except asyncio.CancelledError:
-        if not stopping.is_set():
-            raise
-        task.uncancel()
-    finally:
-        stopping.set()
-        listener.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await listener
-        await assistant.close()
-        for sig in STOP_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.remove_signal_handler(sig)
+    task = asyncio.current_task()
+    assert task is not None
+    with stopped_by_signals() as stopping:
+        url = database_url(settings.database_url)
+        listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
+        try:
+            problems = []
+            identity = assistant.identity
+            if identity is not None:  # else each workspace's token is its installation's
+                problems = await refused_tokens("worker", assistant.client, identity=identity)
+            if problems:
+                raise SettingsError("\n".join(problems))
+            await asyncio.Event().wait()  # until a signal
+        except asyncio.CancelledError:
+            if not stopping.is_set():
+                raise
+            task.uncancel()
+        finally:
+            stopping.set()
+            listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await listener
+            await assistant.close()
 
 
 def work(settings: Settings) -> None:
