@@ -71,6 +71,9 @@ def test_stop_reaches_the_run_in_another_process(postgres_url, tmp_path):
             assert post(told, stop) == 200
             wait_session(slack, event, "active")
             held.release()
+            # The holder's trace prints the stop's entry once it is recorded (the session may
+            # be set active just before).
+            running.process.stdout.wait_for("Stopped: ")
             entries, owed = stopped_log(postgres_url, thread_of(event))
             # Each process prints the entries it records: the run's holder recorded the stop.
             traces = running.process.stdout.text, told.process.stdout.text
