@@ -79,7 +79,7 @@ class ChannelGate:
     ) -> None:
         line = refusal_line(user)
         store = self.recorder.store
-        if await self.recorder.call(store.has_thread, key):
+        if await self.recorder.read(store.has_thread, key):
             entries = await self.recorder.entries(key)
             if any(entry.content == line for entry in entries):
                 return  # told already in this thread
@@ -93,6 +93,6 @@ class ChannelGate:
         except SlackApiError as exc:
             log.warning("cannot tell %s in %s: %s", user, key, slack_reason(exc))
             return
-        if await self.recorder.call(store.has_thread, key):
+        if await self.recorder.read(store.has_thread, key):
             # Only in a thread the bot is in already: a refused mention starts no log.
             await self.recorder.record(key, line, meta=EntryMeta(event_id=event_id))

@@ -175,7 +175,7 @@ class EventRecorder:
         """What the person views, if it changed since it was last in a log: a system entry in
         this thread, before their message."""
         store, user = self.recorder.store, event["user"]
-        viewing = await self.recorder.call(store.viewing, team, event["channel"], user)
+        viewing = await self.recorder.read(store.viewing, team, event["channel"], user)
         if viewing is None:
             return
         content = await self.content.of(team)
@@ -190,10 +190,10 @@ class EventRecorder:
         )
 
     async def _in_thread(self, key: ThreadKey) -> bool:
-        return await self.recorder.call(self.recorder.store.has_thread, key)
+        return await self.recorder.read(self.recorder.store.has_thread, key)
 
     async def _recorded(self, key: ThreadKey, ts: str) -> bool:
-        return await self.recorder.call(self.recorder.store.has_message, key, ts)
+        return await self.recorder.read(self.recorder.store.has_message, key, ts)
 
     async def _remember(self, key: ThreadKey, message: ThreadMessage) -> None:
         """The thread's copy of the message, for getThreadHistory (see assistant.slack.history)."""

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -12,7 +13,7 @@ from typing import Any, TypeVar
 
 import httpx2
 import openai
-from openai import AsyncAPIResponse, AsyncOpenAI, DefaultAioHttpClient
+from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from assistant.model.attempts import AttemptFailed, Attempts, what_failed
 from assistant.model.completion import ModelReply, parse_completion, reply_of
@@ -172,16 +173,11 @@ class ModelClient:
         started = time.perf_counter()
 
         async def attempt() -> ModelReply:
-            response = await self._client.chat.completions.with_raw_response.create(
-                messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
-                tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
-                tool_choice="required",
-                **self._model_args(model),
-            )
-            # The body is read by then: the attempt's deadline covered all of it.
-            completion = parse_completion(
-                response.content, response.headers.get("content-type", "")
-            )
+            async with self._request(self._body(prompt_text, images, model), False) as response:
+                # The body is read by then: the attempt's deadline covered all of it.
+                completion = parse_completion(
+                    response.content, response.headers.get("content-type", "")
+                )
             return reply_of(completion, (time.perf_counter() - started) * 1000)
 
         return await self._attempts.run(attempt)
@@ -203,18 +199,13 @@ class ModelClient:
             """One streamed request; False when the server refused to stream it."""
             nonlocal sent
             try:
-                async with self._client.chat.completions.with_streaming_response.create(
-                    messages=build_messages(prompt_text, images),  # type: ignore[arg-type]
-                    tools=TOOL_SCHEMAS,  # type: ignore[arg-type]
-                    tool_choice="required",
-                    stream=True,
-                    stream_options={"include_usage": True},
-                    **self._model_args(model),
-                ) as response:
+                body = self._body(prompt_text, images, model)
+                body |= {"stream": True, "stream_options": {"include_usage": True}}
+                async with self._request(body, True) as response:
                     kind = response.headers.get("content-type", "")
                     if not kind.startswith("text/event-stream"):
                         # A server that ignores `stream` answers whole: so be it, from now on.
-                        completion = parse_completion(await response.read(), kind)
+                        completion = parse_completion(await response.aread(), kind)
                         self._remember_no_streaming("answered a streamed request whole")
                         latency_ms = (time.perf_counter() - started) * 1000
                         emit(whole_events(reply_of(completion, latency_ms)))
@@ -228,7 +219,7 @@ class ModelClient:
                             sent = True
                             emit(batch)
                         if error := sse.error:
-                            request = response.http_request
+                            request = response.request
                             raise openai.APIError(str(error), request, body=error.body)
                     if not assembler.finished:
                         what = "the model service's stream ended before its answer did"
@@ -248,6 +239,31 @@ class ModelClient:
         if not await self._attempts.run(attempt, used=lambda: sent):
             emit(whole_events(await self._next_step(prompt_text, images)))
 
+    def _body(
+        self, prompt_text: str, images: Sequence[ImagePart], model: str | None
+    ) -> dict[str, Any]:
+        return {
+            "messages": build_messages(prompt_text, images),
+            "tools": TOOL_SCHEMAS,
+            "tool_choice": "required",
+            **self._model_args(model),
+        }
+
+    @contextlib.asynccontextmanager
+    async def _request(self, body: dict[str, Any], stream: bool) -> AsyncIterator[httpx2.Response]:
+        """A Chat Completions request, its body sent as it is: through the client's `post`
+        (its documented way to send a body of our own), with its options, headers and
+        errors, but not `create`'s walk of the body against the API's types, which is most
+        of the client's CPU a call (bench/RESULTS.md) for a body that is plain JSON already.
+        `stream`: the body is read as it comes (else before this returns)."""
+        response = await self._client.post(
+            "/chat/completions", cast_to=httpx2.Response, body=body, stream=stream
+        )
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
     def _remember_no_streaming(self, what: str) -> None:
         if self.streams:
             log.warning("the model service %s; asking for whole answers from now on", what)
@@ -263,12 +279,12 @@ class ModelClient:
         return result.text
 
 
-async def _reads(response: AsyncAPIResponse[Any]) -> AsyncIterator[bytes]:
+async def _reads(response: httpx2.Response) -> AsyncIterator[bytes]:
     """The body as it is read, its failures the client's errors (as its own stream reads it):
     a timeout, or a connection lost mid-answer."""
-    request = response.http_request
+    request = response.request
     try:
-        async for data in response.iter_bytes():
+        async for data in response.aiter_bytes():
             yield data
     except httpx2.TimeoutException as exc:
         raise openai.APITimeoutError(request) from exc

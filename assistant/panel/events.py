@@ -90,7 +90,7 @@ class Panel:
         if not title:
             return
         # A read first (it never waits for SQLite's writer): most messages are not the first.
-        panel = await self.recorder.call(self.recorder.store.panel, key)
+        panel = await self.recorder.read(self.recorder.store.panel, key)
         if panel is None or panel.title is not None:
             return
         if not await self.recorder.call(self.recorder.store.claim_title, key, title):

@@ -18,6 +18,7 @@ from assistant.panel.home_views import READ_ONLY, edit_modal, home_view, submitt
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
 from context.storage import ChannelStore
+from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +31,7 @@ class AppHome:
     async def may_edit(self, client: AsyncWebClient, team: str, user: str) -> bool:
         """An admin or owner of the workspace, or one of the editors they named. Asked of
         Slack each time: a person's role may have changed since."""
-        default = await asyncio.to_thread(self.store.channel_config, team, WORKSPACE_DEFAULT)
+        default = await read(self.store, self.store.channel_config, team, WORKSPACE_DEFAULT)
         if default is not None and user in default.editors:
             return True
         try:
@@ -44,7 +45,7 @@ class AppHome:
 
     async def show(self, client: AsyncWebClient, team: str, user: str) -> None:
         """Publish the home tab for `user`: editable for those who may edit."""
-        configs = await asyncio.to_thread(self.store.channel_configs, team)
+        configs = await read(self.store, self.store.channel_configs, team)
         view = home_view(configs, await self.may_edit(client, team, user))
         await client.views_publish(user_id=user, view=view)
 
@@ -55,7 +56,7 @@ class AppHome:
         if not await self.may_edit(client, team, user):
             return  # a forged or stale click: the tab they see has no such button
         config = (
-            await asyncio.to_thread(self.store.channel_config, team, channel) if channel else None
+            await read(self.store, self.store.channel_config, team, channel) if channel else None
         )
         view = edit_modal(channel, config, self.personas)
         await client.views_open(trigger_id=trigger_id, view=view)

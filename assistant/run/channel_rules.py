@@ -4,7 +4,6 @@ ASSISTANT_PROMPT…, ASSISTANT_MODEL, everyone may use it)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import Any
 
 from context.channels import Access, ChannelConfig, merged
 from context.storage import ChannelStore
+from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +39,9 @@ class Channels:
 
     async def rules(self, team: str, channel: str) -> ChannelRules:
         """What applies in `channel` of `team` now (a store read, off the event loop)."""
-        default, own = await asyncio.to_thread(self.store.channel_configs_in_force, team, channel)
+        default, own = await read(
+            self.store, self.store.channel_configs_in_force, team, channel
+        )
         return self.rules_of(default, own)
 
     def rules_of(self, default: ChannelConfig | None, own: ChannelConfig | None) -> ChannelRules:

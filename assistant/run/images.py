@@ -3,7 +3,6 @@ prompt shows them, as `image_url` parts after the log text, within byte caps."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import logging
 from collections import OrderedDict
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from assistant.model.request import ImagePart
 from assistant.slack.files import DownloadError, SlackFiles
 from context.storage import ImageRef, Store, ThreadKey
+from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ class ImageParts:
     async def parts(self, key: ThreadKey) -> list[ImagePart]:
         if self.max_images == 0:
             return []
-        refs = await asyncio.to_thread(self.store.recent_images, key, self.max_images)
+        refs = await read(self.store, self.store.recent_images, key, self.max_images)
         chosen: list[str] = []
         total = 0
         for index, ref in reversed(refs):

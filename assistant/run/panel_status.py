@@ -4,12 +4,12 @@ messages instead of the :eyes: reaction (`assistant.run.progress` decides by the
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from context.storage import PanelStore, ThreadKey
+from context.storage.reads import read
 
 STATUS = "is thinking…"  # what the panel shows while a run works
 
@@ -23,7 +23,7 @@ class PanelStatus:
     async def applies(self, key: ThreadKey) -> bool:
         """Whether the thread was opened in the assistant panel (its side metadata says so,
         so a run resumed after a restart knows it too)."""
-        return await asyncio.to_thread(self.store.panel, key) is not None
+        return await read(self.store, self.store.panel, key) is not None
 
     async def show(self, key: ThreadKey, working: bool) -> None:
         """Set the status as a run starts; clear it (an empty status) when it ends."""

@@ -3,8 +3,8 @@
 
 Every entry of every thread goes through `Recorder.record` (or `record_message`,
 `record_by`), so each one is printed exactly once, when it is recorded. The store is
-synchronous; its calls run in worker threads so the event loop keeps serving other threads
-meanwhile.
+synchronous; its writes run in worker threads so the event loop keeps serving other threads
+meanwhile, its reads as `context.storage.reads.read` says.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 from assistant.run.lease import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
 from context.storage import EntryMeta, ImageRef, Store, ThreadKey, ThreadMessage
+from context.storage.reads import read
 from context.trace import Trace
 
 T = TypeVar("T")
@@ -64,9 +65,13 @@ class Recorder:
         self.observer = observer
 
     async def call(self, function: Callable[..., T], *args: Any) -> T:
-        """A store call, off the event loop, in this recorder's threads."""
+        """A store write, off the event loop, in this recorder's threads."""
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, partial(function, *args))
+
+    async def read(self, function: Callable[..., T], *args: Any) -> T:
+        """A store read (`context.storage.reads.read`), in this recorder's threads if in any."""
+        return await read(self.store, function, *args, executor=self._executor)
 
     async def record(
         self,
@@ -159,4 +164,4 @@ class Recorder:
             self._executor.shutdown(wait=True)
 
     async def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
-        return await self.call(self.store.entries, key, start)
+        return await self.read(self.store.entries, key, start)

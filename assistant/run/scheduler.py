@@ -57,6 +57,7 @@ from assistant.run.lease import (
 from assistant.run.stop_watch import wait_for_run
 from assistant.run.store_errors import briefly, log_failure
 from context.storage import StopRequest, Store, ThreadKey
+from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +156,7 @@ class RunScheduler:
     async def _sweep(self) -> None:
         while True:
             try:
-                for key in await asyncio.to_thread(self.store.waiting_threads):
+                for key in await read(self.store, self.store.waiting_threads):
                     if key not in self._threads:
                         log.info("resuming thread %s", key)
                         self.request(key)
@@ -199,7 +200,7 @@ class RunScheduler:
     async def _run_owed(self, key: ThreadKey, lease: Lease) -> bool:
         """Run while entries are owed an answer; False when a run stopped before its last
         entry (what it answers stays owed)."""
-        while not self._stopping and (owed := await asyncio.to_thread(self.store.pending, key)):
+        while not self._stopping and (owed := await read(self.store, self.store.pending, key)):
             bot = self._bot_ids.get(key.team)
             requests = [
                 AnswerRequest(p.index, p.slack_ts or "", bot, p.trace_context) for p in owed
@@ -207,7 +208,7 @@ class RunScheduler:
             try:
                 stop = None
                 if self.stopped is not None:  # pressed before the run started: none starts
-                    stop = await asyncio.to_thread(self.store.stop_requested, key)
+                    stop = await read(self.store, self.store.stop_requested, key)
                 if stop is None:
                     # The run's last entry raises answered_through in the same write.
                     await self._with_lease(lease, self.run(key, requests), watch=True)

@@ -26,6 +26,7 @@ from slack_sdk.errors import SlackApiError
 
 from assistant.run.deferral import RESTARTED, SLACK_BACK, RunDeferred
 from context.storage import RunStore, ThreadKey
+from context.storage.reads import read
 
 if TYPE_CHECKING:
     from assistant.run.recorder import Recorder
@@ -76,7 +77,7 @@ class SlackOutages:
         if not may_pass(exc):
             return reason
         now = datetime.now(UTC)
-        since = await asyncio.to_thread(self.store.deferred_since, key)
+        since = await read(self.store, self.store.deferred_since, key)
         waited = (now - since).total_seconds() if since is not None else 0.0
         if waited >= self.seconds:
             return f"{reason}, still after {duration(waited)} of tries" if since else reason
@@ -97,5 +98,5 @@ class SlackOutages:
 
     async def resumed(self, key: ThreadKey) -> str:
         """Why a run finds what an earlier run left unfinished: how the log says it."""
-        deferred = await asyncio.to_thread(self.store.deferred_since, key)
+        deferred = await read(self.store, self.store.deferred_since, key)
         return SLACK_BACK if deferred is not None else RESTARTED

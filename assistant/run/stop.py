@@ -20,6 +20,7 @@ from assistant.run.sessions import ACTIVE, AgentSessions
 from assistant.run.stream_leftovers import SLACK_FAILURES, briefly
 from context.entry import STOP_PREFIX
 from context.storage import StopRequest, ThreadKey
+from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ class StopRecorder:
         left open, stopped here (ending the session's work). How many there were."""
         store = self.recorder.store
         kept = []
-        for stream in await asyncio.to_thread(store.open_streams, key):
+        for stream in await read(store, store.open_streams, key):
             if stream.state != "open":
                 continue  # a start never confirmed, or one owed deletion: as after a crash
             if stream.ts not in stop.streams:

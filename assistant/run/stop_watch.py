@@ -13,6 +13,7 @@ import time
 from assistant.run.lease import Lease
 from assistant.run.store_errors import briefly
 from context.storage import StopStore
+from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ async def wait_for_run(
             return False  # the lease's renewal is due first: the next check follows it
         lease.woken.clear()
         try:
-            lease.stop = await asyncio.to_thread(store.stop_requested, lease.key)
+            lease.stop = await read(store, store.stop_requested, lease.key)
         except Exception as exc:  # the renewal tells whether the lease still holds
             log.info("looking for a stop in %s failed: %s", lease.key, briefly(exc))
         if lease.stop is not None:

@@ -31,6 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.lease import ensure_lease
 from context.storage import OpenStream
+from context.storage.reads import read
 
 if TYPE_CHECKING:
     from assistant.run.tools.run_context import RunContext
@@ -165,7 +166,7 @@ async def settle_streams(ctx: RunContext) -> Settled:
     """Settle the thread's open streams (see the module); a Slack failure reading the thread
     leaves them all as they are, and raises."""
     settled = Settled()
-    streams = await asyncio.to_thread(ctx.store.open_streams, ctx.key)
+    streams = await read(ctx.store, ctx.store.open_streams, ctx.key)
     if not streams:
         return settled
     messages = await thread_messages(ctx)

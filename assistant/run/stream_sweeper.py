@@ -8,7 +8,6 @@ deleted or what stays. A new process starts the backoff again."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from assistant.run.tools.post_message import deleted_earlier
 from assistant.run.tools.run_context import RunContext
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
+from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,7 @@ class StreamSweeper:
         wait = self.first_wait
         try:
             if key not in self._next:  # a run has just tried: the first retry waits
-                if await asyncio.to_thread(self.store.open_streams, key):
+                if await read(self.store, self.store.open_streams, key):
                     self._next[key] = (now + wait, wait)
                 return
             due, wait = self._next[key]

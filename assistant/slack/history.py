@@ -17,6 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.slack.text import clean_user_text
 from context.entry import format_timestamp
 from context.storage import Store, ThreadKey, ThreadMessage
+from context.storage.reads import read
 
 PAGE_SIZE = 200
 
@@ -40,7 +41,7 @@ class ThreadHistory:
 
     async def messages(self, key: ThreadKey) -> list[ThreadMessage]:
         """Every message of the thread, oldest first."""
-        messages, complete = await asyncio.to_thread(self._store.thread_messages, key)
+        messages, complete = await read(self._store, self._store.thread_messages, key)
         if complete:
             return messages
         # Copies already held stay as recorded (the bot's leading mention removed, as in the
@@ -48,7 +49,7 @@ class ThreadHistory:
         held = {m.ts for m in messages}
         fetched = [m for m in await self._fetch(key) if m.ts not in held]
         await asyncio.to_thread(self._store.remember_messages, key, fetched, True)
-        messages, _ = await asyncio.to_thread(self._store.thread_messages, key)
+        messages, _ = await read(self._store, self._store.thread_messages, key)
         return messages
 
     async def _fetch(self, key: ThreadKey) -> list[ThreadMessage]:

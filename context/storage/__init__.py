@@ -13,6 +13,7 @@ all over one engine and one transaction helper (`engine.Database`):
 - `log`, `runs`, `copies`, `images`, `panel`, `channels`, `housekeeping`, `stops`: one
   repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
+- `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 
 `SqlStore` combines the repositories by inheritance rather than forwarding to them: each
 method and its signature is written once, so the whole store cannot drift from its parts,

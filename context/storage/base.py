@@ -222,6 +222,14 @@ class Store(
 ):
     """Every backend keeps these promises, across processes too."""
 
+    @property
+    def local_reads(self) -> bool:
+        """True when a read never waits on anything but this machine's CPU and a local
+        file (SQLite in WAL mode: readers take no lock a writer holds): cheaper run where
+        it is asked than handed to a thread. False for a database server (a read is a round
+        trip that can hang)."""
+        ...
+
     def urgent(self) -> Store:
         """The same store, its writes served first when they queue (someone waits on them)."""
         ...

@@ -88,6 +88,11 @@ def _take_over_sqlite_transactions(engine: Engine) -> None:
         connection.exec_driver_sql(connection.get_execution_options().get(_SQLITE_BEGIN, "BEGIN"))
 
 
+def _journal_mode(engine: Engine) -> str:
+    with engine.connect() as connection:
+        return str(connection.exec_driver_sql("PRAGMA journal_mode").scalar()).lower()
+
+
 def _writer(engine: Engine) -> Engine:
     return engine.execution_options(**{_SQLITE_BEGIN: "BEGIN IMMEDIATE"})
 
@@ -151,6 +156,8 @@ class Database:
     writes: Engine
     # SQLite only: PostgreSQL has a writer per connection, its rows locked one by one.
     queue: WriteQueue | None
+    # SQLite in WAL mode: a read takes no lock a writer holds, so it never waits.
+    local_reads: bool = False
     urgent: bool = False
 
     @classmethod
@@ -159,10 +166,11 @@ class Database:
         one_writer = engine.dialect.name == "sqlite"
         try:
             migrate(engine)
+            local_reads = one_writer and _journal_mode(engine) == "wal"
         except BaseException:
             engine.dispose()
             raise
-        return cls(engine, _writer(engine), WriteQueue() if one_writer else None)
+        return cls(engine, _writer(engine), WriteQueue() if one_writer else None, local_reads)
 
     def served_first(self) -> Database:
         """The same database, its writes served before others' when they queue."""

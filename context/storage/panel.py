@@ -17,17 +17,22 @@ from context.entry import Entry, entry_from_json
 from context.storage.engine import Repository
 from context.storage.log import append_locked, lock_thread
 from context.storage.tables import (
+    THREAD,
     entries_table,
     feedback_votes_table,
     is_thread,
     moment,
     panel_threads_table,
     prompts_shown_table,
+    thread_values,
     threads_table,
     viewing_table,
 )
 from context.storage.values import EntryMeta, PanelThread, ThreadKey, Viewing, Vote
 from context.toolcalls import PostMessage
+
+# Read at the start of every run: built once (see `THREAD`).
+_PANEL = select(panel_threads_table).join(threads_table).where(THREAD)
 
 
 class SqlPanel(Repository):
@@ -64,9 +69,8 @@ class SqlPanel(Repository):
         return recorded
 
     def panel(self, key: ThreadKey) -> PanelThread | None:
-        query = select(panel_threads_table).join(threads_table).where(is_thread(key))
         with self._db.read() as connection:
-            row = connection.execute(query).first()
+            row = connection.execute(_PANEL, thread_values(key)).first()
         if row is None:
             return None
         return PanelThread(row.user, json.loads(row.context_json), row.title)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlalchemy import Row, func, select
 
 from context.storage.engine import Repository
-from context.storage.tables import entries_table, is_thread, threads_table
+from context.storage.tables import THREAD, entries_table, is_thread, thread_values, threads_table
 from context.storage.values import StopRequest, ThreadKey
 
 _COLUMNS = (
@@ -16,6 +16,8 @@ _COLUMNS = (
     threads_table.c.stop_at,
     threads_table.c.stop_streams,
 )
+# Read before every run: built once (see `THREAD`).
+_STOP_REQUESTED = select(*_COLUMNS).where(THREAD)
 
 
 class SqlStops(Repository):
@@ -51,7 +53,7 @@ class SqlStops(Repository):
 
     def stop_requested(self, key: ThreadKey) -> StopRequest | None:
         with self._db.read() as connection:
-            row = connection.execute(select(*_COLUMNS).where(is_thread(key))).first()
+            row = connection.execute(_STOP_REQUESTED, thread_values(key)).first()
         return None if row is None else _pending(row)
 
 

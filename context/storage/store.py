@@ -28,6 +28,10 @@ class SqlStore(
     def __init__(self, url: str | URL) -> None:
         super().__init__(Database.open(url))
 
+    @property
+    def local_reads(self) -> bool:
+        return self._db.local_reads
+
     def urgent(self) -> SqlStore:
         """This store, its writes served first: for whoever has someone waiting (Slack,
         for the acknowledgement of an event). Same database, same connections."""

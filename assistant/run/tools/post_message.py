@@ -39,6 +39,7 @@ from assistant.run.stream_leftovers import (
 from assistant.slack.text import markdown_blocks
 from context.entry import Entry
 from context.storage import ThreadMessage
+from context.storage.reads import read
 from context.toolcalls import PostMessage
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ async def finish_interrupted_posts(
     """Before a run answers entries from `after` on: any postMessage recorded after them but
     not marked posted was cut short (`cause`: a crash, Slack failing); post what Slack does not
     have, once."""
-    metas = await asyncio.to_thread(ctx.store.metadata, ctx.key, after)
+    metas = await read(ctx.store, ctx.store.metadata, ctx.key, after)
     refused = _refused(ctx.log.entries[after:])
     cuts = cuts_in(ctx.log.entries[after:])
     for entry, meta in zip(ctx.log.entries[after:], metas, strict=False):
