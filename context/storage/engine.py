@@ -18,12 +18,12 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, func, select
 from sqlalchemy.engine import URL, ExceptionContext, make_url
+from sqlalchemy.exc import OperationalError
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
 # Any fixed number: every process migrating the same PostgreSQL database takes this lock.
 MIGRATION_LOCK_KEY = 0x5C0_17E7
-_SQLITE_BEGIN = "sqlite_begin"
 
 
 def create_store_engine(url: str | URL) -> Engine:
@@ -39,7 +39,8 @@ def create_store_engine(url: str | URL) -> Engine:
     )
     if engine.dialect.name == "sqlite":
         _take_over_sqlite_transactions(engine)
-    event.listen(engine, "handle_error", _read_only_is_a_disconnect)
+    else:
+        event.listen(engine, "handle_error", _read_only_is_a_disconnect)
     return engine
 
 
@@ -60,8 +61,10 @@ def _read_only_is_a_disconnect(context: ExceptionContext) -> None:
 
 def _take_over_sqlite_transactions(engine: Engine) -> None:
     """SQLAlchemy's documented pysqlite recipe: sqlite3's own BEGIN comes late (at the first
-    write) and deferred, so SQLAlchemy emits it instead. Writers BEGIN IMMEDIATE: they hold the
-    write lock before they read a tail, so two never place an entry at the same index."""
+    write) and deferred, so the driver's is turned off and writers BEGIN IMMEDIATE themselves
+    (`_writer`): they hold the write lock before they read a tail, so two never place an
+    entry at the same index. A read is one statement, its own snapshot (the one read of
+    two, `thread_messages`, needs none across them), so it takes no BEGIN."""
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record) -> None:
@@ -83,9 +86,16 @@ def _take_over_sqlite_transactions(engine: Engine) -> None:
             with contextlib.suppress(sqlite3.OperationalError):
                 dbapi_connection.execute("PRAGMA journal_mode = WAL")
 
-    @event.listens_for(engine, "begin")
-    def _begin(connection: Connection) -> None:
-        connection.exec_driver_sql(connection.get_execution_options().get(_SQLITE_BEGIN, "BEGIN"))
+
+
+def _begin_immediate(connection: Connection) -> None:
+    """A writer's BEGIN IMMEDIATE, on the driver's connection itself: through SQLAlchemy's
+    execution machinery it cost more CPU than SQLite's work for it. Its error is
+    SQLAlchemy's, as a statement's would be."""
+    try:
+        connection.connection.driver_connection.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
+    except sqlite3.OperationalError as exc:
+        raise OperationalError("BEGIN IMMEDIATE", None, exc) from exc
 
 
 def _journal_mode(engine: Engine) -> str:
@@ -94,7 +104,14 @@ def _journal_mode(engine: Engine) -> str:
 
 
 def _writer(engine: Engine) -> Engine:
-    return engine.execution_options(**{_SQLITE_BEGIN: "BEGIN IMMEDIATE"})
+    """The engine for writes: the same pool; on SQLite its transactions BEGIN IMMEDIATE
+    (an engine of its own, so that only writes carry the event: an engine with no event
+    listeners skips SQLAlchemy's event dispatch at every statement, which was most of a
+    read's CPU)."""
+    writer = engine.execution_options()
+    if engine.dialect.name == "sqlite":
+        event.listen(writer, "begin", _begin_immediate)
+    return writer
 
 
 def migration_config(connection: Connection) -> Config:
@@ -152,7 +169,8 @@ class Database:
     what every repository of the store is built over."""
 
     engine: Engine
-    # The same engine, its transactions BEGIN IMMEDIATE on SQLite (see above).
+    # The same engine, its transactions BEGIN IMMEDIATE on SQLite (see above): for the
+    # writes of others (slack-sdk's stores); the store's own are `transaction()`'s.
     writes: Engine
     # SQLite only: PostgreSQL has a writer per connection, its rows locked one by one.
     queue: WriteQueue | None
@@ -181,7 +199,10 @@ class Database:
         """A write: its turn in the queue, then one transaction, committed at the end of the
         block (rolled back if it raises)."""
         turn = self.queue.turn(self.urgent) if self.queue else contextlib.nullcontext()
-        with turn, self.writes.begin() as connection:
+        with turn, self.engine.begin() as connection:
+            if self.queue is not None:
+                # The engine with no event listeners (see `_writer`), its BEGIN our own.
+                _begin_immediate(connection)
             yield connection
 
     def read(self) -> Connection:
