@@ -22,7 +22,14 @@ from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
 from assistant.model.sse import SseData
-from assistant.model.stream import CallEnded, ReplyAssembler, ReplyEnded, StepEvent, whole_events
+from assistant.model.stream import (
+    CallEnded,
+    ReplyAssembler,
+    ReplyEnded,
+    StepEvent,
+    parse_chunks,
+    whole_events,
+)
 from assistant.model.tool_calls import TOOL_SCHEMAS
 
 T = TypeVar("T")
@@ -210,12 +217,13 @@ class ModelClient:
                         latency_ms = (time.perf_counter() - started) * 1000
                         emit(whole_events(reply_of(completion, latency_ms)))
                         return True
-                    assembler, sse = ReplyAssembler(), SseData()
-                    # A read at a time, its chunks as plain JSON, their events handed on in
-                    # one batch: per chunk, typed objects and a hand-off each cost a streamed
-                    # answer several times the CPU of the whole answer.
+                    assembler, sse = ReplyAssembler(), SseData(parse_chunks)
+                    # A read at a time, its chunks parsed and checked in one pass into plain
+                    # dicts, their events handed on in one batch: per chunk, typed objects and
+                    # a hand-off each cost a streamed answer several times the CPU of the
+                    # whole answer.
                     async for data in _reads(response):
-                        if batch := assembler.feed(sse.feed(data)):
+                        if batch := assembler.feed(sse.feed(data), checked=True):
                             sent = True
                             emit(batch)
                         if error := sse.error:

@@ -2,14 +2,17 @@
 
 The client library's own stream decodes them one event, one line and one object at a time,
 which was most of a streamed answer's CPU (bench/RESULTS.md, `python -m bench cpu`): here a
-read's events are one `json.loads`, and the common form (every event one `data:` line) is
-split without a loop over the events.
+read's events are one parse (`parse`: `json.loads`, or a parser that also checks their
+shape, as `assistant.model.stream.parse_chunks`), and the common form (every event one
+`data:` line) is split without a loop over the events.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 # An event ends at a blank line; lines end in CRLF, LF or CR (the SSE specification).
 _EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r|\r\n\n|\n\r\n")
@@ -30,12 +33,13 @@ class SseData:
     and other fields are skipped; `data: [DONE]` ends the stream (`done`), and so does an
     error the service sends as a chunk (`error`: the chunks before it are read first)."""
 
-    def __init__(self) -> None:
+    def __init__(self, parse: Callable[[bytes], list[Any]] = json.loads) -> None:
+        self._parse = parse  # a JSON array of the read's values: its list
         self._rest = b""
         self.done = False
         self.error: StreamError | None = None
 
-    def feed(self, data: bytes) -> list[object]:
+    def feed(self, data: bytes) -> list[Any]:
         buffer = self._rest + data
         simple = None if self.done else _one_line_events(buffer)
         if simple is not None:
@@ -47,7 +51,7 @@ class SseData:
         if not values:
             return []
         # One parse for the read: JSON's own array of the events' values.
-        chunks: list[object] = json.loads(b"[" + b",".join(values) + b"]")
+        chunks = self._parse(b"[" + b",".join(values) + b"]")
         for position, chunk in enumerate(chunks):
             if isinstance(chunk, dict) and chunk.get("error"):
                 error = chunk["error"]

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
+from assistant.model.completion import NotACompletion
 from assistant.model.sse import SseData
+from assistant.model.stream import parse_chunks
 
 CHUNKS = [{"choices": [{"index": 0, "delta": {"content": f"part {n}"}}]} for n in range(3)]
 
@@ -62,3 +64,18 @@ def test_two_reads_cut_anywhere_give_the_chunks_of_one(end: bytes) -> None:
     for cut in range(len(data)):
         sse = SseData()
         assert sse.feed(data[:cut]) + sse.feed(data[cut:]) == CHUNKS, cut
+
+
+def test_a_read_is_parsed_and_checked_in_one_pass_as_the_client_reads_it() -> None:
+    """The client parses a read's chunks with `parse_chunks` (pydantic's JSON parser and
+    the chunk's shape at once): the same chunks as JSON's, an error chunk still ends the
+    stream, and a chunk of another shape, or not JSON, is the model service's error."""
+    sse, data = SseData(parse_chunks), body()
+    assert sse.feed(data) == CHUNKS and sse.done
+    failing = SseData(parse_chunks)
+    error = b'data: {"error": {"message": "overloaded"}}\n\n'
+    assert failing.feed(b'data: {"choices": []}\n\n' + error) == [{"choices": []}]
+    assert failing.done and str(failing.error) == "overloaded"
+    for bad in (b'data: {"choices": "no"}\n\n', b"data: {not json\n\n"):
+        with pytest.raises(NotACompletion, match="stream chunk of another shape"):
+            SseData(parse_chunks).feed(bad)
