@@ -49,7 +49,7 @@ class SqlLog(Repository):
             thread = lock_thread(connection, key)
             if expect_index is not None and thread.next_index != expect_index:
                 return None
-            if _already_recorded(connection, thread.id, role, meta):
+            if _already_recorded(connection, thread, role, meta):
                 return None
             tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
             ends_run = answered_through is not None
@@ -75,7 +75,7 @@ class SqlLog(Repository):
     ) -> list[Entry]:
         with self._db.transaction() as connection:
             thread = lock_thread(connection, key)
-            if _already_recorded(connection, thread.id, "user", meta):
+            if _already_recorded(connection, thread, "user", meta):
                 return []
             tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
             recorded = []
@@ -122,18 +122,23 @@ def lock_thread(connection: Connection, key: ThreadKey) -> Row:
             if connection.dialect.name == "postgresql"
             else _INSERT_THREAD_SQLITE
         )
-        connection.execute(insert, {**names, "created_at": stamp, "updated_at": stamp})
-        thread = connection.execute(_LOCK_THREAD, names).one()
+        # The row this transaction made is locked by it; none back: another made it first.
+        made = connection.execute(insert, {**names, "created_at": stamp, "updated_at": stamp})
+        thread = made.first() or connection.execute(_LOCK_THREAD, names).one()
     return thread
 
 
 # The statements of every append, built once: building and compiling Core statements costs
 # several times what SQLite itself takes to run them.
-_INSERT_THREAD_POSTGRESQL = postgresql.insert(threads_table).on_conflict_do_nothing(
-    index_elements=["team", "channel", "thread_ts"]
+_INSERT_THREAD_POSTGRESQL = (
+    postgresql.insert(threads_table)
+    .on_conflict_do_nothing(index_elements=["team", "channel", "thread_ts"])
+    .returning(*threads_table.c)
 )
-_INSERT_THREAD_SQLITE = sqlite.insert(threads_table).on_conflict_do_nothing(
-    index_elements=["team", "channel", "thread_ts"]
+_INSERT_THREAD_SQLITE = (
+    sqlite.insert(threads_table)
+    .on_conflict_do_nothing(index_elements=["team", "channel", "thread_ts"])
+    .returning(*threads_table.c)
 )
 _LOCK_THREAD = (
     select(threads_table)
@@ -216,7 +221,7 @@ def append_locked(
     caller's transaction, after `lock_thread`: entry 0 from `opening` (text, timestamp) first
     when the thread has none, then the entry; its tail saved. [] for a duplicate (as `append`
     drops them), writing nothing."""
-    if _already_recorded(connection, thread.id, role_of(content), meta):
+    if _already_recorded(connection, thread, role_of(content), meta):
         return []
     tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
     recorded = []
@@ -285,9 +290,13 @@ def _save_tail(connection: Connection, thread_id: int, tail: Tail, answered_thro
     )
 
 
-def _already_recorded(connection: Connection, thread_id: int, role: Role, meta: EntryMeta) -> bool:
+def _already_recorded(connection: Connection, thread: Row, role: Role, meta: EntryMeta) -> bool:
     """Slack retries an event with the same event id, and sends a channel mention twice
-    (`app_mention` and `message`) with different event ids and the same message ts."""
+    (`app_mention` and `message`) with different event ids and the same message ts.
+    `thread`: its locked row (a thread with no entry yet has recorded nothing)."""
+    if thread.next_index == 0:
+        return False
+    thread_id = thread.id
     if meta.event_id is not None:
         found = connection.execute(_SAME_EVENT, {"thread_id": thread_id, "event_id": meta.event_id})
         if found.first() is not None:
