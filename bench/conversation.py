@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.run.progress import PROGRESS_REACTION
 from bench import texts
 from bench.model import AnsweringModel
 from context.storage import open_store
@@ -91,7 +92,7 @@ def wait_answered(
 
     The wait is on the model first (cheap, while the load runs): once it has named every
     label in a reply, no run is left with anything to answer; then on the fake Slack for the
-    posts and reaction removals those runs still owe.
+    posts those runs still owe, and for no message left with the reaction.
     """
     deadline = time.monotonic() + timeout
     model.wait_answered({m.label for m in made}, timeout)
@@ -100,10 +101,7 @@ def wait_answered(
         count=model.decisions["postMessage"],
         timeout=max(0.0, deadline - time.monotonic()),
     )
-    started = len(slack.calls_to("reactions.add"))
-    slack.wait_for_call(
-        "reactions.remove", count=started, timeout=max(0.0, deadline - time.monotonic())
-    )
+    slack.wait_reaction_gone(PROGRESS_REACTION, timeout=max(0.0, deadline - time.monotonic()))
 
 
 def per_method(slack: FakeSlack) -> Counter[str]:
