@@ -97,14 +97,15 @@ def wait_answered(
     deadline = time.monotonic() + timeout
     labels = {m.label for m in made}
     model.wait_answered(labels, timeout)
-    # Their posts, not as many as the model's decisions: a decision whose run was cut short
-    # (its lease lost) is made again by the run that resumes the thread, and posted once.
-    slack.wait_for_call(
-        "chat.postMessage",
-        count=len(labels),
-        timeout=max(0.0, deadline - time.monotonic()),
-        where=lambda call: not labels.isdisjoint(texts.tags_in(call.params.get("text", ""))),
-    )
+    # Each label in a post (one post may answer several), not as many posts as the model's
+    # decisions: a decision whose run was cut short (its lease lost) is made again by the
+    # run that resumes the thread, and posted once.
+    for label in labels - set(replies(slack)):
+        slack.wait_for_call(
+            "chat.postMessage",
+            timeout=max(0.0, deadline - time.monotonic()),
+            where=lambda call, label=label: label in texts.tags_in(call.params.get("text", "")),
+        )
     slack.wait_reaction_gone(PROGRESS_REACTION, timeout=max(0.0, deadline - time.monotonic()))
 
 

@@ -190,20 +190,6 @@ class FakeSlack(
             lambda: f"{len(matching())}/{count} {method} calls; got {self._summary()}",
         )
 
-    def wait_reaction_gone(self, name: str, timeout: float = DEFAULT_TIMEOUT) -> None:
-        """Block until no message carries the bot's reaction `name`. Counting the calls
-        cannot tell: a run cut short after adding it (its lease lost) leaves it to the run
-        that resumes the thread, whose own add is refused (`already_reacted`)."""
-
-        def marked() -> list[tuple[str, str]]:
-            return [at for at, names in self.store.reactions.items() if name in names]
-
-        self._wait(
-            lambda: None if marked() else True,
-            timeout,
-            lambda: f"{len(marked())} messages still carry :{name}:",
-        )
-
     async def wait_for_call_async(
         self,
         method: str,

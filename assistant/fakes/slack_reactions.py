@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from assistant.fakes.slack_params import Handler, required
@@ -14,6 +15,7 @@ class ReactionMethods:
 
     store: SlackStore
     _cond: threading.Condition
+    _wait: Callable[..., Any]
 
     def _reaction_methods(self) -> dict[str, Handler]:
         return {"reactions.add": self._reactions_add, "reactions.remove": self._reactions_remove}
@@ -22,6 +24,20 @@ class ReactionMethods:
         """Reaction names currently on a message (added by the bot and not removed)."""
         with self._cond:
             return list(self.store.reactions.get((channel, ts), []))
+
+    def wait_reaction_gone(self, name: str, timeout: float) -> None:
+        """Block until no message carries the bot's reaction `name`. Counting the calls
+        cannot tell: a run cut short after adding it (its lease lost) leaves it to the run
+        that resumes the thread, whose own add is refused (`already_reacted`)."""
+
+        def marked() -> list[tuple[str, str]]:
+            return [at for at, names in self.store.reactions.items() if name in names]
+
+        self._wait(
+            lambda: None if marked() else True,
+            timeout,
+            lambda: f"{len(marked())} messages still carry :{name}:",
+        )
 
     def _reactions_add(self, params: dict[str, Any]) -> dict[str, Any]:
         channel, ts, name = _reaction_args(params)

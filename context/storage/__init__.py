@@ -14,6 +14,8 @@ all over one engine and one transaction helper (`engine.Database`):
   repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
+- `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
+  entry starts.
 
 `SqlStore` combines the repositories by inheritance rather than forwarding to them: each
 method and its signature is written once, so the whole store cannot drift from its parts,

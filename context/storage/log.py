@@ -10,7 +10,6 @@ from collections.abc import Sequence
 from dataclasses import asdict
 
 from sqlalchemy import Connection, Row, bindparam, literal, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from context.entry import Content, Entry, Role, UserContent, entry_from_json, make_entry, role_of
 from context.log import Tail
@@ -25,6 +24,7 @@ from context.storage.tables import (
     thread_values,
     threads_table,
 )
+from context.storage.thread_rows import lock_thread
 from context.storage.usage import author_of, person_for
 from context.storage.values import EntryMeta, ImageRef, ThreadKey, ThreadMessage
 from context.storage.wakeups import notify_owed
@@ -110,45 +110,8 @@ class SqlLog(Repository):
             return connection.execute(_HAS_MESSAGE, values).first() is not None
 
 
-def lock_thread(connection: Connection, key: ThreadKey) -> Row:
-    """The thread's row, created if new, locked until the transaction ends."""
-    names = {"team": key.team, "channel": key.channel, "thread_ts": key.thread_ts}
-    # FOR UPDATE on PostgreSQL; SQLite renders none, BEGIN IMMEDIATE already locked it all.
-    thread = connection.execute(_LOCK_THREAD, names).first()
-    if thread is None:
-        stamp = now()
-        insert = (
-            _INSERT_THREAD_POSTGRESQL
-            if connection.dialect.name == "postgresql"
-            else _INSERT_THREAD_SQLITE
-        )
-        # The row this transaction made is locked by it; none back: another made it first.
-        made = connection.execute(insert, {**names, "created_at": stamp, "updated_at": stamp})
-        thread = made.first() or connection.execute(_LOCK_THREAD, names).one()
-    return thread
-
-
 # The statements of every append, built once: building and compiling Core statements costs
 # several times what SQLite itself takes to run them.
-_INSERT_THREAD_POSTGRESQL = (
-    postgresql.insert(threads_table)
-    .on_conflict_do_nothing(index_elements=["team", "channel", "thread_ts"])
-    .returning(*threads_table.c)
-)
-_INSERT_THREAD_SQLITE = (
-    sqlite.insert(threads_table)
-    .on_conflict_do_nothing(index_elements=["team", "channel", "thread_ts"])
-    .returning(*threads_table.c)
-)
-_LOCK_THREAD = (
-    select(threads_table)
-    .where(
-        threads_table.c.team == bindparam("team"),
-        threads_table.c.channel == bindparam("channel"),
-        threads_table.c.thread_ts == bindparam("thread_ts"),
-    )
-    .with_for_update()
-)
 _ENTRIES_FROM = (
     select(entries_table.c.content_json)
     .join(threads_table)

@@ -15,7 +15,7 @@ from sqlalchemy import Connection, Row, select
 
 from context.entry import Entry, entry_from_json
 from context.storage.engine import Repository
-from context.storage.log import append_locked, lock_thread
+from context.storage.log import append_locked
 from context.storage.tables import (
     THREAD,
     entries_table,
@@ -28,6 +28,7 @@ from context.storage.tables import (
     threads_table,
     viewing_table,
 )
+from context.storage.thread_rows import lock_thread
 from context.storage.values import EntryMeta, PanelThread, ThreadKey, Viewing, Vote
 from context.toolcalls import PostMessage
 
