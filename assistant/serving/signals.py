@@ -14,14 +14,19 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 @contextlib.contextmanager
 def stopped_by_signals() -> Iterator[asyncio.Event]:
     """While inside, the first SIGTERM or SIGINT sets the event it gives and cancels the
-    current task; a second signal changes nothing (the stop is already bounded)."""
+    current task; a second signal changes nothing (the stop is already bounded), nor does
+    one after the block sets the event itself. The cancellation a signal caused ends here:
+    the block's own clean-up has run, and the process ends as asked (status 0)."""
     task = asyncio.current_task()
     assert task is not None
     stopping = asyncio.Event()
+    signalled = False
 
     def stop() -> None:
+        nonlocal signalled
         if not stopping.is_set():
             stopping.set()
+            signalled = True
             task.cancel()
 
     loop = asyncio.get_running_loop()
@@ -30,6 +35,10 @@ def stopped_by_signals() -> Iterator[asyncio.Event]:
             loop.add_signal_handler(sig, stop)
     try:
         yield stopping
+    except asyncio.CancelledError:
+        if not signalled:
+            raise
+        task.uncancel()
     finally:
         for sig in STOP_SIGNALS:
             with contextlib.suppress(NotImplementedError, RuntimeError):

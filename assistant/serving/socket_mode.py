@@ -28,8 +28,6 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
     connection_log.watch(handler.client)
     # A signal ends it as `worker` does: the runs under way get a short grace, then are
     # cancelled and stay owed (RunScheduler.stop).
-    task = asyncio.current_task()
-    assert task is not None
     with stopped_by_signals() as stopping:
         try:
             print("assistant run: connecting to Slack…", file=sys.stderr, flush=True)
@@ -41,10 +39,6 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
             await handler.connect_async()
             print("assistant run: connected to Slack over Socket Mode", file=sys.stderr, flush=True)
             await asyncio.Event().wait()  # until a signal
-        except asyncio.CancelledError:
-            if not stopping.is_set():
-                raise
-            task.uncancel()
         finally:
             stopping.set()  # a signal from here on changes nothing
             # Events stop coming first; then the runs are ended and the parts closed.

@@ -50,8 +50,6 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
         print("assistant worker: listening for requests", file=sys.stderr, flush=True)
         scheduler.sweep_now()
 
-    task = asyncio.current_task()
-    assert task is not None
     with stopped_by_signals() as stopping:
         url = database_url(settings.database_url)
         listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
@@ -63,10 +61,6 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
             if problems:
                 raise SettingsError("\n".join(problems))
             await asyncio.Event().wait()  # until a signal
-        except asyncio.CancelledError:
-            if not stopping.is_set():
-                raise
-            task.uncancel()
         finally:
             stopping.set()
             listener.cancel()
