@@ -3,22 +3,30 @@ does nothing, behind the same Starlette + uvicorn stack as `assistant serve`
 (`assistant/serving/http.py`), in a process of its own. What it acknowledges per second is the
 most the framework gives one Python process; ours records each message before its ack.
 
-`python -m bench.bare_app PORT SLACK_API_URL` serves it on 127.0.0.1:PORT.
+Given a database, it also writes each `app_mention` before its ack, and nothing more: the
+event's body in one INSERT, its own transaction, in a thread (SQLAlchemy, as our store
+writes). What it acknowledges per second is the most any ingress reaches that records a
+mention before acknowledging it (`bench.ingress`).
+
+`python -m bench.bare_app PORT SLACK_API_URL [DATABASE_URL]` serves it on 127.0.0.1:PORT.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import subprocess
 import sys
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import uvicorn
 from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
+from sqlalchemy import Column, Engine, MetaData, Table, Text, create_engine
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -29,8 +37,18 @@ from bench.server import STARTUP_TIMEOUT, cpu_seconds, free_port
 from tests.cli import ROOT
 from tests.process import _Output, clean_env
 
+INBOX = Table(
+    "bench_inbox", MetaData(), Column("event_id", Text, primary_key=True), Column("body", Text)
+)
 
-def create_bare_app(api_url: str) -> Starlette:
+
+def keep(engine: Engine, body: dict[str, Any]) -> None:
+    """The event's body in one INSERT, its own transaction."""
+    with engine.begin() as connection:
+        connection.execute(INBOX.insert(), {"event_id": body["event_id"], "body": json.dumps(body)})
+
+
+def create_bare_app(api_url: str, database_url: str | None = None) -> Starlette:
     @asynccontextmanager
     async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
         # As assistant.app builds ours: a client with the bot token, the signing secret, and
@@ -40,6 +58,14 @@ def create_bare_app(api_url: str) -> Starlette:
             signing_secret=ids.SIGNING_SECRET,
             process_before_response=True,
         )
+
+        if database_url is not None:
+            engine = create_engine(database_url)
+            INBOX.metadata.create_all(engine)
+
+            @app.event("app_mention")
+            async def write(body: dict[str, Any]) -> None:
+                await asyncio.to_thread(keep, engine, body)
 
         @app.event(re.compile(".*"))
         async def ignore() -> None:
@@ -57,12 +83,14 @@ def create_bare_app(api_url: str) -> Starlette:
 
 
 class BareBoltServer:
-    """The bare app in its own process, pointed at `slack`; stopped on exit."""
+    """The bare app in its own process, pointed at `slack` (and writing each mention to
+    `database_url`, if given); stopped on exit."""
 
-    def __init__(self, slack: FakeSlack) -> None:
+    def __init__(self, slack: FakeSlack, database_url: str | None = None) -> None:
         self.port = free_port()
+        database = [database_url] if database_url else []
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench.bare_app", str(self.port), slack.api_url],
+            [sys.executable, "-m", "bench.bare_app", str(self.port), slack.api_url, *database],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -101,5 +129,8 @@ class BareBoltServer:
 if __name__ == "__main__":
     # The same server settings as `assistant serve` (assistant/serving/http.py `serve`).
     uvicorn.run(
-        create_bare_app(sys.argv[2]), host="127.0.0.1", port=int(sys.argv[1]), log_level="info"
+        create_bare_app(sys.argv[2], *sys.argv[3:4]),
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        log_level="info",
     )
