@@ -33,6 +33,7 @@ BENCHMARKS = {
     "telemetry": "bench.telemetry",
     "cpu": "bench.cpu",
     "ingress": "bench.ingress",
+    "floor": "bench.floor",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.
