@@ -30,6 +30,7 @@ from assistant.run.stream_leftovers import (
     SLACK_FAILURES,
     Undeleted,
     briefly,
+    confirm_start,
     drop_stream,
     forget_or_owe,
     may_have_happened,
@@ -99,11 +100,13 @@ class PostStream:
         self._closing.set()
         self._more.set()
 
-    def cancel(self) -> None:
-        """The run is stopping: no Slack call more (a resumed run cleans up)."""
+    async def cancel(self) -> None:
+        """The run is stopping: no Slack call more (a resumed run cleans up). Returns once
+        the sender has ended, what it recorded in the store."""
         self.complete()
         if self._task is not None:
             self._task.cancel()
+            await asyncio.wait({self._task})
 
     async def finish(
         self, chunks: list[str], metadata: list[dict[str, Any]], blocks: list[dict[str, Any]]
@@ -251,8 +254,7 @@ class PostStream:
             self._last_call = time.monotonic()  # the pace counts from a call's answer
         self.parts.append(StreamedPart(str(response["ts"]), text, chunked=bool(chunks)))
         # Its ts replaces the intent before anything else goes to it.
-        opened = OpenStream(str(response["ts"]))
-        await asyncio.to_thread(store.change_open_streams, key, [opened], [asked])
+        await confirm_start(store, key, asked, str(response["ts"]))
 
     async def _append(self, part: StreamedPart, text: str, cards: list[Any] | None = None) -> None:
         ensure_lease()

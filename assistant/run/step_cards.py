@@ -25,6 +25,7 @@ from assistant.run.stream_leftovers import (
     NOTICE_EVENT,
     SLACK_FAILURES,
     briefly,
+    confirm_start,
     drop_stream,
     forget_or_owe,
     may_have_happened,
@@ -153,7 +154,7 @@ class StepCards:
             raise
         self.ts = str(response["ts"])
         self._mark(chunks)
-        await asyncio.to_thread(store.change_open_streams, key, [OpenStream(self.ts)], [asked])
+        await confirm_start(store, key, asked, self.ts)
 
     def _mark(self, chunks: list[dict[str, Any]]) -> None:
         for chunk in chunks:

@@ -59,8 +59,16 @@ class StopRecorder:
         """Leave the streams as they show now: those Slack stopped, and the others the run
         left open, stopped here (ending the session's work). How many there were."""
         store = self.recorder.store
+        streams = await read(store, store.open_streams, key)
+        # Streams Slack stopped whose ts the run never learnt: a start in flight when it was
+        # stopped made each. They settle its record: the message stays, as the others do.
+        unconfirmed = len(set(stop.streams) - {s.ts for s in streams if s.state == "open"})
         kept = []
-        for stream in await read(store, store.open_streams, key):
+        for stream in streams:
+            if stream.state == "starting" and unconfirmed:
+                unconfirmed -= 1
+                kept.append(stream)
+                continue
             if stream.state != "open":
                 continue  # a start never confirmed, or one owed deletion: as after a crash
             if stream.ts not in stop.streams:
@@ -77,7 +85,7 @@ class StopRecorder:
             kept.append(stream)
         # A finished message from now on, not a stream to clean up.
         await asyncio.to_thread(store.change_open_streams, key, (), kept)
-        return len({stream.ts for stream in kept} | set(stop.streams))
+        return len({s.ts for s in kept if s.state == "open"} | set(stop.streams))
 
 
 def stop_entry(

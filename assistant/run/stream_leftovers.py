@@ -30,7 +30,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.lease import ensure_lease
-from context.storage import OpenStream
+from context.storage import OpenStream, Store, ThreadKey
 from context.storage.reads import read
 
 if TYPE_CHECKING:
@@ -100,6 +100,22 @@ async def drop_stream(
         log.warning("could not delete streamed message %s: %s", ts, briefly(exc))
         return Undeleted(briefly(exc), may_have_happened(exc))
     return None
+
+
+async def confirm_start(store: Store, key: ThreadKey, asked: OpenStream, ts: str) -> None:
+    """The stream Slack made (`ts`) replaces its start (`asked`) in the store. The write
+    lands even when the run is cancelled meanwhile, and the cancel goes on only after it: a
+    stream left recorded as a start nobody confirmed is taken for a lost start and deleted,
+    and a stop pressed just then keeps what it shows (assistant.run.stop)."""
+    change = store.change_open_streams
+    write = asyncio.ensure_future(asyncio.to_thread(change, key, [OpenStream(ts)], [asked]))
+    try:
+        await asyncio.shield(write)
+    except asyncio.CancelledError:
+        await asyncio.wait({write})
+        if write.exception() is not None:  # left a start: the next run or sweep settles it
+            log.warning("recording stream %s in %s failed: %s", ts, key, write.exception())
+        raise
 
 
 def start_marker(ctx: RunContext) -> str:

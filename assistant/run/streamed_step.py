@@ -75,7 +75,7 @@ async def streamed_step(
         elif stream is not None:
             # What it streamed is left to a resumed run to clean up; stopped by a person,
             # to stay as it is.
-            stream.cancel()
+            await stream.cancel()
             note_shown([(part.ts, part.shown) for part in stream.parts])
         raise
     return finished

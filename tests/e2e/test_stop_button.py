@@ -6,10 +6,13 @@ run, a repeated stop and a stop by another person are handled as docs/architectu
 
 from __future__ import annotations
 
+from slack_sdk import WebClient
+
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
 from assistant.fakes.openai_stream import Streamed, StreamStyle
+from context.storage import OpenStream
 from tests.harness import mention as say
 from tests.harness import thread_of, wait_session
 
@@ -113,3 +116,45 @@ def test_a_stop_by_another_person_before_the_model_answers(app, slack, model):
     assert "Nothing of it had been shown." in stops[0]["content"]
     assert not slack.calls_to("chat.postMessage")
     assert app.assistant.store.pending(key) == []
+
+
+def test_a_stop_keeps_the_stream_of_a_start_the_run_never_heard_back_from(make_app, slack, model):
+    """A stop pressed while a stream's start is on its way back: Slack made the stream and
+    names it, the run never learnt its ts. The stop settles the start's record, and the
+    message stays, now and after the thread's next run (which would delete a lost start's)."""
+    slack.agents.agent = True
+    app = make_app(assistant_stream="auto")
+    held = replies.hold(replies.tool_calls(post("Late."), FINISH))
+    model.script(held)
+    event = say(slack, "lunch ideas?")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    held.wait_reached()
+    # What such a start leaves: its record in the store, and the message Slack made.
+    store = app.assistant.store
+    marker = f"{int(float(event['ts']))}.000000"  # the second of the message it answers
+    store.change_open_streams(key, [OpenStream(marker, "starting")])
+    client = WebClient(token=ids.BOT_TOKEN, base_url=slack.api_url)
+    made = client.chat_startStream(
+        channel=event["channel"], thread_ts=event["ts"], markdown_text="Noodles",
+        recipient_user_id=ids.USER_ID, recipient_team_id=ids.TEAM_ID,
+    )["ts"]  # fmt: skip
+
+    stop = slack.agents.press_stop(event["channel"], event["ts"])
+    assert stop["streaming_message_ts"] == [made]
+    assert app.send_event(stop).status == 200
+    wait_session(slack, event, "active")
+    held.release()
+    app.wait_idle()
+
+    assert store.open_streams(key) == []
+    last = app.log(key)[-1]
+    assert last["content"].startswith("Stopped: ") and "(1 message(s))" in last["content"]
+
+    model.script(replies.tool_calls(post("Try the noodle bar."), FINISH))
+    follow = say(slack, "just pick one", thread_ts=event["ts"])
+    assert app.send_event(follow).status == 200
+    app.wait_idle()
+    assert app.log(key)[-1]["content"]["toolCall"] == "finishRequest"
+    assert slack.store.get(event["channel"], made)["text"] == "Noodles"
+    assert not [c for c in slack.calls_to("chat.delete") if c.params.get("ts") == made]
