@@ -2,19 +2,22 @@
 with no later post, append or step; the streams Slack named keep what they showed; a system
 entry says who stopped it, when and what had been shown, and answers the request (no
 apology); the session leaves `processing`; the next message gets a fresh run. A stop with no
-run, a repeated stop and a stop by another person are handled as docs/architecture.md says."""
+run, a repeated stop, a stop by another person and one while a stream's start was on its way
+back are handled as docs/architecture.md says."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from slack_sdk import WebClient
 
-from assistant.fakes import ids
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
 from assistant.fakes.openai_stream import Streamed, StreamStyle
-from context.storage import OpenStream
+from context.storage import OpenStream, ThreadKey
+from tests.harness import RunningApp, thread_of, wait_session
 from tests.harness import mention as say
-from tests.harness import thread_of, wait_session
 
 ANSWER = (
     "Here are three lunch ideas near the office: the noodle bar on the corner, the Lebanese "
@@ -89,14 +92,22 @@ def test_stop_during_a_streamed_answer(make_app, slack, model):
     assert len(app.log(key)) == entries
 
 
-def test_a_stop_by_another_person_before_the_model_answers(app, slack, model):
+def waiting_on_the_model(
+    app: RunningApp, slack: FakeSlack, model: FakeOpenAI, text: str
+) -> tuple[dict[str, Any], ThreadKey, Hold]:
+    """A mention whose run waits for the model's answer until the Hold is released: its
+    event, its thread, the Hold."""
     slack.agents.agent = True
     held = replies.hold(replies.tool_calls(post("Late."), FINISH))
     model.script(held)
-    event = say(slack, "think hard about lunch")
-    key = thread_of(event)
+    event = say(slack, text)
     assert app.send_event(event).status == 200
     held.wait_reached()
+    return event, thread_of(event), held
+
+
+def test_a_stop_by_another_person_before_the_model_answers(app, slack, model):
+    event, key, held = waiting_on_the_model(app, slack, model, "think hard about lunch")
 
     other = "U0FAKEBOB"
     stop = slack.agents.press_stop(event["channel"], event["ts"], user=other)
@@ -122,14 +133,8 @@ def test_a_stop_keeps_the_stream_of_a_start_the_run_never_heard_back_from(make_a
     """A stop pressed while a stream's start is on its way back: Slack made the stream and
     names it, the run never learnt its ts. The stop settles the start's record, and the
     message stays, now and after the thread's next run (which would delete a lost start's)."""
-    slack.agents.agent = True
     app = make_app(assistant_stream="auto")
-    held = replies.hold(replies.tool_calls(post("Late."), FINISH))
-    model.script(held)
-    event = say(slack, "lunch ideas?")
-    key = thread_of(event)
-    assert app.send_event(event).status == 200
-    held.wait_reached()
+    event, key, held = waiting_on_the_model(app, slack, model, "lunch ideas?")
     # What such a start leaves: its record in the store, and the message Slack made.
     store = app.assistant.store
     marker = f"{int(float(event['ts']))}.000000"  # the second of the message it answers
