@@ -32,17 +32,17 @@ from typing import Any
 import httpx2
 from openai import AsyncOpenAI, DefaultAioHttpClient
 from pydantic_core import from_json
-from sqlalchemy import create_engine, event
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes import events as slack_events
 from assistant.fakes import openai_responses as replies
 from assistant.fakes.event_requests import event_callback, signed_event_request
 from assistant.slack.client import close_slack_client, create_slack_client
-from bench.bare_app import INBOX, BareBoltServer, keep
+from bench.bare_app import INBOX, BareBoltServer
 from bench.cpu import STREAM_RATIO_GOAL, WHOLE_GOAL_S
 from bench.report import Figure, ms
 from bench.stream import answer_text, post_event
+from context.storage.engine import Database
 
 FULL = {"warmup": 20, "calls": 400, "streams": 20, "events": 500, "tokens": 2000}
 SMOKE = {"warmup": 1, "calls": 3, "streams": 1, "events": 3, "tokens": 30}
@@ -193,26 +193,25 @@ async def _streamed_chunks(
 
 
 async def _writes(path: Path, size: dict[str, int]) -> float:
-    """CPU of one write as the store makes it: its own transaction, in a thread (the whole
-    process's: the write is on another thread than the loop's)."""
-    engine = create_engine(f"sqlite:///{path}")
-    event.listen(engine, "connect", _as_the_store)
-    INBOX.metadata.create_all(engine)
+    """CPU of one write made as the store makes its own (`Database.transaction`: its queue,
+    BEGIN IMMEDIATE, the engine's pragmas), from a thread; the whole process's CPU, the write
+    being on another thread than the loop's."""
+    db = Database.open(f"sqlite:///{path}")
+    INBOX.metadata.create_all(db.engine)
+
+    def write(event_id: str) -> None:
+        with db.transaction() as connection:
+            connection.execute(INBOX.insert(), {"event_id": event_id, "body": "{}"})
+
     try:
         for n in range(size["warmup"]):
-            await asyncio.to_thread(keep, engine, {"event_id": f"warm {n}"})
+            await asyncio.to_thread(write, f"warm {n}")
         started = time.process_time()
         for n in range(size["calls"]):
-            await asyncio.to_thread(keep, engine, {"event_id": f"floor {n}"})
+            await asyncio.to_thread(write, f"floor {n}")
         return (time.process_time() - started) / size["calls"]
     finally:
-        engine.dispose()
-
-
-def _as_the_store(connection: Any, _record: Any) -> None:
-    """The store engine's journal and sync (context/storage/engine.py)."""
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute("PRAGMA synchronous = NORMAL")
+        db.close()
 
 
 def _acknowledged(bare: BareBoltServer, slack: FakeSlack, size: dict[str, int]) -> float:
