@@ -143,12 +143,8 @@ def create_assistant(
             settings.assistant_max_image_bytes,
         ),
     )
-    gate = PerWorkspace(
-        workspaces, lambda client: ChannelGate(channels, client, event_recorder)
-    )
-    events = EventRecorder(
-        settings, event_recorder, scheduler or RunsElsewhere(), content, gate
-    )
+    gate = PerWorkspace(workspaces, lambda client: ChannelGate(channels, client, event_recorder))
+    events = EventRecorder(settings, event_recorder, scheduler or RunsElsewhere(), content, gate)
     feedback = Feedback(event_recorder, access)
     home = AppHome(store, channels.personas)
     stops = StopButton(event_recorder, scheduler)
@@ -207,9 +203,7 @@ def _scheduler(
     runs = WorkspaceRuns(
         recorder,
         PerWorkspace(workspaces, agent),
-        PerWorkspace(
-            workspaces, lambda client: StreamSweeper(store, client, recorder, lease / 2)
-        ),
+        PerWorkspace(workspaces, lambda client: StreamSweeper(store, client, recorder, lease / 2)),
         PerWorkspace(workspaces, stopper),
     )
     if telemetry is None:

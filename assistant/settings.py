@@ -114,9 +114,7 @@ class Settings(StoreSettings):
     assistant_max_post_chars_per_run: int = Field(
         default=_CAPS.chars_per_run, ge=100, le=10_000_000
     )
-    assistant_max_mentions_per_message: int = Field(
-        default=_CAPS.people_per_message, ge=0, le=100
-    )
+    assistant_max_mentions_per_message: int = Field(default=_CAPS.people_per_message, ge=0, le=100)
     assistant_context_tokens: int = Field(default=128_000, ge=1_000)
     assistant_answer_tokens: int = Field(default=4_000, ge=100)
     assistant_run_lease_seconds: float = Field(default=30.0, ge=1.0, le=3600.0)
@@ -135,9 +133,7 @@ class Settings(StoreSettings):
     # The assistant panel (assistant.panel_settings): read as written, not as pydantic-settings
     # decodes lists, so that a bad value is one clear problem like any other.
     assistant_greeting: str | None = None
-    assistant_suggested_prompts: Annotated[tuple[SuggestedPrompt, ...], NoDecode] = (
-        DEFAULT_PROMPTS
-    )
+    assistant_suggested_prompts: Annotated[tuple[SuggestedPrompt, ...], NoDecode] = DEFAULT_PROMPTS
     assistant_loading_messages: Annotated[tuple[str, ...], NoDecode] = DEFAULT_LOADING_MESSAGES
 
     port: int = Field(default=3000, ge=1, le=65535)
@@ -147,8 +143,10 @@ class Settings(StoreSettings):
     def _token_shape(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
         assert info.field_name is not None
         prefix, kind = TOKEN_PREFIXES[info.field_name]
-        if value is not None and value.get_secret_value() and not (
-            value.get_secret_value().startswith(prefix)
+        if (
+            value is not None
+            and value.get_secret_value()
+            and not (value.get_secret_value().startswith(prefix))
         ):
             raise ValueError(f"not {kind}: it must start with {prefix}")
         return value

@@ -77,9 +77,7 @@ def flood(app: AppServer, slack: FakeSlack, model: AnsweringModel, size: dict) -
     attack = Attack()
     stop = threading.Event()
     senders = _senders(app.port, size, attack)
-    threads = [
-        threading.Thread(target=_repeat, args=(send, stop), daemon=True) for send in senders
-    ]
+    threads = [threading.Thread(target=_repeat, args=(send, stop), daemon=True) for send in senders]
     for thread in threads:
         thread.start()
     acks: list[Delivery] = []

@@ -41,9 +41,7 @@ def run(smoke: bool = False) -> list[Figure]:
             for _ in range(rounds):
                 for mode in ("off", "on"):
                     env = _env(receiver.endpoint, smoke) if mode == "on" else {}
-                    cpu[mode].append(
-                        _round(slack, fake, model, receiver, first, count, size, env)
-                    )
+                    cpu[mode].append(_round(slack, fake, model, receiver, first, count, size, env))
                     first += count
         runs = _runs(receiver.received)
     finally:

@@ -94,8 +94,10 @@ def run(smoke: bool = False) -> list[Figure]:
                 conversation.wait_answered(slack, model, acked, ANSWER_TIMEOUT)
                 once = conversation.answered_once(slack, acked)
                 workers_cpu = sum(w.cpu_seconds() for w in workers)
-            rates = {n: throughput(slack, fake, model, ingress, workdir, url, n, size) for n in
-                     WORKER_COUNTS}
+            rates = {
+                n: throughput(slack, fake, model, ingress, workdir, url, n, size)
+                for n in WORKER_COUNTS
+            }
             with Worker(slack, fake, workdir / "latency", url):
                 split_latency = ack_to_model(slack, model, ingress, int(size["latency_n"]), 10_000)
         with BareBoltServer(slack) as bare:
@@ -104,8 +106,9 @@ def run(smoke: bool = False) -> list[Figure]:
         with AppServer(slack, fake, workdir / "both", DATABASE_URL=url) as serve:
             serve_latency = ack_to_model(slack, model, serve, int(size["latency_n"]), 20_000)
     made = len(acked)
-    return figures(alone, both, bare_best, once, made, workers_cpu, rates, split_latency,
-                   serve_latency)
+    return figures(
+        alone, both, bare_best, once, made, workers_cpu, rates, split_latency, serve_latency
+    )
 
 
 def throughput(
@@ -170,14 +173,19 @@ def figures(
             _rate(both),
         ),
         Figure(f"highest rate with {limit}: bare Bolt app", _rate(bare)),
-        Figure("ingress alone ÷ bare Bolt app", f"{ratio:.2f}", f"≥ {RELATIVE_GOAL}",
-               ratio >= RELATIVE_GOAL),
+        Figure(
+            "ingress alone ÷ bare Bolt app",
+            f"{ratio:.2f}",
+            f"≥ {RELATIVE_GOAL}",
+            ratio >= RELATIVE_GOAL,
+        ),
         Figure(
             f"ingress + {CAPACITY_WORKERS} workers (whole system on these cores) ÷ bare",
             f"{whole:.2f}",
         ),
-        Figure("mentions of the searches answered exactly once", f"{once}/{made}", "all",
-               once == made),
+        Figure(
+            "mentions of the searches answered exactly once", f"{once}/{made}", "all", once == made
+        ),
         Figure("workers' CPU over the searches", f"{workers_cpu:.1f} s"),
         *[
             Figure(f"answered mentions per second, {n} worker(s), model latency 0", f"{r:.1f}")

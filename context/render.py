@@ -99,4 +99,3 @@ def wants_colour(stream: TextIO) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (no-color.org)."""
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
-

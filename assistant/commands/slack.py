@@ -80,7 +80,6 @@ def run_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-
 def run_worker(args: argparse.Namespace) -> int:
     from assistant.serving.worker import split_roles_problem, work
 

@@ -67,8 +67,6 @@ def register(commands: argparse._SubParsersAction) -> None:
     purge.set_defaults(handler=run_purge)
 
 
-
-
 def run_threads(args: argparse.Namespace) -> int:
     with existing_store("threads") as store:
         for summary in store.threads(args.channel, args.since):

@@ -74,9 +74,7 @@ class AgentSessions:
 
     # -- the stop button -----------------------------------------------------------------------
 
-    def press_stop(
-        self, channel: str, thread_ts: str, user: str = ids.USER_ID
-    ) -> dict[str, Any]:
+    def press_stop(self, channel: str, thread_ts: str, user: str = ids.USER_ID) -> dict[str, Any]:
         """A person presses the session's stop button: the app's streaming messages in the
         thread are stopped as they are; returns the `agent_session_stopped` event."""
         with self._lock:

@@ -25,17 +25,14 @@ SlackTs = Annotated[str, Field(pattern=SLACK_TS)]
 # Workspace, channel and user ids: C0123ABC, U0123ABC, T0123ABC, …
 SlackId = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 
-TEXT_UNREADABLE = (
-    "The text of this message could not be read: its form from Slack was malformed."
-)
+TEXT_UNREADABLE = "The text of this message could not be read: its form from Slack was malformed."
 
 
 def files_unreadable(count: int, whose: str = "this message") -> str:
     if count == 1:
         return f"A file of {whose} could not be read: its description from Slack was malformed."
     return (
-        f"{count} files of {whose} could not be read: their descriptions from Slack were "
-        "malformed."
+        f"{count} files of {whose} could not be read: their descriptions from Slack were malformed."
     )
 
 
@@ -193,18 +190,14 @@ def _event_id(body: dict[str, Any]) -> str:
     return event_id if isinstance(event_id, str) else "(no event_id)"
 
 
-def checked(
-    body: dict[str, Any], event: dict[str, Any], fields: type[_Fields]
-) -> Checked | None:
+def checked(body: dict[str, Any], event: dict[str, Any], fields: type[_Fields]) -> Checked | None:
     """`event` if the fields of it that the app uses are as `fields` says, else None (and one
     warning saying what is wrong: Slack is still acknowledged, and retrying cannot help)."""
     try:
         envelope = Envelope.model_validate(body)
         fields.model_validate(event)
     except ValidationError as exc:
-        log.warning(
-            "%s event %s not recorded: %s", event.get("type"), _event_id(body), _what(exc)
-        )
+        log.warning("%s event %s not recorded: %s", event.get("type"), _event_id(body), _what(exc))
         return None
     return Checked(envelope.team_id, envelope.event_id, event)
 

@@ -83,9 +83,7 @@ class EventRecorder:
         async with self.reading.alone((key, event["ts"])) if media else nullcontext():
             if media and await self._recorded(key, event["ts"]):
                 return  # a retry: its files were read and its links resolved the first time
-            await self._record(
-                message, key, bot_user_id, mention, direct, deadline, rules.persona
-            )
+            await self._record(message, key, bot_user_id, mention, direct, deadline, rules.persona)
 
     async def _record(
         self,

@@ -12,9 +12,7 @@ from assistant.model.instructions import SYSTEM_MESSAGE
 ImagePart = dict[str, Any]  # {"type": "image_url", "image_url": {"url": "data:…"}}
 
 
-def build_messages(
-    prompt_text: str, images: Sequence[ImagePart] = ()
-) -> list[dict[str, object]]:
+def build_messages(prompt_text: str, images: Sequence[ImagePart] = ()) -> list[dict[str, object]]:
     """The two messages of every call: the fixed instructions, then the log (followed by the
     recent images as parts, when there are any: the text part stays the cached prefix)."""
     content: object = prompt_text
@@ -24,8 +22,6 @@ def build_messages(
         {"role": "system", "content": SYSTEM_MESSAGE},
         {"role": "user", "content": content},
     ]
-
-
 
 
 def answer_limit(model: str, tokens: int) -> dict[str, int]:

@@ -54,9 +54,9 @@ class Feedback:
         parsed = parse_value(str(action.get("value", "")))
         message = _object(body.get("message"))
         person = _object(body.get("user"))
-        channel = _object(body.get("channel")).get("id") or _object(
-            body.get("container")
-        ).get("channel_id")
+        channel = _object(body.get("channel")).get("id") or _object(body.get("container")).get(
+            "channel_id"
+        )
         team = _object(body.get("team")).get("id") or person.get("team_id")
         thread_ts = message.get("thread_ts") or message.get("ts")
         try:

@@ -39,9 +39,7 @@ class AppHome:
         except SlackApiError as exc:
             log.warning("cannot tell whether %s is an admin: %s", user, slack_reason(exc))
             return False  # not known to be one: read-only
-        return bool(
-            found.get("is_admin") or found.get("is_owner") or found.get("is_primary_owner")
-        )
+        return bool(found.get("is_admin") or found.get("is_owner") or found.get("is_primary_owner"))
 
     async def show(self, client: AsyncWebClient, team: str, user: str) -> None:
         """Publish the home tab for `user`: editable for those who may edit."""

@@ -161,8 +161,10 @@ def submitted(
         kind = element.get("type")
         if kind in ("static_select", "conversations_select"):
             chosen = element.get("selected_option") or {}
-            return chosen.get("value") if kind == "static_select" else element.get(
-                "selected_conversation"
+            return (
+                chosen.get("value")
+                if kind == "static_select"
+                else element.get("selected_conversation")
             )
         if kind == "multi_users_select":
             return tuple(element.get("selected_users") or ())

@@ -61,6 +61,4 @@ class MessagesTab:
                 [prompt.model_dump() for prompt in prompts], title=self.settings.greeting()
             )
         except SLACK_ERRORS as exc:
-            log.warning(
-                "could not show the suggested prompts to %s: %s", user, slack_failure(exc)
-            )
+            log.warning("could not show the suggested prompts to %s: %s", user, slack_failure(exc))

@@ -39,9 +39,7 @@ class Channels:
 
     async def rules(self, team: str, channel: str) -> ChannelRules:
         """What applies in `channel` of `team` now (a store read, off the event loop)."""
-        default, own = await read(
-            self.store, self.store.channel_configs_in_force, team, channel
-        )
+        default, own = await read(self.store, self.store.channel_configs_in_force, team, channel)
         return self.rules_of(default, own)
 
     def rules_of(self, default: ChannelConfig | None, own: ChannelConfig | None) -> ChannelRules:

@@ -16,7 +16,6 @@ from context.storage.reads import read
 log = logging.getLogger(__name__)
 
 
-
 @dataclass
 class ImageParts:
     """The image parts of a thread's prompt: its `max_images` newest images, newest first

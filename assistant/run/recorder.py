@@ -36,8 +36,7 @@ class Recording(Protocol):
 class EntryObserver(Protocol):
     """Who watches what is recorded (the telemetry, `assistant/telemetry/`)."""
 
-    def recording(self, key: ThreadKey, content: Content, meta: EntryMeta | None) -> Recording:
-        ...
+    def recording(self, key: ThreadKey, content: Content, meta: EntryMeta | None) -> Recording: ...
 
     def posted(self, key: ThreadKey, index: int, ts: str) -> None:
         """Entry `index`, a postMessage, reached Slack as message `ts`."""

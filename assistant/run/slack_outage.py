@@ -85,9 +85,7 @@ class SlackOutages:
         # last try comes when it ends.
         delay = max(FIRST_RETRY_SECONDS, waited, _retry_after(exc))
         delay = min(delay, MAX_RETRY_SECONDS, self.seconds - waited)
-        await asyncio.to_thread(
-            self.store.defer, key, since or now, now + timedelta(seconds=delay)
-        )
+        await asyncio.to_thread(self.store.defer, key, since or now, now + timedelta(seconds=delay))
         if since is None:
             await recorder.record(
                 key,

@@ -106,9 +106,7 @@ def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
         # rather than a server that answers every event with failures.
         token = settings.slack_bot_token.get_secret_value()
         identity = BotIdentity(token)
-        problems = asyncio.run(
-            refused_bot_token("serve", token, settings.slack_api_base, identity)
-        )
+        problems = asyncio.run(refused_bot_token("serve", token, settings.slack_api_base, identity))
         if problems:
             raise SettingsError("\n".join(problems))
     # The app opens its store in the server's startup, where a failure is the server's

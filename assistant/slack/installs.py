@@ -93,6 +93,4 @@ class _OneLineForARefusedRefresh(logging.Filter):
 
 
 logging.getLogger("slack_bolt.AsyncApp").addFilter(_OneLineForARefusedRefresh())
-logging.getLogger("slack_bolt.AsyncMultiTeamsAuthorization").addFilter(
-    _OneLineForARefusedRefresh()
-)
+logging.getLogger("slack_bolt.AsyncMultiTeamsAuthorization").addFilter(_OneLineForARefusedRefresh())

@@ -23,9 +23,7 @@ _BROADCASTS = frozenset({"channel", "here", "everyone", "group"})
 _STRAY = re.compile(r"<(?=[!@])(?![!@][^<>]*>)")
 # Slack pings on a broadcast word next to punctuation, `_` included (`_@here_` is italics), so
 # only a letter or digit on either side (an e-mail address, `@heresy`) leaves it a plain word.
-_BROADCAST_WORD = re.compile(
-    r"(?<![^\W_])@(channel|here|everyone|group)(?![^\W_])", re.IGNORECASE
-)
+_BROADCAST_WORD = re.compile(r"(?<![^\W_])@(channel|here|everyone|group)(?![^\W_])", re.IGNORECASE)
 # Characters that show nothing: besides whitespace and format characters (Cf: zero-width
 # space, joiners, word joiner, BOM, direction marks), fillers that render as blank glyphs.
 _BLANK_GLYPHS = frozenset("\u034f\u115f\u1160\u2800\u3164\uffa0")

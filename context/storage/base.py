@@ -209,6 +209,7 @@ class Housekeeping(Protocol):
         group. ValueError for another `by`."""
         ...
 
+
 class Store(
     LogStore,
     RunStore,

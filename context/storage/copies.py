@@ -26,9 +26,7 @@ _UPSERT_POSTGRESQL = _upsert(postgresql.insert(thread_messages_table))
 _UPSERT_SQLITE = _upsert(sqlite.insert(thread_messages_table))
 
 
-def keep_copies(
-    connection: Connection, thread_id: int, messages: Sequence[ThreadMessage]
-) -> None:
+def keep_copies(connection: Connection, thread_id: int, messages: Sequence[ThreadMessage]) -> None:
     """Write (or update, by ts) copies of messages of the thread `thread_id`, in the caller's
     transaction: a message and its copy, or a post and its copies, are one write."""
     if not messages:

@@ -87,7 +87,6 @@ def _take_over_sqlite_transactions(engine: Engine) -> None:
                 dbapi_connection.execute("PRAGMA journal_mode = WAL")
 
 
-
 def _begin_immediate(connection: Connection) -> None:
     """A writer's BEGIN IMMEDIATE, on the driver's connection itself: through SQLAlchemy's
     execution machinery it cost more CPU than SQLite's work for it. Its error is

@@ -106,8 +106,12 @@ class SqlHousekeeping(Repository):
         with self._db.transaction() as connection:
             # Locked, so that no append slips into a thread while it is being deleted.
             rows = connection.execute(
-                select(threads_table.c.id, threads_table.c.team, threads_table.c.channel,
-                       threads_table.c.thread_ts)
+                select(
+                    threads_table.c.id,
+                    threads_table.c.team,
+                    threads_table.c.channel,
+                    threads_table.c.thread_ts,
+                )
                 .where(threads_table.c.updated_at < cutoff)
                 .order_by(threads_table.c.updated_at)
                 .with_for_update()

@@ -136,7 +136,6 @@ class SqlPanel(Repository):
         with self._db.read() as connection:
             return [Vote(row.answer_idx, row.user, row.vote) for row in connection.execute(query)]
 
-
     def claim_prompts(self, team: str, user: str, now: datetime, every: timedelta) -> bool:
         person = (prompts_shown_table.c.team == team) & (prompts_shown_table.c.user == user)
         with self._db.transaction() as connection:
@@ -161,8 +160,12 @@ class SqlPanel(Repository):
             if row is None:
                 connection.execute(
                     viewing_table.insert().values(
-                        team=team, channel=channel, user=user, entities_json=text,
-                        version=1, recorded=0,
+                        team=team,
+                        channel=channel,
+                        user=user,
+                        entities_json=text,
+                        version=1,
+                        recorded=0,
                     )
                 )
             elif row.entities_json != text:
@@ -195,6 +198,7 @@ class SqlPanel(Repository):
             )
             connection.execute(viewing_table.update().where(where).values(recorded=version))
         return recorded
+
 
 def _panel_row(connection: Connection, thread_id: int) -> Row | None:
     query = select(panel_threads_table).where(panel_threads_table.c.thread_id == thread_id)

@@ -29,7 +29,6 @@ def lock_thread(connection: Connection, key: ThreadKey) -> Row:
     return thread
 
 
-
 # Built once: building and compiling Core statements costs several times what SQLite itself
 # takes to run them. A new row comes back from its INSERT (none: another made it first).
 _INSERT_THREAD_POSTGRESQL = (

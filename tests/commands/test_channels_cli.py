@@ -68,7 +68,10 @@ def test_set_changes_only_what_it_is_given(store_url, tmp_path):
     finally:
         store.close()
     assert (kept.persona, kept.persona_name, kept.enabled, kept.model) == (
-        "Speak French.", None, False, "gpt-x",
+        "Speak French.",
+        None,
+        False,
+        "gpt-x",
     )
     assert (kept.username, kept.icon_emoji, kept.groups) == (None, ":ship:", ("S1",))
 

@@ -21,8 +21,10 @@ def bad_stores(tmp_path) -> dict[str, tuple[str, str]]:
     """Each kind of store that cannot be opened: its URL and the reason the driver gives."""
     (tmp_path / "notes.db").write_text("not a database, a shopping list\n" * 100)
     return {
-        "missing directory": (f"sqlite:///{tmp_path / 'gone' / 'assistant.db'}",
-                              "unable to open database file"),
+        "missing directory": (
+            f"sqlite:///{tmp_path / 'gone' / 'assistant.db'}",
+            "unable to open database file",
+        ),
         "not a database": (f"sqlite:///{tmp_path / 'notes.db'}", "file is not a database"),
         "unreachable": (UNREACHABLE, "Connection refused"),
     }
@@ -58,8 +60,9 @@ def test_the_demo_never_prints_the_stores_password(postgres_url, tmp_path):
     result = run_assistant("demo", "--database", given, env=clean_env(), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert PASSWORD not in result.stdout + result.stderr
-    hint = re.search(r"With DATABASE_URL set to (\S+) \(its password hidden here\), Try:",
-                     result.stderr)
+    hint = re.search(
+        r"With DATABASE_URL set to (\S+) \(its password hidden here\), Try:", result.stderr
+    )
     assert hint, result.stderr
     assert hint.group(1) == database_url(given).render_as_string(hide_password=True)
     assert "\n  assistant threads\n" in result.stderr

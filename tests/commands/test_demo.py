@@ -41,8 +41,15 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
     log = load_log(run_assistant("export", thread, env=env, cwd=tmp_path).stdout).entries
     what = [e.content.toolCall if e.role == "assistant" else e.role for e in log]
     assert what == [
-        "system", "user", "getThreadHistory", "system", "postMessage", "finishRequest",
-        "user", "postMessage", "finishRequest",
+        "system",
+        "user",
+        "getThreadHistory",
+        "system",
+        "postMessage",
+        "finishRequest",
+        "user",
+        "postMessage",
+        "finishRequest",
     ]
     assert "I reviewed and approved the migration" in log[3].content
     assert log[4].content.text.startswith("Where the release stands")
@@ -52,8 +59,15 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
     # Replayed on the same scripted model, cut after the mention: the same calls again.
     report = tmp_path / "report.jsonl"
     replay = run_assistant(
-        "replay", thread, "--at", "2", "--demo-model", "--report", str(report),
-        env=env, cwd=tmp_path,
+        "replay",
+        thread,
+        "--at",
+        "2",
+        "--demo-model",
+        "--report",
+        str(report),
+        env=env,
+        cwd=tmp_path,
     )
     assert replay.returncode == 0, replay.stderr
     first = json.loads(report.read_text(encoding="utf-8").splitlines()[0])

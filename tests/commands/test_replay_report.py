@@ -64,8 +64,16 @@ def report_lines(path) -> list[dict]:
 def test_at_replays_the_log_as_it_stood_before_that_entry(env, model, tmp_path):
     out, report = tmp_path / "extended.json", tmp_path / "report.jsonl"
     result = run_assistant(
-        "replay", str(INCIDENT), "--at", "12", "--out", str(out), "--report", str(report),
-        env=env, cwd=tmp_path,
+        "replay",
+        str(INCIDENT),
+        "--at",
+        "12",
+        "--out",
+        str(out),
+        "--report",
+        str(report),
+        env=env,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     original = json.loads(INCIDENT.read_text(encoding="utf-8"))
@@ -101,8 +109,14 @@ def test_a_stored_thread_replays_beside_its_recorded_usage_and_thread(
     )
     report = tmp_path / "report.jsonl"
     result = run_assistant(
-        "replay", str(THREAD), "--at", "2", "--report", str(report),
-        env={**env, "DATABASE_URL": store_url}, cwd=tmp_path,
+        "replay",
+        str(THREAD),
+        "--at",
+        "2",
+        "--report",
+        str(report),
+        env={**env, "DATABASE_URL": store_url},
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     history = prompt_log(model.requests[1])[3]["content"]
@@ -116,14 +130,14 @@ def test_a_stored_thread_replays_beside_its_recorded_usage_and_thread(
     assert [e["index"] for e in first["recorded"]["entries"]] == [2, 3, 4, 5]
     assert first["recorded"]["steps"] == 2
     assert first["recorded"]["tokens"] == {
-        "prompt_tokens": 2000, "cached_tokens": 400, "completion_tokens": 100
+        "prompt_tokens": 2000,
+        "cached_tokens": 400,
+        "completion_tokens": 100,
     }
     assert first["replay"]["calls"] == ["getThreadHistory", "postMessage", "finishRequest"]
 
 
-def test_several_inputs_make_one_report_and_the_exit_status_says_if_all_ran(
-    env, model, tmp_path
-):
+def test_several_inputs_make_one_report_and_the_exit_status_says_if_all_ran(env, model, tmp_path):
     url = f"sqlite:///{tmp_path / 'store.db'}"
     store_incident(url)
     env = {**env, "DATABASE_URL": url}
@@ -177,8 +191,16 @@ def test_the_model_and_the_persona_can_be_changed_for_the_replay(env, model, tmp
     persona.write_text("You're Bea, a terse release manager.\n", encoding="utf-8")
     report = tmp_path / "report.md"
     result = run_assistant(
-        "replay", str(LUNCH), "--model", "gpt-4.1", "--prompt-file", str(persona),
-        "--report", str(report), env=env, cwd=tmp_path,
+        "replay",
+        str(LUNCH),
+        "--model",
+        "gpt-4.1",
+        "--prompt-file",
+        str(persona),
+        "--report",
+        str(report),
+        env=env,
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     request = model.requests[0]
@@ -248,7 +270,9 @@ def test_what_a_log_holds_cannot_forge_the_report_or_put_controls_in_it(env, mod
     assert result.returncode == 0, result.stderr
     text = report.read_text(encoding="utf-8")
     assert [line for line in text.splitlines() if line.startswith("#")] == [
-        "# Replay report", f"## 1. {crafted}", "## Summary"
+        "# Replay report",
+        f"## 1. {crafted}",
+        "## Summary",
     ]
     assert not [c for c in text if (ord(c) < 32 and c != "\n") or 0x7F <= ord(c) <= 0x9F]
     assert "\u202e" not in text
@@ -275,8 +299,9 @@ def store_recap(url: str) -> None:
         asked = UserContent(userid="<@U04MARTA>", text="<@U07AYA> sum it up?")
         store.append(RECAP, "You're Aya.", "2025-06-02T09:11:10Z")
         store.append(RECAP, asked, "2025-06-02T09:11:10Z", EntryMeta(slack_ts=RECAP.thread_ts))
-        store.append(RECAP, GetThreadHistory(ascending=True, reasoning="Context"),
-                     "2025-06-02T09:11:11Z")
+        store.append(
+            RECAP, GetThreadHistory(ascending=True, reasoning="Context"), "2025-06-02T09:11:11Z"
+        )
         store.append(RECAP, RECORDED_HISTORY, "2025-06-02T09:11:12Z")
         store.append(RECAP, PostMessage(text="It failed.", reasoning="Sum"), "2025-06-02T09:11:13Z")
         store.append(RECAP, FinishRequest(reasoning="Done"), "2025-06-02T09:11:13Z")
@@ -307,8 +332,14 @@ def test_a_replayed_history_read_sees_what_the_run_saw(
     )
     out = tmp_path / "replayed.json"
     result = run_assistant(
-        "replay", str(RECAP), "--at", "2", "--out", str(out),
-        env={**env, "DATABASE_URL": store_url}, cwd=tmp_path,
+        "replay",
+        str(RECAP),
+        "--at",
+        "2",
+        "--out",
+        str(out),
+        env={**env, "DATABASE_URL": store_url},
+        cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(out.read_text(encoding="utf-8"))[3]["content"] == expected

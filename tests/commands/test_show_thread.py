@@ -54,11 +54,15 @@ def test_follow_prints_what_another_process_records(store_url, tmp_path):
         # This test process is the other process: it records as the app would.
         store = open_store(store_url)
         try:
-            store.append(LUNCH, UserContent(userid="<@U0ANA>", text="E de sobremesa?"),
-                         "2025-04-04T12:36:00Z")
+            store.append(
+                LUNCH,
+                UserContent(userid="<@U0ANA>", text="E de sobremesa?"),
+                "2025-04-04T12:36:00Z",
+            )
             follower.stdout.wait_for("> E de sobremesa\\?\n")
-            store.append(LUNCH, PostMessage(text="Pudim!", reasoning="Dessert"),
-                         "2025-04-04T12:37:00Z")
+            store.append(
+                LUNCH, PostMessage(text="Pudim!", reasoning="Dessert"), "2025-04-04T12:37:00Z"
+            )
             follower.stdout.wait_for("Reason: Dessert\n")
             entries = store.entries(LUNCH)
         finally:
@@ -133,8 +137,9 @@ def test_follow_goes_on_to_the_new_log_of_a_purged_thread_and_says_so(store_url,
             follower.stderr.wait_for("deleted \\(purged\\)")
             # A later message there starts a new log, at index 0, under the same key.
             store.append(LUNCH, "You're Aya, again.", "2025-04-05T09:00:00Z")
-            store.append(LUNCH, UserContent(userid="<@U0ANA>", text="Nova conversa"),
-                         "2025-04-05T09:00:00Z")
+            store.append(
+                LUNCH, UserContent(userid="<@U0ANA>", text="Nova conversa"), "2025-04-05T09:00:00Z"
+            )
             follower.stdout.wait_for("> Nova conversa\n")
             new = store.entries(LUNCH)
         finally:
@@ -144,6 +149,8 @@ def test_follow_goes_on_to_the_new_log_of_a_purged_thread_and_says_so(store_url,
     said = follower.stderr.text.splitlines()[1:]  # after the store it opened
     assert len(said) == 2, said
     # Waiting, if the follower looked before the new log was started.
-    assert said[0] in [f"assistant show: the log of {LUNCH} was deleted (purged){waiting}"
-                       for waiting in ("", "; waiting for a new log there")]
+    assert said[0] in [
+        f"assistant show: the log of {LUNCH} was deleted (purged){waiting}"
+        for waiting in ("", "; waiting for a new log there")
+    ]
     assert said[1] == f"assistant show: a new log was started in {LUNCH}; following it from entry 0"

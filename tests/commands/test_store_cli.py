@@ -244,8 +244,9 @@ def test_a_cutoff_centuries_ago_deletes_nothing_newer(store_url, tmp_path):
 @pytest.mark.parametrize("days", ["740000", "1e9", "1e300", "99999999999999999999"])
 def test_purge_days_before_year_one_are_a_usage_error(days, tmp_path):
     db = tmp_path / "assistant.db"
-    result = run_cli("purge", "--older-than", days, env={"DATABASE_URL": f"sqlite:///{db}"},
-                     cwd=tmp_path)
+    result = run_cli(
+        "purge", "--older-than", days, env={"DATABASE_URL": f"sqlite:///{db}"}, cwd=tmp_path
+    )
     assert result.returncode == 2
     assert result.stderr.decode().splitlines()[-1] == (
         f"assistant purge: error: argument --older-than: DAYS is too large: {days} days ago, "

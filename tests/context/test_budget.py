@@ -321,8 +321,13 @@ def test_built_step_after_step_every_prompt_keeps_the_invariants(groups, budget,
             continue
         pinned = {e.index for e in entries if carries_instructions(e)}
         check(built, entries, budget, counter, pinned, exact=False)
-        if previous is not None and built.omitted == previous.omitted and (
-            bool(previous.omitted or previous.shortened) == bool(built.omitted or built.shortened)
+        if (
+            previous is not None
+            and built.omitted == previous.omitted
+            and (
+                bool(previous.omitted or previous.shortened)
+                == bool(built.omitted or built.shortened)
+            )
         ):
             assert built.text.startswith(previous.text[:-1])
         previous = built

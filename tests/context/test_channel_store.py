@@ -22,7 +22,9 @@ def test_settings_are_kept_whole_replaced_and_listed_by_team(store):
     kept = store.channel_config("T1", "C1")
     assert (kept.persona, kept.persona_name, kept.model) == (None, "pirate", None)
     assert [(c.team, c.channel) for c in store.channel_configs()] == [
-        ("T1", "*"), ("T1", "C1"), ("T2", "C7"),
+        ("T1", "*"),
+        ("T1", "C1"),
+        ("T2", "C7"),
     ]
     assert [c.channel for c in store.channel_configs("T2")] == ["C7"]
 

@@ -1,5 +1,4 @@
-"""The store promises (docs/architecture.md#storage), checked on every backend with the same tests.
-"""
+"""The store promises (docs/architecture.md#storage), checked on every backend alike."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Acks before runs, one run per thread at a time, threads side by side (docs/architecture.md#runs).
-"""
+"""Acks before runs, one run per thread at a time, threads side by side (architecture: runs)."""
 
 from __future__ import annotations
 

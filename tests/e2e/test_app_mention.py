@@ -98,9 +98,7 @@ def answer_in_one_reply(text: str) -> replies.Completion:
     )
 
 
-def test_an_answer_in_one_reply_takes_one_call_and_marks_only_what_the_model_saw(
-    app, slack, model
-):
+def test_an_answer_in_one_reply_takes_one_call_and_marks_only_what_the_model_saw(app, slack, model):
     held = replies.hold(answer_in_one_reply("Risotto!"))
     model.script(held, answer_in_one_reply("Pudding."))
     first = say(slack, "lunch idea please?")

@@ -52,9 +52,7 @@ def text_of(view: dict) -> str:
     return json.dumps(view["blocks"])
 
 
-def test_an_admin_sets_a_channel_persona_in_the_app_home_and_a_non_admin_cannot(
-    app, slack, model
-):
+def test_an_admin_sets_a_channel_persona_in_the_app_home_and_a_non_admin_cannot(app, slack, model):
     slack.add_user(ADMIN, "ada", is_admin=True)
     # Anyone sees the settings, read-only.
     tab = open_home(app, slack, ids.USER_ID)
@@ -84,7 +82,9 @@ def test_an_admin_sets_a_channel_persona_in_the_app_home_and_a_non_admin_cannot(
     assert (status, answer) == (200, {})
     kept = app.assistant.store.channel_config(ids.TEAM_ID, ids.CHANNEL_ID)
     assert (kept.persona, kept.model, kept.updated_by) == (
-        "You are a pirate. Say arr.", "gpt-pirate", ADMIN,
+        "You are a pirate. Say arr.",
+        "gpt-pirate",
+        ADMIN,
     )
     assert "You are a pirate" in text_of(slack.home_tabs[ADMIN])  # the tab shows it now
     assert buttons(slack.home_tabs[ADMIN]) == ["*", ids.CHANNEL_ID, ""]
@@ -191,6 +191,7 @@ def test_a_named_persona_from_the_file_and_the_channel_s_name_on_a_streamed_answ
     assert log[0]["content"] == "You are a pirate."
     (start,) = slack.calls_to("chat.startStream")
     assert (start.params["username"], start.params["icon_url"]) == (
-        "Captain", "https://icons.example/ship.png",
+        "Captain",
+        "https://icons.example/ship.png",
     )
     assert slack.calls_to("chat.postMessage") == []

@@ -260,7 +260,6 @@ def test_with_one_bot_token_an_uninstall_is_one_line_and_nothing_else(app, slack
         app.wait_listeners()
     said = [r.getMessage() for r in caplog.records]
     assert said == [
-        f"the app was uninstalled from workspace {ids.TEAM_ID}: SLACK_BOT_TOKEN works there "
-        "no more"
+        f"the app was uninstalled from workspace {ids.TEAM_ID}: SLACK_BOT_TOKEN works there no more"
     ]
     assert slack.calls == []

@@ -147,9 +147,7 @@ def test_a_member_s_own_private_channel_is_quoted(app, slack, model):
     text = f"thoughts? {link('C0TEAMROOM', linked['ts'])}"
     log = answered_log(app, slack, say(slack, text))
     assert log[1]["content"]["text"] == f'{text}\n<@{BOB}> said:\n"Ship it on Monday."'
-    assert [c.params["channel"] for c in slack.calls_to("conversations.members")] == [
-        "C0TEAMROOM"
-    ]
+    assert [c.params["channel"] for c in slack.calls_to("conversations.members")] == ["C0TEAMROOM"]
 
 
 def test_membership_is_found_on_a_later_page(app, slack, model):

@@ -90,7 +90,9 @@ def test_a_voice_clip_is_transcribed_into_the_entry(app, slack, model):
     script_answers(model)
     model.transcription_text = "Can we move the standup to ten?"
     clip = slack.add_file(
-        "audio_message.m4a", "audio/mp4", b"\x00\x00\x00\x20ftypM4A " + bytes(64),
+        "audio_message.m4a",
+        "audio/mp4",
+        b"\x00\x00\x00\x20ftypM4A " + bytes(64),
         subtype="slack_audio",
     )
     log = answered_log(app, slack, say(slack, "", files=[clip]))

@@ -144,7 +144,7 @@ def test_a_viewed_message_is_quoted_only_if_the_person_may_see_it(make_app, slac
     first = ask(app, slack, model, "What does it mean?")
     logged = texts(app, ThreadKey(ids.TEAM_ID, ids.DM_CHANNEL_ID, first["ts"]))
     assert logged[1] == (
-        f"{ME} is now viewing a message in <#C0PUBLIC01>.\n<@{BOB}> said:\n\"The plan is ready.\""
+        f'{ME} is now viewing a message in <#C0PUBLIC01>.\n<@{BOB}> said:\n"The plan is ready."'
     )
 
     assert app.send_event(app_context_changed(message_entity("C0SECRET01", secret["ts"])))

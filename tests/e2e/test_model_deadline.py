@@ -57,9 +57,7 @@ def test_a_stream_kept_alive_without_an_answer_ends_at_the_deadline(make_app, sl
     finally:
         stalled.release()
     assert_model_error_path(app, slack, event, log)
-    assert [c.params["ts"] for c in slack.calls_to("chat.delete") if c.ok] == [
-        start.response["ts"]
-    ]
+    assert [c.params["ts"] for c in slack.calls_to("chat.delete") if c.ok] == [start.response["ts"]]
 
 
 def test_tokens_trickled_into_a_stream_end_at_the_deadline(make_app, slack, model):
@@ -72,9 +70,7 @@ def test_tokens_trickled_into_a_stream_end_at_the_deadline(make_app, slack, mode
     (start,) = slack.wait_for_call("chat.startStream")
     log = ended(app, slack, event)
     assert_model_error_path(app, slack, event, log)
-    assert [c.params["ts"] for c in slack.calls_to("chat.delete") if c.ok] == [
-        start.response["ts"]
-    ]
+    assert [c.params["ts"] for c in slack.calls_to("chat.delete") if c.ok] == [start.response["ts"]]
 
 
 def test_a_whole_answer_trickled_ends_at_the_deadline(make_app, slack, model):

@@ -160,8 +160,7 @@ def test_a_message_with_bad_files_among_good_ones_is_recorded_with_the_good_one_
     assert [e["role"] for e in log] == ["system", "user", "system", "assistant", "assistant"]
     assert log[1]["content"]["text"] == "look\n[Image: shot.png]"
     assert log[2]["content"] == (
-        "4 files of this message could not be read: their descriptions from Slack were "
-        "malformed."
+        "4 files of this message could not be read: their descriptions from Slack were malformed."
     )
     assert [ref.name for _, ref in app.assistant.store.recent_images(thread_of(mention), 5)] == [
         "shot.png"
@@ -200,8 +199,7 @@ def test_a_linked_message_s_malformed_file_is_left_out_with_a_note(app, slack, m
     log = app.log(thread_of(mention))
     assert log[1]["content"]["text"].endswith('<@U0BOB0001> said:\n"the chart"')
     assert log[2]["content"] == (
-        "A file of a linked message could not be read: its description from Slack was "
-        "malformed."
+        "A file of a linked message could not be read: its description from Slack was malformed."
     )
 
 
@@ -217,8 +215,7 @@ def test_a_linked_message_with_odd_text_and_files_is_quoted_without_them(app, sl
     log = app.log(thread_of(mention))
     assert log[1]["content"]["text"].endswith('<@U0BOB0001> said:\n""')
     assert log[2]["content"] == (
-        "A file of a linked message could not be read: its description from Slack was "
-        "malformed."
+        "A file of a linked message could not be read: its description from Slack was malformed."
     )
 
 
@@ -247,9 +244,7 @@ ODD_CHANGES = [
     pytest.param(
         edit_of, inner(lambda e: e.__setitem__("message", "x")), "message", id="edit-not-a-dict"
     ),
-    pytest.param(
-        edit_of, inner(lambda e: e["message"].pop("ts")), "message.ts", id="edit-no-ts"
-    ),
+    pytest.param(edit_of, inner(lambda e: e["message"].pop("ts")), "message.ts", id="edit-no-ts"),
     pytest.param(
         edit_of,
         inner(lambda e: e["message"].__setitem__("text", 42)),

@@ -62,8 +62,7 @@ def test_a_reply_with_200_posts_posts_three_and_records_why_not_the_rest(app, sl
     refused = refusals(log)
     assert sorted(refused) == [call["index"] for call in calls[3:]]
     assert set(refused.values()) == {
-        "this reply already posted 3 times, the most one reply may "
-        "(ASSISTANT_MAX_POSTS_PER_REPLY)"
+        "this reply already posted 3 times, the most one reply may (ASSISTANT_MAX_POSTS_PER_REPLY)"
     }
     # Each refusal follows its call, before the next call is carried out.
     for index in refused:
@@ -183,9 +182,8 @@ def test_which_argument_caps_the_answer(name, argument):
 
 def test_user_groups_and_crowds_of_people_come_out_unable_to_ping(app, slack, model):
     people = [f"U0PERSON{i:02d}" for i in range(20)]
-    text = (
-        "Heads up <!subteam^S0DEVS0001|@devs> and <!subteam^S0OPS00001>, <!here>: "
-        + " ".join(f"<@{p}>" for p in people)
+    text = "Heads up <!subteam^S0DEVS0001|@devs> and <!subteam^S0OPS00001>, <!here>: " + " ".join(
+        f"<@{p}>" for p in people
     )
     model.script(replies.tool_calls(post(text)), replies.finish_request())
     answered(app, slack, "who should know?")
@@ -206,9 +204,7 @@ def test_a_text_with_nothing_visible_is_not_posted(app, slack, model, text):
     log = answered(app, slack, "hello")
 
     assert posted(slack) == ["Here it is."]
-    assert list(refusals(log).values()) == [
-        "its text is only whitespace or invisible characters"
-    ]
+    assert list(refusals(log).values()) == ["its text is only whitespace or invisible characters"]
 
 
 def test_a_refused_post_is_never_posted_by_a_resumed_run(make_app, slack, model, app_stores):
@@ -257,4 +253,3 @@ def test_caps_are_settings_checked_at_start():
         "ASSISTANT_MAX_POST_CHARS_PER_RUN",
         "ASSISTANT_MAX_MENTIONS_PER_MESSAGE",
     }
-

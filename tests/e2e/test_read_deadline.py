@@ -51,9 +51,7 @@ def finish(app, slack) -> None:
     app.stop()
 
 
-def test_a_held_link_read_does_not_hold_the_ack_and_the_file_is_read_meanwhile(
-    app, slack, model
-):
+def test_a_held_link_read_does_not_hold_the_ack_and_the_file_is_read_meanwhile(app, slack, model):
     answers(model)
     linked = slack.add_message(ids.CHANNEL_ID, user="U0BOB0001", text="Deploy at 5.")
     held = slack.hold("conversations.history")

@@ -142,8 +142,7 @@ def test_a_run_stopped_by_the_step_cap_says_so_in_the_thread(make_app, slack, mo
     assert tool_calls(log) == ["getThreadHistory"] * 3
     assert len(model.requests) == 3
     assert system_texts(log)[-1] == (
-        "Error: stopped after 3 steps without finishRequest. "
-        f'The user was told: "{SORRY_STEPS}"'
+        f'Error: stopped after 3 steps without finishRequest. The user was told: "{SORRY_STEPS}"'
     )
     assert posted(slack) == [SORRY_STEPS]
     model.default = None
@@ -175,7 +174,6 @@ def test_a_busy_database_leaves_the_request_owed_and_a_broken_statement_does_not
     assert store_unavailable(locked.value)
     assert not store_unavailable(broken.value)
     assert not store_unavailable(KeyError("ts"))
-
 
 
 def assert_answered_once(app: RunningApp, slack, key: ThreadKey, text: str) -> list[dict]:

@@ -55,9 +55,7 @@ def system_texts(log: list[dict]) -> list[str]:
     return [e["content"] for e in log if e["role"] == "system"][1:]
 
 
-def test_mentions_during_an_outage_are_each_answered_once_when_slack_is_back(
-    app, slack, model
-):
+def test_mentions_during_an_outage_are_each_answered_once_when_slack_is_back(app, slack, model):
     post_then_finish(model, 5)
     end = slack.outage("chat.postMessage")  # HTTP 500, as in the issue
     events = [mention(slack, f"question {n}") for n in range(5)]

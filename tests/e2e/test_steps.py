@@ -77,9 +77,7 @@ def test_a_run_that_reads_the_thread_shows_it_as_a_card_above_its_streamed_answe
     assert app.assistant.store.open_streams(thread_of(event)) == []
 
 
-def test_an_expanded_entry_is_a_card_and_a_whole_post_comes_after_the_cards(
-    make_app, slack, model
-):
+def test_an_expanded_entry_is_a_card_and_a_whole_post_comes_after_the_cards(make_app, slack, model):
     app = make_app(assistant_stream="auto")
     expand = ("expandEntry", {"index": 1, "reasoning": "read it all"})
     whole = StreamStyle(whole_calls=True)  # the post's text comes at once: posted whole

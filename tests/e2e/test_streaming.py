@@ -373,9 +373,7 @@ def test_a_server_that_cannot_stream_is_asked_for_whole_answers_from_then_on(
     for mode in ("ignored", "refused"):
         app = make_app(assistant_stream="auto")
         model.streaming.mode = mode
-        model.script(
-            replies.tool_calls(post(f"{mode}: {ANSWER}")), replies.tool_calls(FINISH)
-        )
+        model.script(replies.tool_calls(post(f"{mode}: {ANSWER}")), replies.tool_calls(FINISH))
         before = len(model.requests)
         event = say(slack, "where do we eat?")
         answer(app, slack, event)
@@ -485,9 +483,7 @@ def test_a_run_killed_mid_stream_is_resumed_with_one_whole_answer(slack, model, 
     """A real process killed (SIGKILL) while the model writes and its text streams: the next
     process deletes the half message, says so in the log, and answers again, once."""
     first_try = "I am thinking about it. " * 20
-    gate, reply = held_after(
-        60, replies.tool_calls(post(first_try), FINISH), tokens_per_second=100
-    )
+    gate, reply = held_after(60, replies.tool_calls(post(first_try), FINISH), tokens_per_second=100)
     model.script(reply)
     event = say(slack, "where do we eat?")
     key = thread_of(event)

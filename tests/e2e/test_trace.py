@@ -67,9 +67,7 @@ def test_two_threads_answered_at_once_are_told_apart_by_headers(make_app, slack,
     app.send_event(second)
     slack.wait_for_call("reactions.remove")  # the second thread is answered meanwhile
     # Its header asked Slack for the channel's name; the next header can show it.
-    asyncio.run_coroutine_threadsafe(
-        app.assistant.channel_names.settle(), app._loop
-    ).result(15)
+    asyncio.run_coroutine_threadsafe(app.assistant.channel_names.settle(), app._loop).result(15)
     held.release()
     slack.wait_for_call("reactions.remove", count=2)
     app.wait_idle()

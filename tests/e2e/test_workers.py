@@ -173,4 +173,3 @@ def test_sqlite_keeps_one_process_that_acknowledges_and_answers(tmp_path):
             assert result.returncode == 2
             assert result.stderr.count("\n") == 1, result.stderr
             assert "PostgreSQL" in result.stderr and "SQLite" in result.stderr
-

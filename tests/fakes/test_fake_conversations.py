@@ -89,6 +89,7 @@ def test_bad_paging_arguments_are_errors(slack: FakeSlack) -> None:
     assert error_of(lambda: client.conversations_members(channel=ids.CHANNEL_ID, limit=0)) == (
         "invalid_limit"
     )
-    assert error_of(
-        lambda: client.conversations_members(channel=ids.CHANNEL_ID, cursor="not-base64!")
-    ) == "invalid_cursor"
+    assert (
+        error_of(lambda: client.conversations_members(channel=ids.CHANNEL_ID, cursor="not-base64!"))
+        == "invalid_cursor"
+    )

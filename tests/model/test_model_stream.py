@@ -21,7 +21,7 @@ from assistant.model.stream import (
     StepEvent,
 )
 
-POST = {"text": "Hello, 😀 \"world\"", "reasoning": "greet"}
+POST = {"text": 'Hello, 😀 "world"', "reasoning": "greet"}
 CALLS = replies.tool_calls(("postMessage", POST), ("finishRequest", {"reasoning": "done"}))
 BODY = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
 
@@ -147,7 +147,6 @@ def test_a_stream_going_back_to_an_ended_call_is_not_a_completion():
     back = {"index": 0, "function": {"arguments": "{}"}}
     with pytest.raises(NotACompletion, match="went back"):
         assembler.feed([{"choices": [{"index": 0, "delta": {"tool_calls": [back]}}]}])
-
 
 
 def test_a_read_of_many_chunks_gives_each_call_its_arguments_in_one_piece():

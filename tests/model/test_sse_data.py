@@ -32,7 +32,7 @@ def test_every_chunk_once_in_order_however_the_body_is_cut(end: bytes, size: int
 
 def test_an_event_not_ended_yet_waits_for_its_blank_line() -> None:
     sse = SseData()
-    assert sse.feed(b"data: {\"a\": 1}\n") == []
+    assert sse.feed(b'data: {"a": 1}\n') == []
     assert sse.feed(b"\n") == [{"a": 1}]
     assert not sse.done
 

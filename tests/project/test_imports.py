@@ -128,8 +128,18 @@ ALLOWED: dict[str, set[str]] = {
     "serving": {"wiring", "settings", "telemetry", "slack", "context", "fakes"},
     # The CLI: everything, and the fakes for `replay --demo-model`.
     "commands": {
-        "serving", "replay", "wiring", "panel", "intake", "settings", "telemetry", "run", "slack",
-        "model", "context", "fakes",
+        "serving",
+        "replay",
+        "wiring",
+        "panel",
+        "intake",
+        "settings",
+        "telemetry",
+        "run",
+        "slack",
+        "model",
+        "context",
+        "fakes",
     },
 }
 

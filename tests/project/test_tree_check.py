@@ -11,8 +11,19 @@ from tests.cli import ROOT, show_output
 def run_suite(repo, test: str) -> subprocess.CompletedProcess[str]:
     (repo / "test_it.py").write_text(test, encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.tree_check", "-q", "-p", "no:randomly",
-         "-p", "no:cacheprovider", "test_it.py"],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.tree_check",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-p",
+            "no:cacheprovider",
+            "test_it.py",
+        ],
         cwd=repo,
         capture_output=True,
         text=True,

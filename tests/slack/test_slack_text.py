@@ -214,9 +214,7 @@ _PIECES = [
 
 @settings(max_examples=500)
 @given(
-    st.lists(
-        st.one_of(st.sampled_from(_PIECES), st.text(max_size=5)), max_size=16
-    ).map("".join),
+    st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=5)), max_size=16).map("".join),
     st.integers(min_value=0, max_value=3),
 )
 def test_the_output_never_pings_a_crowd_and_a_second_pass_changes_nothing(text, cap):

@@ -28,7 +28,7 @@ def refused(error: str, method: str) -> SlackApiError:
     ],
 )
 def test_a_failure_slack_caused_has_its_error_code(exc, expected):
-    failure = f"{SLACK_FAILED}{slack_reason(exc)}. The user was told: \"Sorry (from x.y)\""
+    failure = f'{SLACK_FAILED}{slack_reason(exc)}. The user was told: "Sorry (from x.y)"'
     assert slack_error_type(failure) == expected
     assert slack_error_type(f"{SLACK_FAILED}{slack_reason(exc)}, still after 15 min") == expected
 

@@ -22,9 +22,7 @@ def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> 
         context: AsyncBoltContext,
         set_title: AsyncSetTitle,
     ) -> None:
-        if not from_person(event, events.settings) or not (
-            message := person_message(body, event)
-        ):
+        if not from_person(event, events.settings) or not (message := person_message(body, event)):
             return
         await events.message(
             message, context.bot_user_id, mention=False, received_at=context.get("received_at")

@@ -50,9 +50,7 @@ def history_lines(
     (`metas`: the log's side metadata, for the entries' Slack ts)."""
     entries = ctx.log.entries  # as the model was last shown them
     slack_ts = {entry.index: meta.slack_ts for entry, meta in zip(entries, metas, strict=False)}
-    held = shown_messages(
-        ((slack_ts.get(entry.index), entry) for entry in entries), ctx.shown
-    )
+    held = shown_messages(((slack_ts.get(entry.index), entry) for entry in entries), ctx.shown)
     return [
         HistoryLine(slack_time(m.ts), m.user, m.text, held.get((m.ts, m.text))) for m in messages
     ]

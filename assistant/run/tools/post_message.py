@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 REFUSED = "Error: the postMessage of entry {index} was not posted: {why}."
 _REFUSED = re.compile(r"Error: the postMessage of entry (\d+) was not posted: ")
 CUT = (
-    'The postMessage of entry {index} is posted cut to its first {kept:,} characters, then the '
+    "The postMessage of entry {index} is posted cut to its first {kept:,} characters, then the "
     'note "{note}": {why}.'
 )
 _CUT = re.compile(r"The postMessage of entry (\d+) is posted cut to its first ([\d,]+) ")
@@ -121,9 +121,7 @@ def _left(stream: PostStream | None) -> str:
 
 async def _post_cut(ctx: RunContext, recorder: Recorder, index: int, cut: Cut, why: str) -> None:
     """Post the cut of the text of entry `index`, recorded first: the log says what is shown."""
-    await recorder.record(
-        ctx.key, CUT.format(index=index, kept=cut.kept, note=CUT_NOTE, why=why)
-    )
+    await recorder.record(ctx.key, CUT.format(index=index, kept=cut.kept, note=CUT_NOTE, why=why))
     chunks = ctx.posts.chunks(cut.text)
     ctx.posts.charge(cut.text, len(chunks), cut=True)
     await _post(ctx, index, chunks, {}, final_blocks(ctx, index))
