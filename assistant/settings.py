@@ -6,10 +6,11 @@ One `Settings` object is built at start and passed in; nothing else reads the en
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     ValidationInfo,
@@ -28,7 +29,7 @@ from assistant.panel_settings import (
     parse_loading_messages,
     parse_prompts,
 )
-from assistant.persona_file import read_personas
+from assistant.persona_file import PromptFile, read_personas
 from assistant.price_settings import PriceTable, parse_prices
 from assistant.run.post_limits import PostCaps
 from assistant.run.prompt import MIN_LOG_TOKENS, PromptBudget
@@ -138,6 +139,13 @@ class Settings(StoreSettings):
 
     port: int = Field(default=3000, ge=1, le=65535)
 
+    # ASSISTANT_PROMPT_FILE's last good text is kept with the settings, built once.
+    _prompt_file: PromptFile | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        if self.assistant_prompt_file is not None:
+            self._prompt_file = PromptFile(self.assistant_prompt_file)
+
     @field_validator("slack_bot_token", "slack_app_token")
     @classmethod
     def _token_shape(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
@@ -169,9 +177,10 @@ class Settings(StoreSettings):
         return self.assistant_greeting or DEFAULT_GREETING.format(name=self.assistant_name)
 
     def instructions(self) -> str:
-        """Entry 0 of every new thread: the persona."""
-        if self.assistant_prompt_file is not None:
-            return self.assistant_prompt_file.read_text(encoding="utf-8").strip()
+        """Entry 0 of every new thread: the persona (ASSISTANT_PROMPT_FILE's, as
+        `PromptFile.text` reads it)."""
+        if self._prompt_file is not None:
+            return self._prompt_file.text()
         if self.assistant_prompt:
             return self.assistant_prompt
         return DEFAULT_PROMPT.format(name=self.assistant_name)
@@ -271,8 +280,10 @@ def load_settings(mode: Mode, **overrides: object) -> Settings:
             continue  # each workspace's token comes from its installation
         if field not in wrong and not getattr(settings, field):
             problems.append(f"{field.upper()}: missing")
-    if settings.assistant_prompt_file is not None and not settings.assistant_prompt_file.is_file():
-        problems.append(f"ASSISTANT_PROMPT_FILE: no such file {settings.assistant_prompt_file}")
+    try:
+        settings.instructions()  # the first read of ASSISTANT_PROMPT_FILE, kept from here on
+    except ValueError as exc:
+        problems.append(f"ASSISTANT_PROMPT_FILE: {exc}")
     try:
         settings.personas()
     except ValueError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,7 @@ from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace
 from context.entry import UserContent, now_timestamp
-from context.storage import EntryMeta, ThreadKey, ThreadMessage
+from context.storage import EntryMeta, Opening, ThreadKey, ThreadMessage
 
 log = logging.getLogger(__name__)
 
@@ -93,14 +94,14 @@ class EventRecorder:
         mention: bool,
         direct: bool,
         deadline: float,
-        persona: str,
+        persona: Callable[[], str],
     ) -> None:
         """`persona`: the channel's now, entry 0 if the thread is new (an old thread keeps
         its own)."""
         event, event_id = message.event, message.event_id
         userid = f"<@{event['user']}>"
         if direct:
-            await self._note_viewing(message.team, key, event, bot_user_id, deadline)
+            await self._note_viewing(message.team, key, event, bot_user_id, deadline, persona)
         content = await self.content.of(message.team)
         if content is None:
             return  # uninstalled meanwhile
@@ -169,9 +170,11 @@ class EventRecorder:
         event: dict[str, Any],
         bot_user_id: str | None,
         deadline: float,
+        persona: Callable[[], str],
     ) -> None:
         """What the person views, if it changed since it was last in a log: a system entry in
-        this thread, before their message."""
+        this thread, before their message; entry 0 from `persona` (the DM's, as their message
+        would have it) if the note starts the thread."""
         store, user = self.recorder.store, event["user"]
         viewing = await self.recorder.read(store.viewing, team, event["channel"], user)
         if viewing is None:
@@ -182,7 +185,7 @@ class EventRecorder:
         text = await viewing_text(
             viewing.entities, team, user, content.client, content.links, bot_user_id, deadline
         )
-        opening = (self.settings.instructions(), now_timestamp())
+        opening = Opening(persona, now_timestamp())
         await self.recorder.record_by(
             store.record_viewing, key, user, viewing.version, text, opening
         )

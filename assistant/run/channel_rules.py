@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from context.channels import Access, ChannelConfig, merged
@@ -18,7 +19,9 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ChannelRules:
-    persona: str  # entry 0 of a thread started now
+    # Entry 0 of a thread started now: asked for only when a thread starts (the deployment's
+    # own is a read of ASSISTANT_PROMPT_FILE, which no other event or run needs).
+    persona: Callable[[], str]
     model: str | None  # None: the deployment's ASSISTANT_MODEL
     enabled: bool
     access: Access | None
@@ -31,7 +34,8 @@ class ChannelRules:
 @dataclass(frozen=True)
 class Channels:
     """`personas`: the named personas of ASSISTANT_PERSONAS_FILE; `own_persona`: the
-    deployment's (read when asked: ASSISTANT_PROMPT_FILE may change between threads)."""
+    deployment's (read when a thread starts: ASSISTANT_PROMPT_FILE may change between
+    threads, see `assistant.persona_file.PromptFile`)."""
 
     store: ChannelStore
     own_persona: Callable[[], str]
@@ -56,7 +60,7 @@ class Channels:
             if values[key] is not None
         }
         return ChannelRules(
-            persona=persona or self.own_persona(),
+            persona=partial(str, persona) if persona else self.own_persona,
             model=values["model"],
             enabled=values["enabled"] is not False,
             access=values["access"],

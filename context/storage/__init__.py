@@ -44,6 +44,7 @@ from context.storage.base import (
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    Opening,
     OpenStream,
     PanelThread,
     Pending,
@@ -66,6 +67,7 @@ __all__ = [
     "LogStore",
     "MessageCopies",
     "OpenStream",
+    "Opening",
     "PanelStore",
     "PanelThread",
     "Pending",

@@ -20,6 +20,7 @@ from context.storage.base_slack import ChannelStore, PanelStore, StopStore
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    Opening,
     OpenStream,
     Pending,
     ThreadKey,
@@ -60,13 +61,13 @@ class LogStore(Protocol):
         content: UserContent,
         timestamp: str,
         meta: EntryMeta,
-        instructions: tuple[str, str],
+        opening: Opening,
         copy: ThreadMessage,
         images: Sequence[ImageRef] = (),
     ) -> list[Entry]:
         """A person's message and what goes with it, in one transaction (an event is
-        acknowledged after this one write): entry 0 from `instructions` (text, timestamp) if
-        the thread has no entry yet, the user entry with its images, and the thread's copy
+        acknowledged after this one write): entry 0 from `opening` if the
+        thread has no entry yet, the user entry with its images, and the thread's copy
         of the message. The entries recorded; [] when the message already was (as `append`
         drops duplicates)."""
         ...

@@ -11,6 +11,7 @@ from context.channels import ChannelConfig
 from context.entry import Entry
 from context.storage.values import (
     EntryMeta,
+    Opening,
     PanelThread,
     StopRequest,
     ThreadKey,
@@ -30,10 +31,10 @@ class PanelStore(Protocol):
         content: str,
         timestamp: str,
         meta: EntryMeta,
-        instructions: tuple[str, str],
+        opening: Opening,
     ) -> list[Entry]:
         """The panel of a thread was opened, or shows another context: in one transaction,
-        entry 0 from `instructions` (text, timestamp) if the thread has no entry yet, the
+        entry 0 from `opening` if the thread has no entry yet, the
         system entry `content`, and `panel`'s user and context kept as the thread's (its
         title stays). The entries recorded; [] when `meta.event_id` is recorded already."""
         ...
@@ -75,10 +76,10 @@ class PanelStore(Protocol):
         ...
 
     def record_viewing(
-        self, key: ThreadKey, user: str, version: int, content: str, instructions: tuple[str, str]
+        self, key: ThreadKey, user: str, version: int, content: str, opening: Opening
     ) -> list[Entry]:
         """In one transaction, the system entry `content` in `key` (entry 0 first from
-        `instructions` in a new thread), and change `version` of what `user` views in the
+        `opening` in a new thread), and change `version` of what `user` views in the
         thread's DM marked recorded; [] when it is recorded already or is not the latest."""
         ...
 

@@ -127,6 +127,20 @@ def test_a_prompt_file_that_does_not_exist_is_reported(tmp_path):
     assert problems(result.stderr, "replay") == {"ASSISTANT_PROMPT_FILE": "no such file nope.txt"}
 
 
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b" \n\n", "persona.txt is empty"),
+        (b"You are \xff.", "persona.txt is not UTF-8 text (byte 8)"),
+    ],
+)
+def test_a_prompt_file_empty_or_not_utf8_at_start_is_reported(tmp_path, content, problem):
+    (tmp_path / "persona.txt").write_bytes(content)
+    result = start("replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_PROMPT_FILE="persona.txt")
+    assert result.returncode == 2
+    assert problems(result.stderr, "replay") == {"ASSISTANT_PROMPT_FILE": problem}
+
+
 def test_a_context_budget_with_no_room_for_the_log_is_reported(tmp_path):
     result = start(
         "replay",

@@ -17,6 +17,7 @@ from context.storage import (
     ImageStore,
     LogStore,
     MessageCopies,
+    Opening,
     PanelStore,
     Pending,
     RunStore,
@@ -134,7 +135,7 @@ def test_repositories_over_one_database_see_each_other_s_writes(store_url: str):
             UserContent(userid="<@U1>", text="look"),
             TS,
             EntryMeta(slack_ts="1712233981.000100", wants_answer=True),
-            ("persona", TS),
+            Opening(lambda: "persona", TS),
             ThreadMessage("1712233981.000100", "<@U1>", "look"),
             images=[picture],
         )
