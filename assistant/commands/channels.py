@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from assistant.commands import CliError
 from assistant.commands.stored import existing_store
-from context.channels import ChannelConfig
+from context.channels import ChannelConfig, merged
+from context.storage import ModelRefusal
 
 # Fields `set` may give; `--unset` takes them back to the default's.
 SETTABLE = (
@@ -32,7 +33,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "workspace, and the workspace default (channel *). Exit status 0, or 2 with one line.",
     )
     verbs = channels.add_subparsers(dest="verb", required=True, metavar="VERB")
-    listing = verbs.add_parser("list", help="one line per configured channel")
+    listing = verbs.add_parser(
+        "list",
+        help="one line per configured channel, and one per channel whose model the model "
+        "service refused",
+    )
     listing.add_argument("--team", help="only this workspace's (T…)")
     listing.set_defaults(handler=run_list)
 
@@ -88,7 +93,19 @@ def run_list(args: argparse.Namespace) -> int:
     with existing_store("channels list") as store:
         for config in store.channel_configs(args.team):
             print(_line(config))
+        for refusal in store.model_refusals(args.team):
+            in_force = merged(*store.channel_configs_in_force(refusal.team, refusal.channel))
+            if in_force["model"] == refusal.model:  # else the channel has another model now
+                print(_refused_line(refusal))
     return 0
+
+
+def _refused_line(refusal: ModelRefusal) -> str:
+    model = json.dumps(refusal.model, ensure_ascii=False)
+    return (
+        f"{refusal.team}\t{refusal.channel}\tmodel {model} refused by the model service "
+        f"({refusal.what}) at {refusal.at}: its runs cannot answer until it is changed"
+    )
 
 
 def run_set(args: argparse.Namespace) -> int:

@@ -52,6 +52,7 @@ class ChatCompletions:
     _headers: list[dict[str, str]]
     _holds: list[Hold]
     _cond: threading.Condition
+    models: frozenset[str] | None
 
     def _chat_routes(self) -> list[web.RouteDef]:
         return [web.post("/v1/chat/completions", self._handle_chat)]
@@ -84,6 +85,9 @@ class ChatCompletions:
         with self._cond:
             self._requests.append(body)
             self._headers.append(dict(request.headers))
+            if self.models is not None and body["model"] not in self.models:
+                self._cond.notify_all()
+                return _error_response(model_not_found(body["model"]))
             if body.get("stream") and self.streaming.mode == "refused":
                 self._cond.notify_all()
                 return _error_response(Error(400, REFUSAL, "invalid_request_error"))
@@ -218,6 +222,12 @@ def _common_prefix(a: str, b: str) -> int:
         else:
             high = mid - 1
     return low
+
+
+def model_not_found(model: str) -> Error:
+    """OpenAI's answer for a model that does not exist, or that the key may not use."""
+    message = f"The model `{model}` does not exist or you do not have access to it."
+    return Error(404, message, "invalid_request_error", "model_not_found")
 
 
 def _error_response(err: Error) -> web.Response:

@@ -15,7 +15,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from assistant.model.attempts import AttemptFailed, Attempts, what_failed
+from assistant.model.attempts import AttemptFailed, Attempts, refuses_model, what_failed
 from assistant.model.completion import ModelReply, parse_completion, reply_of
 from assistant.model.handoff import Handoff
 from assistant.model.observer import CallWatch, CallWatcher
@@ -179,15 +179,17 @@ class ModelClient:
     ) -> ModelReply:
         started = time.perf_counter()
 
+        body = self._body(prompt_text, images, model)
+
         async def attempt() -> ModelReply:
-            async with self._request(self._body(prompt_text, images, model), False) as response:
+            async with self._request(body, False) as response:
                 # The body is read by then: the attempt's deadline covered all of it.
                 completion = parse_completion(
                     response.content, response.headers.get("content-type", "")
                 )
             return reply_of(completion, (time.perf_counter() - started) * 1000)
 
-        return await self._attempts.run(attempt)
+        return await self._attempts.run(attempt, model=body["model"])
 
     async def _stream_step(
         self,
@@ -235,6 +237,8 @@ class ModelClient:
                     emit(assembler.end((time.perf_counter() - started) * 1000))
                     return True
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if refuses_model(exc, asked):
+                    raise  # the model, not the stream: ModelRefused
                 # Some servers refuse to stream an answer with tools: ask for it whole.
                 self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
                 return False
@@ -244,8 +248,9 @@ class ModelClient:
                     raise AttemptFailed(what, retry=False) from None
                 raise
 
-        if not await self._attempts.run(attempt, used=lambda: sent):
-            emit(whole_events(await self._next_step(prompt_text, images)))
+        asked = self._model_args(model)["model"]
+        if not await self._attempts.run(attempt, used=lambda: sent, model=asked):
+            emit(whole_events(await self._next_step(prompt_text, images, model)))
 
     def _body(
         self, prompt_text: str, images: Sequence[ImagePart], model: str | None

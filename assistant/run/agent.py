@@ -12,7 +12,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.model.attempts import ModelError
+from assistant.model.attempts import ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.tool_calls import ToolCallError, parse_tool_call
@@ -23,6 +23,7 @@ from assistant.run.apologies import (
     SORRY_SLACK,
     SORRY_STEPS,
     SORRY_UNEXPECTED,
+    sorry_refused,
 )
 from assistant.run.channel_rules import Channels
 from assistant.run.deferral import RESTARTED
@@ -55,9 +56,9 @@ from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
-from context.entry import FAILURE_PREFIX
+from context.entry import FAILURE_PREFIX, now_timestamp
 from context.log import ContextLog
-from context.storage import EntryMeta, ThreadKey
+from context.storage import EntryMeta, ModelRefusal, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,7 @@ class Agent:
         prompts = self.budget.prompts(ctx.log)
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
+        served = False  # whether a call with the channel's model succeeded in this run
         seen_through = len(ctx.log) - 1
         for _ in range(max(self.max_steps - taken, 0)):
             # Pick up what was recorded since the last step: our own entries, new messages.
@@ -172,9 +174,18 @@ class Agent:
                 else:
                     reply = await self.model.next_step(prompt.text, images, ctx.model)
                     finished = await self._carry_out(ctx, reply, seen_through)
+            except ModelRefused as exc:
+                await self._refused(ctx, exc, seen_through)
+                return
             except ModelError as exc:
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
                 return
+            if ctx.model is not None and not served:
+                # A refusal of the channel's model kept in the store is no longer true.
+                await self.recorder.call(
+                    self.recorder.store.model_served, ctx.key.team, ctx.key.channel, ctx.model
+                )
+                served = True
             if finished:
                 return
         reason = f"stopped after {self.max_steps} steps without finishRequest"
@@ -259,6 +270,22 @@ class Agent:
         if ctx.cards is not None and isinstance(call, PostMessage | FinishRequest):
             await ctx.cards.close()  # the cards no post took stand above what comes next
         return entry.index
+
+    async def _refused(self, ctx: RunContext, exc: ModelRefused, seen_through: int) -> None:
+        """The model service refused the model asked for: never retried (it would refuse
+        again), said in the thread, the log and `assistant channels list` (for a channel's
+        model), naming the model."""
+        where = f"{ctx.key.team}/{ctx.key.channel}"
+        if ctx.model is not None:
+            log.warning("%s in %s, the channel's model: a run there cannot answer", exc, where)
+            refusal = ModelRefusal(
+                ctx.key.team, ctx.key.channel, exc.model, exc.detail, now_timestamp()
+            )
+            await self.recorder.call(self.recorder.store.refuse_model, refusal)
+        else:
+            log.warning("%s in %s, ASSISTANT_MODEL: no run can answer", exc, where)
+        sorry = sorry_refused(exc.model, exc.detail, ctx.model is not None)
+        await self._fail(ctx, f"the model call failed: {exc}", sorry, seen_through)
 
     async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
         """One short message for the people in the thread, the reason for the log."""

@@ -44,6 +44,7 @@ from context.storage.base import (
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    ModelRefusal,
     Opening,
     OpenStream,
     PanelThread,
@@ -66,6 +67,7 @@ __all__ = [
     "ImageStore",
     "LogStore",
     "MessageCopies",
+    "ModelRefusal",
     "OpenStream",
     "Opening",
     "PanelStore",

@@ -11,6 +11,7 @@ from context.channels import ChannelConfig
 from context.entry import Entry
 from context.storage.values import (
     EntryMeta,
+    ModelRefusal,
     Opening,
     PanelThread,
     StopRequest,
@@ -105,6 +106,20 @@ class ChannelStore(Protocol):
     def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
         """Keep `config` as its channel's settings, replacing what was kept, in one write;
         what was kept (stamped with `updated_at`)."""
+        ...
+
+    def refuse_model(self, refusal: ModelRefusal) -> None:
+        """Keep that the model service refused a model in a channel (the latest refusal
+        there replaces an earlier one)."""
+        ...
+
+    def model_served(self, team: str, channel: str, model: str) -> None:
+        """The model service answered `model` in the channel: a refusal of it kept there is
+        no longer true."""
+        ...
+
+    def model_refusals(self, team: str | None = None) -> list[ModelRefusal]:
+        """The refusals kept (only `team`'s when given), by team then channel."""
         ...
 
 

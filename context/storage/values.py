@@ -28,6 +28,18 @@ class ThreadKey:
 
 
 @dataclass(frozen=True)
+class ModelRefusal:
+    """The model service refused `model`, asked for in `channel` of `team`, at `at`: `what`
+    says how (its HTTP status and error code)."""
+
+    team: str
+    channel: str
+    model: str
+    what: str
+    at: str
+
+
+@dataclass(frozen=True)
 class Opening:
     """Entry 0 of a thread a write may start: `persona` gives its text, asked for only when
     the thread turns out to be new (the deployment's persona is a file read then, not on every
