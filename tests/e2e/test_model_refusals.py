@@ -77,9 +77,10 @@ def test_a_refused_channel_model_is_named_once_per_run_and_not_retried(
     # Given a model the service serves, the channel is answered, and the refusal is gone.
     channel_model(app, SERVED)
     script_answers(model)
-    answered_log(app, slack, mention(slack, "and now?"))
+    log = answered_log(app, slack, mention(slack, "and now?"))
     assert model.requests[-1]["model"] == SERVED
-    assert slack.calls_to("chat.postMessage")[-1].params["text"] == "Seen."
+    # Posted whole or streamed, as the answer came: the log says it was posted.
+    assert [e["content"].get("toolCall") for e in log[2:]] == ["postMessage", "finishRequest"]
     assert [line for line in channels_list(app) if "refused" in line] == []
 
 
@@ -92,3 +93,15 @@ def test_a_404_that_names_no_model_is_no_refusal_of_it(make_app, slack, model):
                                          "answered HTTP 404.")  # fmt: skip
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
     assert [line for line in channels_list(app) if "refused" in line] == []
+
+
+def test_a_refused_assistant_model_is_named_and_left_to_the_operator(make_app, slack, model):
+    app = make_app(assistant_model=MISSING, openai_max_retries=2)
+    model.models = frozenset({SERVED})
+    log = answered_log(app, slack, mention(slack, "hello"))
+    assert len(model.requests) == 1
+    sorry = sorry_refused(MISSING, "HTTP 404, model_not_found", channel_model=False)
+    assert "ASSISTANT_MODEL" in sorry and f"`{MISSING}`" in sorry
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [sorry]
+    assert log[-1]["content"].endswith(f'The user was told: "{sorry}"')
+    assert [line for line in channels_list(app) if "refused" in line] == []  # no channel's
