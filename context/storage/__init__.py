@@ -5,13 +5,13 @@ The store is split by concern, each with its own Protocol (in `base`) and its ow
 all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
-  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-  `StopStore`, and `Store`, all of them.
+  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
+  `ModelRefusalStore`, `Housekeeping`, `StopStore`, and `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
-- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `housekeeping`, `stops`: one
-  repository per concern.
+- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `housekeeping`,
+  `stops`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -36,6 +36,7 @@ from context.storage.base import (
     ImageStore,
     LogStore,
     MessageCopies,
+    ModelRefusalStore,
     PanelStore,
     RunStore,
     StopStore,
@@ -68,6 +69,7 @@ __all__ = [
     "LogStore",
     "MessageCopies",
     "ModelRefusal",
+    "ModelRefusalStore",
     "OpenStream",
     "Opening",
     "PanelStore",

@@ -16,7 +16,7 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
-from context.storage.base_slack import ChannelStore, PanelStore, StopStore
+from context.storage.base_slack import ChannelStore, ModelRefusalStore, PanelStore, StopStore
 from context.storage.values import (
     EntryMeta,
     ImageRef,
@@ -218,6 +218,7 @@ class Store(
     ImageStore,
     PanelStore,
     ChannelStore,
+    ModelRefusalStore,
     Housekeeping,
     StopStore,
     Protocol,

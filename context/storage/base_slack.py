@@ -108,6 +108,11 @@ class ChannelStore(Protocol):
         what was kept (stamped with `updated_at`)."""
         ...
 
+
+class ModelRefusalStore(Protocol):
+    """What the model service refused in each channel (a model it does not serve, or that
+    the key may not use), for `assistant channels list`."""
+
     def refuse_model(self, refusal: ModelRefusal) -> None:
         """Keep that the model service refused a model in a channel (the latest refusal
         there replaces an earlier one)."""

@@ -7,8 +7,7 @@ from sqlalchemy import bindparam, delete, insert, select
 
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from context.storage.engine import Repository
-from context.storage.tables import channel_settings_table, model_refusals_table, now
-from context.storage.values import ModelRefusal
+from context.storage.tables import channel_settings_table, now
 
 _table = channel_settings_table
 # Built once: a statement built per call costs more CPU than SQLite's answer to it.
@@ -64,24 +63,3 @@ class SqlChannels(Repository):
                 )
             )
         return kept
-
-    def refuse_model(self, refusal: ModelRefusal) -> None:
-        refused = model_refusals_table
-        where = (refused.c.team == refusal.team) & (refused.c.channel == refusal.channel)
-        with self._db.transaction() as connection:
-            connection.execute(delete(refused).where(where))
-            connection.execute(insert(refused).values(**vars(refusal)))
-
-    def model_served(self, team: str, channel: str, model: str) -> None:
-        refused = model_refusals_table
-        where = (refused.c.team == team) & (refused.c.channel == channel)
-        with self._db.transaction() as connection:
-            connection.execute(delete(refused).where(where & (refused.c.model == model)))
-
-    def model_refusals(self, team: str | None = None) -> list[ModelRefusal]:
-        refused = model_refusals_table
-        query = select(refused).order_by(refused.c.team, refused.c.channel)
-        if team is not None:
-            query = query.where(refused.c.team == team)
-        with self._db.read() as connection:
-            return [ModelRefusal(**row._mapping) for row in connection.execute(query)]

@@ -17,6 +17,7 @@ from context.storage import (
     ImageStore,
     LogStore,
     MessageCopies,
+    ModelRefusalStore,
     Opening,
     PanelStore,
     Pending,
@@ -33,6 +34,7 @@ from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
@@ -49,6 +51,7 @@ CONCERNS = [
     (ImageStore, SqlImages),
     (PanelStore, SqlPanel),
     (ChannelStore, SqlChannels),
+    (ModelRefusalStore, SqlModelRefusals),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
 ]
