@@ -45,8 +45,8 @@ class AppHome:
     personas: Mapping[str, str]  # ASSISTANT_PERSONAS_FILE's, offered in the modal
 
     async def role(self, client: AsyncWebClient, team: str, user: str) -> Role | None:
-        """ "admin": an admin or owner of the workspace (asked of Slack each time: a role
-        may have changed since); "editor": one of the people they named; else None."""
+        """The person's role: an admin or owner of the workspace (asked of Slack each time:
+        a role may have changed since), one of the editors they named, or None."""
         try:
             found = (await client.users_info(user=user))["user"]
         except SlackApiError as exc:
@@ -97,11 +97,12 @@ class AppHome:
         may see, editable for those who may edit, and how many others there are."""
         role = await self.role(client, team, user)
         configs = await read(self.store, self.store.channel_configs, team)
-        shown = configs
+        shown, mine = configs, None
         if role != "admin":
-            mine = await self.channels_of(client, user) or set()
-            shown = [c for c in configs if c.is_default or c.channel in mine]
-        view = home_view(shown, role is not None, page, len(configs) - len(shown))
+            mine = await self.channels_of(client, user)
+            shown = [c for c in configs if c.is_default or c.channel in (mine or ())]
+        hidden = len(configs) - len(shown)
+        view = home_view(shown, role is not None, page, hidden, unsure=mine is None and hidden > 0)
         await client.views_publish(user_id=user, view=view)
 
     async def edit(
@@ -124,9 +125,8 @@ class AppHome:
         """Keep what the modal says over what is kept (a field the modal does not show stays
         as it was); the errors to show in it (none: kept). Checked again here: a submission
         is a request anyone signed in could send."""
-        state = (view.get("state") or {}).get("values") or {}
-        if not isinstance(state, dict):
-            state = {}
+        values = view.get("state", {}).get("values") if isinstance(view.get("state"), dict) else {}
+        state: dict[str, Any] = values if isinstance(values, dict) else {}
         first = next(iter(state), "persona")
         role = await self.role(client, team, user)
         if role is None:

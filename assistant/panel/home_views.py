@@ -86,11 +86,16 @@ def _note(text: str) -> dict[str, Any]:
 
 
 def home_view(
-    configs: Sequence[ChannelConfig], may_edit: bool, page: int = 0, hidden: int = 0
+    configs: Sequence[ChannelConfig],
+    may_edit: bool,
+    page: int = 0,
+    hidden: int = 0,
+    unsure: bool = False,
 ) -> dict[str, Any]:
     """The home tab: the workspace default first, then page `page` of the configured channels
     `configs` holds (the ones this person may see), with buttons to the pages beside it;
-    `hidden`: how many other channels have settings this person may not see."""
+    `hidden`: how many other channels have settings not shown to this person (`unsure`:
+    because Slack could not say which channels they are in)."""
     by_channel = {c.channel: c for c in configs}
     channels = sorted(c for c in by_channel if c != WORKSPACE_DEFAULT)
     pages = max(1, math.ceil(len(channels) / PAGE_SIZE))
@@ -117,9 +122,14 @@ def home_view(
             turns.append(_button(PAGE_ACTION, "Next page", str(page + 1)))
         blocks.append({"type": "actions", "block_id": "pages", "elements": turns})
     if hidden:
+        why = (
+            " Slack could not say which channels you are in: open this tab again later."
+            if unsure
+            else ""
+        )
         blocks.append(_note(
             f"{hidden} more {'channel has' if hidden == 1 else 'channels have'} settings shown"
-            " only to their members and to workspace admins."
+            f" only to their members and to workspace admins.{why}"
         ))  # fmt: skip
     if may_edit:
         blocks.append({

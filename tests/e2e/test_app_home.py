@@ -147,6 +147,8 @@ def test_a_channel_s_settings_are_shown_to_its_members_and_the_admins_only(app, 
     unsure = text_of(open_home(app, slack, ids.USER_ID))
     assert "Be kind." in unsure and "public rules" not in unsure and "secret" not in unsure
     assert "2 more channels have settings" in unsure
+    assert "Slack could not say which channels you are in" in unsure
+    assert "could not say" not in text_of(open_home(app, slack, ids.USER_ID))  # asked again
 
 
 def test_an_editor_sees_and_changes_only_the_channels_they_are_in(app, slack, model):
