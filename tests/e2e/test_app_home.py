@@ -9,8 +9,16 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.fakes.home_events import app_home_opened, home_click, view_submission
+from assistant.fakes.slack_blocks import view_problems
 from assistant.panel.home import NOT_IN_CHANNEL
-from assistant.panel.home_views import ADMINS_ONLY, EDIT_ACTION, PAGE_ACTION, PAGE_SIZE
+from assistant.panel.home_views import (
+    ADMINS_ONLY,
+    EDIT_ACTION,
+    PAGE_ACTION,
+    PAGE_SIZE,
+    edit_modal,
+    home_view,
+)
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from tests.e2e.test_channel_settings import ADMIN, BOB, buttons, interact, text_of
 
@@ -233,3 +241,26 @@ def test_only_admins_name_editors(app, slack, model):
     )
     assert (status, answer) == (200, {})
     assert kept(app, WORKSPACE_DEFAULT).editors == (EDITOR,)
+
+
+def test_the_views_of_the_largest_settings_the_store_takes_are_ones_slack_takes():
+    # Every field at its most (ChannelConfig's limits), many people and groups, personas
+    # beyond what one select holds: each view still within Block Kit's limits.
+    people = tuple(f"U{n:09d}" for n in range(1000))
+    groups = tuple(f"S{n:09d}" for n in range(1000))
+    biggest = {
+        "persona": "p" * 20_000, "model": "m" * 100, "access": "listed", "users": people,
+        "groups": groups, "username": "u" * 80, "icon_url": "https://icons.example/" + "i" * 2000,
+    }  # fmt: skip
+    configs = [ChannelConfig(team=ids.TEAM_ID, channel="*", editors=people, **biggest)]
+    configs += [ChannelConfig(team=ids.TEAM_ID, channel=f"C{n:09d}", **biggest) for n in range(250)]
+    personas = {f"{n:0100d}": "text" for n in range(10_500)}
+    for page in range(8):
+        for may_edit in (True, False):
+            view = home_view(configs, may_edit, page, hidden=3, unsure=True)
+            assert view_problems(view) == []
+    for config in configs[:2]:
+        for admin in (True, False):
+            for offered in (personas, dict(list(personas.items())[:150]), {}):
+                assert view_problems(edit_modal(config.channel, config, offered, admin)) == []
+    assert view_problems(edit_modal("", None, personas)) == []
