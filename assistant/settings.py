@@ -68,7 +68,9 @@ class SettingsError(Exception):
 class StoreSettings(BaseSettings):
     """What the offline commands need: only where the logs are."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # A blank `NAME=` (as .env.example leaves the secrets) is unset, not an empty value: an
+    # empty SLACK_BOT_TOKEN beside SLACK_CLIENT_ID would otherwise be taken for a token.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
 
     database_url: str = DEFAULT_URL
 
