@@ -110,6 +110,7 @@ class Settings(StoreSettings):
     assistant_personas_file: Path | None = None
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
     assistant_max_posts_per_reply: int = Field(default=_CAPS.posts_per_reply, ge=1, le=100)
+    assistant_max_tool_calls_per_reply: int = Field(default=_CAPS.calls_per_reply, ge=1, le=100)
     assistant_max_messages_per_run: int = Field(default=_CAPS.messages_per_run, ge=1, le=1000)
     assistant_max_post_chars_per_run: int = Field(
         default=_CAPS.chars_per_run, ge=100, le=10_000_000
@@ -220,6 +221,7 @@ class Settings(StoreSettings):
             self.assistant_max_messages_per_run,
             self.assistant_max_post_chars_per_run,
             self.assistant_max_mentions_per_message,
+            self.assistant_max_tool_calls_per_reply,
         )
 
 

@@ -63,6 +63,8 @@ from context.toolcalls import FinishRequest, PostMessage, ToolCall
 log = logging.getLogger(__name__)
 
 
+NOT_CARRIED_OUT = "Error: the {name} of entry {index} was not carried out: {why}."
+
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,
     "getThreadHistory": get_thread_history,
@@ -213,6 +215,7 @@ class Agent:
     ) -> tuple[bool, int]:
         """Record and carry out one tool call as the model made it: (whether it finished
         the request, the index of its entry)."""
+        refused = ctx.posts.call_refusal()
         try:
             call = parse_tool_call(raw.name, raw.arguments)
         except ToolCallError as exc:
@@ -222,6 +225,17 @@ class Agent:
             assert entry is not None
             return False, entry.index
         finished = isinstance(call, FinishRequest)
+        if refused is not None and not finished:
+            # Recorded as the model made it, then why it was not carried out, as a post past
+            # the caps is (assistant.run.post_limits).
+            if stream is not None:
+                await stream.discard()
+            entry = await self.recorder.record(ctx.key, call, meta=meta)
+            assert entry is not None
+            why = NOT_CARRIED_OUT.format(name=call.name, index=entry.index, why=refused)
+            left = still_there(stream.left) if stream is not None else ""
+            await self.recorder.record(ctx.key, f"{why} {left}".strip())
+            return False, entry.index
         index = await self._call(ctx, call, meta, seen_through, stream)
         return finished, index
 

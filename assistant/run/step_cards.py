@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DISPLAY_MODE = "timeline"  # each card in the message, in order with the streamed text
+# Cards one stream shows at most: Slack holds a message to 50 blocks ("Block Kit": "up to 50
+# blocks in each message"), and the answer's text and its feedback buttons need some of them.
+MAX_CARDS = 40
 STEPS_METADATA = {"event_type": NOTICE_EVENT, "event_payload": {"kind": "steps"}}
 
 
@@ -75,6 +78,8 @@ class StepCards:
         self._first = first
         self._new: list[Entry] = []  # recorded since the log the model was last shown
         self._shown: dict[str, str] = {}  # step id -> the status Slack shows
+        self._cards = 0  # cards in the stream now open (or the next one)
+        self._hidden: set[str] = set()  # steps past MAX_CARDS: never shown
         self._off = False
         self.ts: str | None = None  # the cards' stream, while no post has taken it
 
@@ -85,7 +90,21 @@ class StepCards:
         entries = list(self._ctx.log.entries)
         last = entries[-1].index if entries else -1
         entries += [entry for entry in self._new if entry.index > last]
-        return [s.chunk() for s in steps(entries, self._first) if self._shown.get(s.id) != s.status]
+        room = MAX_CARDS - self._cards
+        chunks: list[dict[str, Any]] = []
+        for step in steps(entries, self._first):
+            if step.id in self._hidden or self._shown.get(step.id) == step.status:
+                continue
+            if step.id not in self._shown and room <= 0:
+                if not self._hidden:
+                    log.info(
+                        "%s: no more than %d step cards in one message", self._ctx.key, MAX_CARDS
+                    )
+                self._hidden.add(step.id)
+                continue
+            room -= step.id not in self._shown
+            chunks.append(step.chunk())
+        return chunks
 
     async def note(self, *entries: Entry) -> None:
         """Entries the run recorded (a tool call, its result): show what they change."""
@@ -112,6 +131,7 @@ class StepCards:
         chunks = self.pending()
         self._mark(chunks)
         ts, self.ts = self.ts, None
+        self._cards = 0  # the next cards go into a stream of their own
         return ts, chunks
 
     async def close(self) -> None:
@@ -119,11 +139,13 @@ class StepCards:
         ts, self.ts = self.ts, None
         if ts is None:
             return
-        key = self._ctx.key
+        key, chunks = self._ctx.key, self.pending()
+        self._mark(chunks)
+        self._cards = 0  # the next cards go into a stream of their own
         try:
             ensure_lease()
             await self._client.chat_stopStream(
-                channel=key.channel, ts=ts, chunks=self.pending() or None,
+                channel=key.channel, ts=ts, chunks=chunks or None,
                 metadata=STEPS_METADATA, session_status=self._ctx.session_status,
             )  # fmt: skip
         except SLACK_FAILURES as exc:
@@ -158,4 +180,5 @@ class StepCards:
 
     def _mark(self, chunks: list[dict[str, Any]]) -> None:
         for chunk in chunks:
+            self._cards += chunk["id"] not in self._shown
             self._shown[chunk["id"]] = chunk["status"]
