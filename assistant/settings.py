@@ -129,6 +129,8 @@ class Settings(StoreSettings):
     assistant_stream: Literal["auto", "off"] = "auto"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
+    # Another bot's messages one thread takes (assistant/intake/bot_exchanges.py).
+    assistant_max_bot_exchanges_per_thread: int = Field(default=5, ge=1, le=1000)
     # The console trace: `text` for people, `json` lines for log collectors, `off`.
     assistant_trace: TraceKind = "text"
     # The assistant panel (assistant.panel_settings): read as written, not as pydantic-settings
