@@ -310,20 +310,24 @@ class Agent:
     async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
         """One short message for the people in the thread, the reason for the log."""
         outcome = "No one was told (replay)."
-        if ctx.cards is not None:
-            ctx.cards.ts = None  # deleted below, with the thread's other open streams
         if self.client is not None:
             ensure_lease()
+            told = None  # the message the thread was told in
+            if ctx.cards is not None:  # the steps on show: told in their message, below them
+                with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
+                    told = await ctx.cards.finish_with(sorry, NOTICE_METADATA, [])
+                ctx.cards.ts = None  # not stopped: deleted below, with the other open streams
             left = still_there([Undeleted("the thread could not be read")])
             with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
                 # No stream left half-written; what cannot be deleted yet stays owed.
                 left = still_there((await finish_interrupted_streams(ctx, None)).left)
             try:
-                await self.client.chat_postMessage(
-                    channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
-                    metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
-                    **ctx.post_as,
-                )  # fmt: skip
+                if told is None:
+                    await self.client.chat_postMessage(
+                        channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
+                        metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
+                        **ctx.post_as,
+                    )  # fmt: skip
                 outcome = f'The user was told: "{sorry}"'
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
                 outcome = "The thread could not be told."

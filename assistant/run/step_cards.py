@@ -2,10 +2,11 @@
 shown is `assistant.run.steps` of the run's log, sent as `task_update` chunks as it changes.
 
 The cards go into a stream of their own, in Slack's timeline display, started at the first
-step to show; the run's next post that streams goes on in that same message (it takes the
-stream over: `take`), so the cards stand above the answer's text. A stream no post took (the
-post came whole, or the run ended without one) is stopped as it is, with the app's notice
-metadata, so it is never taken for a half-written post. Like a post's streams it is in the
+step to show; the run's next post goes on in that same message, so the cards stand above the
+answer's text: one that streams takes the stream over (`take`), one posted whole ends it with
+its text (`finish_with`), as a failed run's apology does. A stream no post took (the run ended
+without one) is stopped as it is, with the app's notice metadata, so it is never taken for a
+half-written post. Like a post's streams it is in the
 store's open streams from before Slack is asked until it is stopped: a crash leaves it to the
 resumed run, which deletes it. Cards are shown as far as Slack lets them: a failed call, or
 a call past the stream tiers, shows no more cards in the run; it never fails the run.
@@ -17,6 +18,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.lease import ensure_lease
@@ -29,6 +31,7 @@ from assistant.run.stream_leftovers import (
     drop_stream,
     forget_or_owe,
     may_have_happened,
+    retry_after,
     start_marker,
 )
 from assistant.run.stream_pacing import WorkspacePacing
@@ -44,6 +47,7 @@ DISPLAY_MODE = "timeline"  # each card in the message, in order with the streame
 # Cards one stream shows at most: Slack holds a message to 50 blocks ("Block Kit": "up to 50
 # blocks in each message"), and the answer's text and its feedback buttons need some of them.
 MAX_CARDS = 40
+STOP_ATTEMPTS = 3  # a stop Slack answered 429 is sent again, this many times in all
 STEPS_METADATA = {"event_type": NOTICE_EVENT, "event_payload": {"kind": "steps"}}
 
 
@@ -154,6 +158,38 @@ class StepCards:
             await forget_or_owe(self._ctx, OpenStream(ts), undeleted, [])
             return
         await asyncio.to_thread(self._ctx.store.change_open_streams, key, (), [OpenStream(ts)])
+
+    async def finish_with(
+        self, text: str, metadata: dict[str, Any], blocks: list[dict[str, Any]]
+    ) -> str | None:
+        """Stop the cards' stream, if one is open, with `text` below the cards and `metadata`
+        (`blocks` under it): one answer, one message. Its ts; None when no stream is open,
+        or Slack did not take the stop (the stream is deleted then, and the caller posts the
+        text whole)."""
+        if self.ts is None:
+            return None
+        ts, chunks = self.take()
+        assert ts is not None
+        key = self._ctx.key
+        for _ in range(STOP_ATTEMPTS):
+            ensure_lease()
+            try:
+                await self._client.chat_stopStream(
+                    channel=key.channel, ts=ts, metadata=metadata, blocks=blocks or None,
+                    chunks=[*chunks, {"type": "markdown_text", "text": text}],
+                    session_status=self._ctx.session_status,
+                )  # fmt: skip
+            except SLACK_FAILURES as exc:
+                if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
+                    await asyncio.sleep(retry_after(exc))  # the stop must go through
+                    continue
+                log.info("step cards %s could not take the text: %s", ts, briefly(exc))
+                break
+            await asyncio.to_thread(self._ctx.store.change_open_streams, key, (), [OpenStream(ts)])
+            return ts
+        undeleted = await drop_stream(self._ctx, ts, self._client)
+        await forget_or_owe(self._ctx, OpenStream(ts), undeleted, [])
+        return None
 
     async def _start(self, chunks: list[dict[str, Any]]) -> None:
         if not self._pacing.take_start():
