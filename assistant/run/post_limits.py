@@ -64,6 +64,11 @@ class PostLimits:
         self.reply_posts = 0
         self.reply_calls = 0
 
+    @property
+    def calls_used_up(self) -> bool:
+        """The reply's next tool call will be refused (`call_refusal`)."""
+        return self.reply_calls >= self.caps.calls_per_reply
+
     def call_refusal(self) -> str | None:
         """Why the reply's next tool call may not be carried out (None: it may); counts it."""
         self.reply_calls += 1
