@@ -138,6 +138,17 @@ class Settings(StoreSettings):
 
     port: int = Field(default=3000, ge=1, le=65535)
 
+    @field_validator(
+        "slack_bot_token", "slack_app_token", "slack_signing_secret", "slack_client_id",
+        "slack_client_secret", "slack_state_secret", "openai_api_key", "openai_base_url",
+        mode="before",
+    )  # fmt: skip
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        # `SLACK_BOT_TOKEN=` left in a .env beside the OAuth variables must not turn OAuth
+        # off (a token of "" in place of each workspace's): an empty value is no value.
+        return None if isinstance(value, str) and not value.strip() else value
+
     @field_validator("slack_bot_token", "slack_app_token")
     @classmethod
     def _token_shape(cls, value: SecretStr | None, info: ValidationInfo) -> SecretStr | None:
