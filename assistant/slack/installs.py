@@ -10,9 +10,9 @@ the store's own calls are."""
 from __future__ import annotations
 
 import asyncio
-import logging
-import re
-from contextvars import ContextVar
+import contextlib
+import hashlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation
@@ -20,6 +20,7 @@ from slack_sdk.oauth.installation_store.async_installation_store import AsyncIns
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
+from sqlalchemy import func, select
 
 from context.storage import Store
 
@@ -32,6 +33,26 @@ class Installations(SQLAlchemyInstallationStore, AsyncInstallationStore):
 
     def __init__(self, store: Store, client_id: str) -> None:
         super().__init__(client_id, store.oauth_engine())
+
+    @contextlib.asynccontextmanager
+    async def refreshing(self, team: str) -> AsyncIterator[None]:
+        """Held while `team`'s token is read, refreshed and saved, by one process at a time:
+        Slack takes a refresh token once, so a second refresh of the same one is refused.
+        On PostgreSQL, an advisory lock of the database, let go when its transaction ends
+        (with the process, if it dies). A SQLite file is served by one process
+        (`assistant serve`), whose own lock (`Workspaces`) is enough: SQLite's write lock
+        would also shut out the save made under it, on another connection."""
+        if self.engine.dialect.name != "postgresql":
+            yield
+            return
+        name = f"slack token refresh {self.client_id} {team}".encode()
+        key = int.from_bytes(hashlib.blake2b(name, digest_size=8).digest(), "big", signed=True)
+        connection = await asyncio.to_thread(self.engine.connect)
+        try:
+            await asyncio.to_thread(connection.execute, select(func.pg_advisory_xact_lock(key)))
+            yield
+        finally:
+            await asyncio.to_thread(connection.close)  # its rollback lets the lock go
 
     async def async_save(self, installation: Installation) -> None:
         await asyncio.to_thread(self.save, installation)
@@ -67,30 +88,3 @@ class OAuthStates(SQLAlchemyOAuthStateStore, AsyncOAuthStateStore):
 
     async def async_consume(self, state: str) -> bool:
         return await asyncio.to_thread(self.consume, state)
-
-
-# Bolt's words when a token refresh fails inside a request (slack_bolt/authorization), and the
-# line its authorization middleware adds after it.
-_ROTATION_FAILED = "Failed to rotate tokens due to "
-_NOT_FOUND = "Although the app should be installed into this workspace"
-_refused_here: ContextVar[bool] = ContextVar("refresh_refused", default=False)
-
-
-class _OneLineForARefusedRefresh(logging.Filter):
-    """A refresh Slack refuses is, in Bolt's log, a multi-line exception text and then a
-    second line about a missing installation: here it is one line saying what Slack said."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        if message.startswith(_ROTATION_FAILED):
-            error = re.search(r"'error': '([^']+)'", message)
-            record.msg = "Slack refused to refresh a workspace's bot token (%s): its events are "
-            record.msg += "refused until it is installed again"
-            record.args = (error.group(1) if error else "no answer",)
-            _refused_here.set(True)
-            return True
-        return not (message.startswith(_NOT_FOUND) and _refused_here.get())
-
-
-logging.getLogger("slack_bolt.AsyncApp").addFilter(_OneLineForARefusedRefresh())
-logging.getLogger("slack_bolt.AsyncMultiTeamsAuthorization").addFilter(_OneLineForARefusedRefresh())
