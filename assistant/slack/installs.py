@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import hashlib
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 from slack_sdk.oauth.installation_store import Bot, Installation
 from slack_sdk.oauth.installation_store.async_installation_store import AsyncInstallationStore
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
+from slack_sdk.oauth.sqlalchemy_utils import normalize_datetime_for_db
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy import func, select
@@ -25,6 +27,10 @@ from sqlalchemy import func, select
 from context.storage import Store
 
 STATE_SECONDS = 600  # an install must come back from Slack within this (Bolt's default)
+# Installs under way at once (states issued and not yet used or expired), across processes:
+# anyone may open the install page, and each visit writes a state, so the table and the
+# database's writes stay bounded (README "Distributing the app").
+MAX_LIVE_STATES = 100
 
 
 class Installations(SQLAlchemyInstallationStore, AsyncInstallationStore):
@@ -83,8 +89,30 @@ class OAuthStates(SQLAlchemyOAuthStateStore, AsyncOAuthStateStore):
     def __init__(self, store: Store) -> None:
         super().__init__(STATE_SECONDS, store.oauth_engine())
 
+    def issue(self, *args: Any, **kwargs: Any) -> str:
+        # slack-sdk deletes a state when it is used, never when it expires: here, at the next.
+        states = self.oauth_states
+        with self.engine.begin() as connection:
+            connection.execute(states.delete().where(states.c.expire_at <= _now()))
+        return super().issue(*args, **kwargs)
+
+    def full(self) -> bool:
+        """Whether `MAX_LIVE_STATES` installs are under way: no new one until some end."""
+        states = self.oauth_states
+        live = select(func.count()).select_from(states).where(states.c.expire_at > _now())
+        with self.engine.connect() as connection:
+            return connection.execute(live).scalar_one() >= MAX_LIVE_STATES
+
+    async def async_full(self) -> bool:
+        return await asyncio.to_thread(self.full)
+
     async def async_issue(self, *args: Any, **kwargs: Any) -> str:
         return await asyncio.to_thread(self.issue, *args, **kwargs)
 
     async def async_consume(self, state: str) -> bool:
         return await asyncio.to_thread(self.consume, state)
+
+
+def _now() -> datetime:
+    """Now, as slack-sdk writes a state's `expire_at`."""
+    return normalize_datetime_for_db(datetime.now(tz=UTC))

@@ -13,13 +13,14 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 from slack_sdk.oauth.installation_store import Installation
+from sqlalchemy import create_engine, text
 
 from assistant.app_oauth import bot_scopes
 from assistant.fakes import ids
 from assistant.fakes.event_requests import event_callback
 from assistant.fakes.slack_oauth import EXPIRES_IN
 from assistant.run.workspace_runs import NOT_INSTALLED
-from assistant.slack.installs import Installations
+from assistant.slack.installs import MAX_LIVE_STATES, Installations
 from context.storage import open_store
 from tests.e2e.test_durable_runs import crashed_after
 from tests.harness import mention, script_answers, thread_of
@@ -107,6 +108,25 @@ def test_an_install_with_a_bad_state_is_refused_and_a_good_one_is_stored(
     assert bot.bot_user_id == ids.BOT_USER_ID and bot.bot_scopes
     # A state is used once: the same redirect again is refused.
     assert redirect(oauth_app, slack.authorize(TEAM_A), state, state).status != 200
+
+
+def test_install_states_expire_and_are_bounded(oauth_app, app_stores):
+    """Anyone may open the install page, and each visit writes a state: states expire and are
+    deleted, and at most MAX_LIVE_STATES are under way (then: 429, nothing written)."""
+    for _ in range(MAX_LIVE_STATES):
+        assert oauth_app.request("GET", "/slack/install").status == 200
+    refused = oauth_app.request("GET", "/slack/install")
+    assert refused.status == 429 and refused.headers["retry-after"] == "60"
+    database = create_engine(app_stores[0])
+    count = text("SELECT count(*) FROM slack_oauth_states")
+    with database.begin() as connection:
+        assert connection.execute(count).scalar_one() == MAX_LIVE_STATES
+        # Ten minutes later: every state has expired.
+        connection.execute(text("UPDATE slack_oauth_states SET expire_at = '2000-01-01'"))
+    start_install(oauth_app)  # a new install is welcome again, and the expired are gone
+    with database.begin() as connection:
+        assert connection.execute(count).scalar_one() == 1
+    database.dispose()
 
 
 def test_two_workspaces_are_answered_at_once_each_with_its_own_token(oauth_app, slack, model):
