@@ -22,7 +22,7 @@ from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallation
 from slack_sdk.oauth.sqlalchemy_utils import normalize_datetime_for_db
 from slack_sdk.oauth.state_store.async_state_store import AsyncOAuthStateStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
-from sqlalchemy import func, select
+from sqlalchemy import MetaData, distinct, func, select
 
 from context.storage import Store
 
@@ -80,6 +80,14 @@ class Installations(SQLAlchemyInstallationStore, AsyncInstallationStore):
 
     async def async_delete_all(self, **where: Any) -> None:
         await asyncio.to_thread(lambda: self.delete_all(**where))
+
+
+def installed_workspaces(store: Store) -> int:
+    """How many workspaces the database holds an installation of (through OAuth)."""
+    table = SQLAlchemyInstallationStore.default_bots_table_name
+    bots = SQLAlchemyInstallationStore.build_bots_table(MetaData(), table)
+    with store.oauth_engine().connect() as connection:
+        return connection.execute(select(func.count(distinct(bots.c.team_id)))).scalar_one()
 
 
 class OAuthStates(SQLAlchemyOAuthStateStore, AsyncOAuthStateStore):
