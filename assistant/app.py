@@ -125,7 +125,7 @@ def create_assistant(
     scheduler = (
         _scheduler(
             settings, store, workspaces, files, recorder, model, channels, channel_access,
-            telemetry,
+            identity, telemetry,
         )
         if runs
         else None
@@ -174,6 +174,7 @@ def _scheduler(
     model: ModelClient,
     channels: Channels,
     channel_access: PerWorkspace[ChannelAccess],
+    identity: BotIdentity | None,
     telemetry: Telemetry | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
@@ -217,7 +218,9 @@ def _scheduler(
         PerWorkspace(workspaces, lambda client: StreamSweeper(store, client, recorder, lease / 2)),
         PerWorkspace(workspaces, stopper),
     )
-    if telemetry is None:
-        return RunScheduler(runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped)
-    run, stop = telemetry.runs(runs.run), telemetry.stops(runs.stopped)
-    return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop)
+    # With one bot token, only its own workspace's threads (another's token is not ours).
+    answers_team = identity.serves if identity is not None else None
+    run, stop = runs.run, runs.stopped
+    if telemetry is not None:
+        run, stop = telemetry.runs(run), telemetry.stops(stop)
+    return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop, answers_team=answers_team)

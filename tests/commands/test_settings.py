@@ -266,11 +266,14 @@ def free_port() -> int:
 OAUTH = {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "topsecretclientsecret"}
 
 
+# An empty SLACK_BOT_TOKEN (left in a .env) is no token: OAuth stays on (issue 32).
+@pytest.mark.parametrize("bot_token", [{}, {"SLACK_BOT_TOKEN": ""}], ids=["unset", "empty"])
 def test_serve_through_oauth_needs_no_bot_token_and_says_the_state_secret_is_unused(
-    slack, model, tmp_path
+    bot_token, slack, model, tmp_path
 ):
     env = clean_env(
         **OAUTH,
+        **bot_token,
         SLACK_STATE_SECRET="topsecretstatesecret",
         SLACK_SIGNING_SECRET=SECRET_VALUES["SLACK_SIGNING_SECRET"],
         SLACK_API_URL=slack.api_url,
