@@ -14,6 +14,7 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from assistant.settings import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import configure_slack_client
+from assistant.slack.installation_authorize import InstallationAuthorize
 from assistant.slack.installs import Installations, OAuthStates
 from assistant.slack.workspaces import Workspaces
 from context.storage import Store
@@ -76,12 +77,15 @@ def _oauth_app(
         state_store=OAuthStates(store),
         token_rotation_expiration_minutes=ROTATE_MINUTES,
     )
-    # Given the store, Bolt authorizes each request with the workspace's installation (and
-    # refreshes an expiring token there), with the app's client: ours, configured below.
+    # Each request is authorized from the workspace's installation as stored, asking Slack
+    # nothing (Bolt's own asks `auth.test` every time, and loses the event when that fails);
+    # an expiring token is refreshed by `Workspaces`, the one place that refreshes.
+    authorize = InstallationAuthorize()
     app = AsyncApp(
         oauth_settings=oauth,
         installation_store=installations,
         installation_store_bot_only=True,
+        authorize=authorize,
         **common,  # type: ignore[arg-type]
     )
     client = configure_slack_client(app.client, settings.slack_api_base)
@@ -94,4 +98,5 @@ def _oauth_app(
         rotator=rotator,
         rotate_minutes=ROTATE_MINUTES,
     )
+    authorize.workspaces = workspaces
     return app, workspaces, None

@@ -68,11 +68,13 @@ def run_socket(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     from assistant.serving.http import serve
-    from assistant.serving.worker import split_roles_problem
+    from assistant.serving.worker import split_roles_problem, token_source_problem
 
     settings = _settings("http")
     if args.runs == "off" and (problem := split_roles_problem(settings)):
         raise CliError(f"--runs off: {problem}")
+    if problem := token_source_problem(settings):
+        raise CliError(problem)
     try:
         serve(settings, host=args.host, runs=args.runs == "on")
     except SettingsError as exc:
@@ -81,10 +83,10 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from assistant.serving.worker import split_roles_problem, work
+    from assistant.serving.worker import split_roles_problem, token_source_problem, work
 
     settings = _settings("worker")
-    if problem := split_roles_problem(settings):
+    if problem := split_roles_problem(settings) or token_source_problem(settings):
         raise CliError(problem)
     try:
         work(settings)

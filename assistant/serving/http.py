@@ -17,7 +17,7 @@ from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from assistant.app import create_assistant
@@ -31,6 +31,8 @@ from assistant.telemetry.setup import check as check_telemetry
 from context.storage import open_store
 
 INSTALL_PATH, REDIRECT_PATH = "/slack/install", "/slack/oauth_redirect"  # Bolt's defaults
+INSTALLS_FULL = "Too many installs are under way just now: try again in a few minutes.\n"
+RETRY_LATER = {"Retry-After": "60"}
 STATE_SECRET_UNUSED = (
     "assistant serve: SLACK_STATE_SECRET is not used: Bolt keeps each install's state in the "
     "database (used once, expiring), tied to the browser by its state cookie"
@@ -73,6 +75,9 @@ def create_web_app(
     async def installs(request: Request) -> Response:
         # Bolt's own OAuth flow: the install page (a state, and its cookie) and Slack's
         # redirect back (the state checked, the code exchanged, the installation stored).
+        flow = request.app.state.assistant.app.oauth_flow
+        if request.url.path == INSTALL_PATH and await flow.settings.state_store.async_full():
+            return PlainTextResponse(INSTALLS_FULL, status_code=429, headers=RETRY_LATER)
         return await request.app.state.handler.handle(request)
 
     oauth = [

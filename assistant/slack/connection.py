@@ -23,6 +23,10 @@ CONNECT_FAILED = "Failed to connect (error:"
 URL_FAILED = "Failed to retrieve WSS URL:"
 # How a run that Slack failed says so in its `Error:` entry (docs/log-format.md).
 SLACK_FAILED = "Slack failed: "
+# Slack's errors that say "not now" rather than "no" (docs.slack.dev, each method's errors).
+PASSING_ERRORS = frozenset(
+    {"fatal_error", "internal_error", "service_unavailable", "request_timeout", "ratelimited"}
+)
 _FAILED = re.compile(
     re.escape(SLACK_FAILED)
     + r"(?:(?P<code>\w+) \(from [\w.]+\)|Slack could not be reached \((?P<type>\w+)\))"
@@ -98,3 +102,12 @@ def slack_error_type(failure: str) -> str | None:
     when Slack did not fail it."""
     found = _FAILED.match(failure)
     return (found["code"] or found["type"]) if found else None
+
+
+def may_pass(exc: BaseException) -> bool:
+    """Whether Slack failing with `exc` may be over if asked again later: HTTP 5xx, a 429,
+    one of `PASSING_ERRORS`, or Slack not reached at all."""
+    if isinstance(exc, SlackApiError):
+        status = exc.response.status_code
+        return status >= 500 or status == 429 or exc.response.get("error") in PASSING_ERRORS
+    return isinstance(exc, aiohttp.ClientError | TimeoutError)
