@@ -102,7 +102,7 @@ def _plain(initial: str | None, multiline: bool = False) -> dict[str, Any]:
     return element
 
 
-def _select(options: list[dict[str, Any]], initial: str) -> dict[str, Any]:
+def _select(options: list[dict[str, Any]], initial: str | None) -> dict[str, Any]:
     chosen = next(o for o in options if o["value"] == initial)
     return {"type": "static_select", "options": options, "initial_option": chosen}
 
@@ -115,12 +115,14 @@ def edit_modal(
     blocks = []
     if not channel:
         blocks.append(_input("channel", "Channel", {"type": "conversations_select"}))
-    blocks.append(_input("persona", "Persona (the system message)", _plain(c and c.persona, True)))
+    blocks.append(
+        _input("persona", "Persona (the system message)", _plain(c.persona if c else None, True))
+    )
     if personas:
         options = [_option(INHERIT, "(none)")] + [_option(n, n) for n in sorted(personas)]
         named = c.persona_name if c and c.persona_name in personas else INHERIT
         blocks.append(_input("persona_name", "Or a named persona", _select(options, named)))
-    blocks.append(_input("model", "Model", _plain(c and c.model)))
+    blocks.append(_input("model", "Model", _plain(c.model if c else None)))
     on = {None: INHERIT, True: "on", False: "off"}[c.enabled if c else None]
     switch = [_option(INHERIT, "As the default"), _option("on", "On"), _option("off", "Off")]
     blocks.append(_input("enabled", "Answers here", _select(switch, on)))
@@ -136,8 +138,10 @@ def edit_modal(
     blocks.append(_input("users", "People", users))
     blocks.append(_input("groups", "User group ids (S…), comma-separated",
                          _plain(", ".join(c.groups) if c else None)))  # fmt: skip
-    blocks.append(_input("username", "Post as (name)", _plain(c and c.username)))
-    blocks.append(_input("icon_emoji", "Post with icon (:emoji:)", _plain(c and c.icon_emoji)))
+    blocks.append(_input("username", "Post as (name)", _plain(c.username if c else None)))
+    blocks.append(
+        _input("icon_emoji", "Post with icon (:emoji:)", _plain(c.icon_emoji if c else None))
+    )
     if channel == WORKSPACE_DEFAULT:
         editors: dict[str, Any] = {"type": "multi_users_select"}
         if c and c.editors:
