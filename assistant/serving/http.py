@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TextIO
 
@@ -48,7 +49,7 @@ def create_web_app(
     assert settings.slack_signing_secret is not None
 
     @asynccontextmanager
-    async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
+    async def lifespan(web: Starlette) -> AsyncIterator[None]:
         assistant = create_assistant(settings, trace, identity=identity, runs=runs)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
@@ -62,7 +63,8 @@ def create_web_app(
     async def slack_events(request: Request) -> Response:
         # When it arrived: its files and links are read until a deadline counted from here.
         arrival = {"received_at": asyncio.get_running_loop().time()}
-        return await request.app.state.handler.handle(request, arrival)
+        response: Response = await request.app.state.handler.handle(request, arrival)
+        return response
 
     async def healthz(request: Request) -> Response:
         # Anyone can ask: the answer says whether the app can work, nothing about its work.
@@ -73,7 +75,8 @@ def create_web_app(
     async def installs(request: Request) -> Response:
         # Bolt's own OAuth flow: the install page (a state, and its cookie) and Slack's
         # redirect back (the state checked, the code exchanged, the installation stored).
-        return await request.app.state.handler.handle(request)
+        response: Response = await request.app.state.handler.handle(request)
+        return response
 
     oauth = [
         Route(path, installs, methods=["GET"])
@@ -88,7 +91,7 @@ def create_web_app(
         ],
         middleware=[
             Middleware(
-                SlackRequestGuard,  # type: ignore[arg-type]
+                SlackRequestGuard,
                 signing_secret=settings.slack_signing_secret.get_secret_value(),
                 path="/slack/events",
             )
