@@ -17,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.panel.home_views import READ_ONLY, edit_modal, home_view, submitted
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
-from context.storage import ChannelStore
+from context.storage import Store
 from context.storage.reads import read
 
 log = logging.getLogger(__name__)
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class AppHome:
-    store: ChannelStore
+    store: Store  # not ChannelStore alone: `read` needs its local_reads
     personas: Mapping[str, str]  # ASSISTANT_PERSONAS_FILE's, offered in the modal
 
     async def may_edit(self, client: AsyncWebClient, team: str, user: str) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from context.channels import Access, ChannelConfig, merged
-from context.storage import ChannelStore
+from context.storage import Store
 from context.storage.reads import read
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,7 @@ class Channels:
     """`personas`: the named personas of ASSISTANT_PERSONAS_FILE; `own_persona`: the
     deployment's (read when asked: ASSISTANT_PROMPT_FILE may change between threads)."""
 
-    store: ChannelStore
+    store: Store  # not ChannelStore alone: `read` needs its local_reads
     own_persona: Callable[[], str]
     personas: Mapping[str, str] = field(default_factory=dict)
 
