@@ -68,7 +68,9 @@ class SettingsError(Exception):
 class StoreSettings(BaseSettings):
     """What the offline commands need: only where the logs are."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # A blank `NAME=` (as .env.example leaves the secrets) is unset, not an empty value: an
+    # empty SLACK_BOT_TOKEN beside SLACK_CLIENT_ID would otherwise be taken for a token.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
 
     database_url: str = DEFAULT_URL
 
@@ -110,6 +112,7 @@ class Settings(StoreSettings):
     assistant_personas_file: Path | None = None
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
     assistant_max_posts_per_reply: int = Field(default=_CAPS.posts_per_reply, ge=1, le=100)
+    assistant_max_tool_calls_per_reply: int = Field(default=_CAPS.calls_per_reply, ge=1, le=100)
     assistant_max_messages_per_run: int = Field(default=_CAPS.messages_per_run, ge=1, le=1000)
     assistant_max_post_chars_per_run: int = Field(
         default=_CAPS.chars_per_run, ge=100, le=10_000_000
@@ -128,6 +131,8 @@ class Settings(StoreSettings):
     assistant_stream: Literal["auto", "off"] = "auto"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
+    # Another bot's messages one thread takes (assistant/intake/bot_exchanges.py).
+    assistant_max_bot_exchanges_per_thread: int = Field(default=5, ge=1, le=1000)
     # The console trace: `text` for people, `json` lines for log collectors, `off`.
     assistant_trace: TraceKind = "text"
     # The assistant panel (assistant.panel_settings): read as written, not as pydantic-settings
@@ -220,6 +225,7 @@ class Settings(StoreSettings):
             self.assistant_max_messages_per_run,
             self.assistant_max_post_chars_per_run,
             self.assistant_max_mentions_per_message,
+            self.assistant_max_tool_calls_per_reply,
         )
 
 

@@ -241,7 +241,7 @@ class FakeSlack(
                     self.calling_token = token  # under the lock: the call's, for auth.test
                     body = handler(params)
             except SlackError as exc:
-                body = {"ok": False, "error": exc.code}
+                body = exc.body()
             if fault is not None:  # carried out; the caller gets the fault, not the answer
                 return self._faulty(method, params, request, token, body, fault)
             return self._answer(method, params, request, token, 200, body)

@@ -1,11 +1,14 @@
 """Conversations as the fake Slack knows them: kind, workspace and members, behind
-`conversations.info` and `conversations.members`.
+`conversations.info`, `conversations.members` and `users.conversations`.
 
 Tests declare them through `FakeSlack.conversations`: `public`, `private`, `im`, `mpim`.
 Like Slack, a private channel, DM or group DM the bot is not in answers `channel_not_found`,
 and so does a conversation never declared (messages need no declaration: `SlackStore` keeps
 them by channel id). Answers follow Slack's conversation object; `conversations.members` pages
 with `limit` and an opaque `cursor` (`response_metadata.next_cursor`, empty on the last page).
+`users.conversations` lists a person's conversations of the asked `types` (default
+`public_channel`), paged the same way (`limit` at most 999); as for Slack's bot tokens, a
+private one only when the bot is in it too.
 """
 
 from __future__ import annotations
@@ -152,7 +155,11 @@ class Conversations:
     # -- Web API -------------------------------------------------------------------------------
 
     def methods(self) -> dict[str, Handler]:
-        return {"conversations.info": self._info, "conversations.members": self._members}
+        return {
+            "conversations.info": self._info,
+            "conversations.members": self._members,
+            "users.conversations": self._user_conversations,
+        }
 
     def _visible(self, params: dict[str, Any]) -> Conversation:
         conversation = self._known.get(params.get("channel") or "")
@@ -171,12 +178,7 @@ class Conversations:
 
     def _members(self, params: dict[str, Any]) -> dict[str, Any]:
         members = self._visible(params).members
-        try:
-            limit = int(params.get("limit") or 100)
-        except ValueError as exc:
-            raise SlackError("invalid_limit") from exc
-        if not 1 <= limit <= 1000:
-            raise SlackError("invalid_limit")
+        limit = _limit(params, 1000)
         start = 0
         if params.get("cursor"):
             user = decode_cursor(params["cursor"], "user")
@@ -189,3 +191,57 @@ class Conversations:
             "members": members[start : start + limit],
             "response_metadata": {"next_cursor": encode_cursor(rest[0], "user") if rest else ""},
         }
+
+    def _user_conversations(self, params: dict[str, Any]) -> dict[str, Any]:
+        user = params.get("user") or self.bot_user_id
+        kinds = {
+            _TYPES.get(t.strip()) for t in str(params.get("types") or "public_channel").split(",")
+        }
+        if None in kinds:
+            raise SlackError("invalid_types")
+        limit = _limit(params, 999)
+        mine = [
+            c
+            for c in self._known.values()
+            if c.kind in kinds
+            and user in c.members
+            and (c.kind == "public" or self.bot_user_id in c.members)
+        ]
+        start = 0
+        if params.get("cursor"):
+            after = decode_cursor(params["cursor"], "channel")
+            start = next((n for n, c in enumerate(mine) if c.id == after), -1)
+            if start < 0:
+                raise SlackError("invalid_cursor")
+        page, rest = mine[start : start + limit], mine[start + limit :]
+        return {
+            "ok": True,
+            # Slack leaves out is_member here (conversations.info tells it).
+            "channels": [_listed(c.render(self.bot_user_id)) for c in page],
+            "response_metadata": {
+                "next_cursor": encode_cursor(rest[0].id, "channel") if rest else ""
+            },
+        }
+
+
+_TYPES: dict[str, Kind] = {
+    "public_channel": "public",
+    "private_channel": "private",
+    "im": "im",
+    "mpim": "mpim",
+}
+
+
+def _limit(params: dict[str, Any], most: int) -> int:
+    try:
+        limit = int(params.get("limit") or 100)
+    except ValueError as exc:
+        raise SlackError("invalid_limit") from exc
+    if not 1 <= limit <= most:
+        raise SlackError("invalid_limit")
+    return limit
+
+
+def _listed(channel: dict[str, Any]) -> dict[str, Any]:
+    channel.pop("is_member", None)
+    return channel

@@ -17,11 +17,19 @@ from assistant.fakes import ids
 
 
 class SlackError(Exception):
-    """An `{"ok": false, "error": code}` answer."""
+    """An `{"ok": false, "error": code}` answer; with `messages`, Slack's details of what was
+    wrong (`response_metadata.messages`, as for `invalid_arguments`)."""
 
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, messages: list[str] | None = None) -> None:
         super().__init__(code)
         self.code = code
+        self.messages = messages or []
+
+    def body(self) -> dict[str, Any]:
+        answer: dict[str, Any] = {"ok": False, "error": self.code}
+        if self.messages:
+            answer["response_metadata"] = {"messages": self.messages}
+        return answer
 
 
 def ts_key(ts: str) -> tuple[int, int]:

@@ -1,13 +1,13 @@
 """`views.publish`, `views.open`, `usergroups.users.list` and `chat.postEphemeral` for
 `FakeSlack`, with Slack's argument rules and errors:
 
-- `views.publish`: a `home` view for `user_id` (`user_not_found` for no such user,
-  `invalid_arguments` for a view that is not a home tab or has no blocks); it replaces the
-  user's home tab, kept in `ViewMethods.home_tabs`.
+- `views.publish`: a `home` view for `user_id` (`user_not_found` for no such user); it
+  replaces the user's home tab, kept in `ViewMethods.home_tabs`.
 - `views.open`: a `modal` view, exchanged for a `trigger_id` that Slack gave the app in an
   interaction (`issue_trigger`): `invalid_trigger_id` for one Slack never gave,
-  `exchanged_trigger_id` the second time, `expired_trigger_id` after 3 seconds; the modal
-  needs a title of at most 24 characters and at most 100 blocks (`invalid_arguments`).
+  `exchanged_trigger_id` the second time, `expired_trigger_id` after 3 seconds.
+- Both: a view of the wrong type, or one breaking Block Kit's documented limits
+  (`slack_blocks`), is `invalid_arguments` with Slack's `response_metadata.messages`.
 - `usergroups.users.list`: the members of a group seeded with `add_usergroup`
   (`no_such_subteam` otherwise).
 - `chat.postEphemeral`: only to a member of the channel (`user_not_in_channel`); shown to
@@ -22,13 +22,12 @@ import uuid
 from typing import Any
 
 from assistant.fakes import ids
+from assistant.fakes.slack_blocks import view_problems
 from assistant.fakes.slack_conversations import Conversations
 from assistant.fakes.slack_params import Handler, json_field, required
 from assistant.fakes.slack_store import SlackError, SlackStore
 
 TRIGGER_SECONDS = 3.0  # Slack: a trigger_id expires three seconds after it was issued
-MAX_TITLE = 24
-MAX_BLOCKS = 100
 
 
 class ViewMethods:
@@ -73,18 +72,16 @@ class ViewMethods:
 
     def _views_publish(self, params: dict[str, Any]) -> dict[str, Any]:
         user = required(params, "user_id", "invalid_arguments")
-        view = _view_arg(params)
+        view = _view_arg(params, "home")
         if user not in self.store.users:
             raise SlackError("user_not_found")
-        if view.get("type") != "home" or not isinstance(view.get("blocks"), list):
-            raise SlackError("invalid_arguments")
         published = self._rendered(view)
         self.home_tabs[user] = published
         return {"ok": True, "view": published}
 
     def _views_open(self, params: dict[str, Any]) -> dict[str, Any]:
         trigger = required(params, "trigger_id", "invalid_trigger_id")
-        view = _view_arg(params)
+        view = _view_arg(params, "modal")
         issued = self._triggers.get(trigger)
         if issued is None:
             raise SlackError("invalid_trigger_id")
@@ -92,15 +89,6 @@ class ViewMethods:
             raise SlackError("exchanged_trigger_id")
         if time.monotonic() - issued > TRIGGER_SECONDS:
             raise SlackError("expired_trigger_id")
-        title = (view.get("title") or {}).get("text") or ""
-        blocks = view.get("blocks")
-        if (
-            view.get("type") != "modal"
-            or not 0 < len(title) <= MAX_TITLE
-            or not isinstance(blocks, list)
-            or len(blocks) > MAX_BLOCKS
-        ):
-            raise SlackError("invalid_arguments")
         self._triggers[trigger] = -1.0  # exchanged: good once
         opened = self._rendered(view)
         self.modals.append(opened)
@@ -151,8 +139,13 @@ class ViewMethods:
         }
 
 
-def _view_arg(params: dict[str, Any]) -> dict[str, Any]:
+def _view_arg(params: dict[str, Any], kind: str) -> dict[str, Any]:
     view = json_field(params.get("view"))
     if not isinstance(view, dict):
-        raise SlackError("invalid_arguments")
+        raise SlackError("invalid_arguments", ["[ERROR] must be an object [json-pointer:/view]"])
+    problems = view_problems(view)
+    if view.get("type") != kind:
+        problems.insert(0, f"[ERROR] must be {kind} [json-pointer:/view/type]")
+    if problems:
+        raise SlackError("invalid_arguments", problems)
     return view

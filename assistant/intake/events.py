@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.intake import references
+from assistant.intake.bot_exchanges import from_bot, may_take_bot_message
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.deadline import READ_SECONDS, InFlight
 from assistant.intake.event_shapes import Checked
@@ -77,6 +78,11 @@ class EventRecorder:
         )
         if rules is None:
             return  # the bot is off in this channel, or this person may not use it there
+        if from_bot(event) and not await may_take_bot_message(
+            self.recorder, gate.client, key, event["user"],
+            self.settings.assistant_max_bot_exchanges_per_thread, rules.post_as,
+        ):  # fmt: skip
+            return  # two bots answering each other: this thread has had enough
         raw = event.get("text", "")
         media = event.get("files") or references.links_in(raw)
         # A second delivery waits while the first is read here, then finds it recorded.

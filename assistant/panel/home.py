@@ -1,7 +1,8 @@
 """The App Home (README "Configuring channels"): the home tab shows a workspace's channel
-settings to anyone who opens it; its admins and owners (`users.info`), and the people they
-name, edit them in a modal. Every call takes the client Bolt gives the request, whose token
-is the workspace's."""
+settings, each channel's to the people in it (`users.conversations`) and all of them to the
+workspace's admins and owners (`users.info`); the admins, and the people they name, edit
+them in a modal; only the admins name those people. Every call takes the client Bolt gives
+the request, whose token is the workspace's."""
 
 from __future__ import annotations
 
@@ -9,12 +10,19 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.panel.home_views import READ_ONLY, edit_modal, home_view, submitted
+from assistant.panel.home_views import (
+    ADMINS_ONLY,
+    READ_ONLY,
+    chosen_channel,
+    edit_modal,
+    home_view,
+    submitted,
+)
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
 from context.storage import Store
@@ -23,56 +31,122 @@ from context.storage.reads import read
 log = logging.getLogger(__name__)
 
 
+# users.conversations answers at most 999 a page; past this many pages the rest are not asked
+# (a person in 99,900 channels sees those).
+_MOST_PAGES = 100
+NOT_IN_CHANNEL = "You can change the settings of the channels you are in."
+
+Role = Literal["admin", "editor"]
+
+
 @dataclass(frozen=True)
 class AppHome:
     store: Store  # not ChannelStore alone: `read` needs its local_reads
     personas: Mapping[str, str]  # ASSISTANT_PERSONAS_FILE's, offered in the modal
 
-    async def may_edit(self, client: AsyncWebClient, team: str, user: str) -> bool:
-        """An admin or owner of the workspace, or one of the editors they named. Asked of
-        Slack each time: a person's role may have changed since."""
-        default = await read(self.store, self.store.channel_config, team, WORKSPACE_DEFAULT)
-        if default is not None and user in default.editors:
-            return True
+    async def role(self, client: AsyncWebClient, team: str, user: str) -> Role | None:
+        """The person's role: an admin or owner of the workspace (asked of Slack each time:
+        a role may have changed since), one of the editors they named, or None."""
         try:
             found = (await client.users_info(user=user))["user"]
         except SlackApiError as exc:
             log.warning("cannot tell whether %s is an admin: %s", user, slack_reason(exc))
-            return False  # not known to be one: read-only
-        return bool(found.get("is_admin") or found.get("is_owner") or found.get("is_primary_owner"))
+            found = {}  # not known to be one: no more than an editor
+        if isinstance(found, dict) and any(
+            found.get(flag) is True for flag in ("is_admin", "is_owner", "is_primary_owner")
+        ):
+            return "admin"
+        default = await read(self.store, self.store.channel_config, team, WORKSPACE_DEFAULT)
+        return "editor" if default is not None and user in default.editors else None
 
-    async def show(self, client: AsyncWebClient, team: str, user: str) -> None:
-        """Publish the home tab for `user`: editable for those who may edit."""
+    async def channels_of(self, client: AsyncWebClient, user: str) -> set[str] | None:
+        """The channels `user` is in, public and private (Slack lists a private one only if
+        the bot is in it too: the only ones whose settings matter); None when Slack cannot
+        say, and then they see no channel's settings (less, never more)."""
+        found: set[str] = set()
+        try:
+            answer = await client.users_conversations(
+                user=user, types="public_channel,private_channel", limit=999
+            )
+            pages = 0
+            async for page in answer:  # slack-sdk follows next_cursor
+                channels = page.get("channels")
+                for channel in channels if isinstance(channels, list) else []:
+                    if isinstance(channel, dict) and isinstance(channel.get("id"), str):
+                        found.add(channel["id"])
+                pages += 1
+                if pages >= _MOST_PAGES:
+                    break
+        except SlackApiError as exc:
+            log.warning("cannot tell which channels %s is in: %s", user, slack_reason(exc))
+            return None
+        return found
+
+    async def may_see(
+        self, client: AsyncWebClient, user: str, role: Role | None, channel: str
+    ) -> bool:
+        """Whether `user` may see (and, an editor, change) `channel`'s settings: an admin
+        any channel's, anyone the workspace default's, others those of the channels they
+        are in."""
+        if role == "admin" or channel == WORKSPACE_DEFAULT:
+            return True
+        return channel in (await self.channels_of(client, user) or set())
+
+    async def show(self, client: AsyncWebClient, team: str, user: str, page: int = 0) -> None:
+        """Publish page `page` of the home tab for `user`: the settings of the channels they
+        may see, editable for those who may edit, and how many others there are."""
+        role = await self.role(client, team, user)
         configs = await read(self.store, self.store.channel_configs, team)
-        view = home_view(configs, await self.may_edit(client, team, user))
+        shown, mine = configs, None
+        if role != "admin":
+            mine = await self.channels_of(client, user)
+            shown = [c for c in configs if c.is_default or c.channel in (mine or ())]
+        hidden = len(configs) - len(shown)
+        view = home_view(shown, role is not None, page, hidden, unsure=mine is None and hidden > 0)
         await client.views_publish(user_id=user, view=view)
 
     async def edit(
         self, client: AsyncWebClient, team: str, user: str, channel: str, trigger_id: str
     ) -> None:
         """Open the modal editing `channel` (the trigger is good for 3 s: asked first)."""
-        if not await self.may_edit(client, team, user):
+        role = await self.role(client, team, user)
+        if role is None or (channel and not await self.may_see(client, user, role, channel)):
+            log.warning("%s of %s may not edit the settings of %r", user, team, channel)
             return  # a forged or stale click: the tab they see has no such button
         config = (
             await read(self.store, self.store.channel_config, team, channel) if channel else None
         )
-        view = edit_modal(channel, config, self.personas)
+        view = edit_modal(channel, config, self.personas, admin=role == "admin")
         await client.views_open(trigger_id=trigger_id, view=view)
 
     async def submit(
         self, client: AsyncWebClient, team: str, user: str, view: dict[str, Any]
     ) -> dict[str, str]:
-        """Keep what the modal says; the errors to show in it (none: kept). Checked again
-        here: a submission is a request anyone signed in could send."""
-        state = (view.get("state") or {}).get("values") or {}
+        """Keep what the modal says over what is kept (a field the modal does not show stays
+        as it was); the errors to show in it (none: kept). Checked again here: a submission
+        is a request anyone signed in could send."""
+        values = view.get("state", {}).get("values") if isinstance(view.get("state"), dict) else {}
+        state: dict[str, Any] = values if isinstance(values, dict) else {}
         first = next(iter(state), "persona")
-        if not await self.may_edit(client, team, user):
+        role = await self.role(client, team, user)
+        if role is None:
             log.warning("%s of %s may not change channel settings: refused", user, team)
             return {first: READ_ONLY}
-        config, errors = submitted(team, view.get("private_metadata") or "", state, user)
+        if role != "admin" and "editors" in state:
+            log.warning("%s of %s may not name editors: refused", user, team)
+            return {"editors": ADMINS_ONLY}
+        channel = chosen_channel(view.get("private_metadata"), state)
+        if not channel:
+            return {"channel": "Choose a channel."}
+        if not await self.may_see(client, user, role, channel):
+            log.warning("%s of %s is not in %s: its settings refused", user, team, channel)
+            return {first: NOT_IN_CHANNEL}
+        kept = await read(self.store, self.store.channel_config, team, channel)
+        config, errors = submitted(team, channel, state, user, kept)
         if config is None:
             return errors
-        if config.persona_name is not None and config.persona_name not in self.personas:
+        # A name the form chose (one kept from before is left alone, as the run resolves it).
+        if "persona_name" in state and config.persona_name not in (None, *self.personas):
             return {"persona_name": f"No persona named {config.persona_name}."}
         if not config.is_default and config.editors:
             return {first: "Editors are named in the workspace default."}

@@ -1,9 +1,15 @@
 """The App Home's views (README "Configuring channels"), as Block Kit JSON: the home tab
-listing a workspace's channel settings, the modal that edits one channel's, and the reading
-of that modal's submitted state back into a `ChannelConfig`. Pure: no Slack calls."""
+listing a workspace's channel settings, a page at a time, the modal that edits one channel's,
+and the reading of that modal's submitted state back into a `ChannelConfig`. Pure: no Slack
+calls.
+
+Every view keeps within Block Kit's documented limits (docs.slack.dev, reference/block-kit),
+which Slack enforces by refusing the whole view: 100 blocks a view, 3000 characters a section's
+text and a text input's value, 100 options a select (or 100 groups of 100)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,10 +19,17 @@ from pydantic import ValidationError
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 
 EDIT_ACTION = "channel_settings_edit"  # a button of the home tab: its value the channel
+PAGE_ACTION = "channel_settings_page"  # the home tab's previous/next buttons: the page's number
 MODAL = "channel_settings"  # the modal's callback_id; private_metadata: the channel or ""
 READ_ONLY = "Only workspace admins, and the people they name, can change these settings."
+ADMINS_ONLY = "Only workspace admins and owners name the editors."
 INHERIT = "inherit"
+PAGE_SIZE = 40  # channels a page of the home tab: with the rest, well under 100 blocks
+MAX_TEXT = 3000  # a section's text, a plain-text input's value
+MAX_OPTIONS = 100  # a static select's options, or its option groups, or a group's options
+_OPTION_TEXT = 75
 _SUMMARY_CHARS = 120
+_LISTED = 10  # people or groups named in a summary; the rest counted
 
 
 def _text(text: str) -> dict[str, Any]:
@@ -47,44 +60,84 @@ def summary(config: ChannelConfig | None) -> str:
         parts.append("on" if config.enabled else "*off*")
     if config.access == "listed":
         who = [f"<@{u}>" for u in config.users] + [f"<!subteam^{g}>" for g in config.groups]
-        parts.append("only " + (", ".join(who) or "no one"))
+        parts.append("only " + (_few(who) or "no one"))
     elif config.access == "everyone":
         parts.append("everyone may use it")
     if config.editors:
-        parts.append("editors " + ", ".join(f"<@{u}>" for u in config.editors))
+        parts.append("editors " + _few([f"<@{u}>" for u in config.editors]))
     return "; ".join(parts) or "nothing set"
 
 
-def home_view(configs: Sequence[ChannelConfig], may_edit: bool) -> dict[str, Any]:
-    """The home tab: the workspace default first, then each configured channel."""
+def _few(names: list[str]) -> str:
+    rest = len(names) - _LISTED
+    return ", ".join(names[:_LISTED]) + (f" and {rest} more" if rest > 0 else "")
+
+
+def _capped(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
+
+
+def _button(action_id: str, label: str, value: str) -> dict[str, Any]:
+    return {"type": "button", "action_id": action_id, "text": _text(label), "value": value}
+
+
+def _note(text: str) -> dict[str, Any]:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": _capped(text, MAX_TEXT)}]}
+
+
+def home_view(
+    configs: Sequence[ChannelConfig],
+    may_edit: bool,
+    page: int = 0,
+    hidden: int = 0,
+    unsure: bool = False,
+) -> dict[str, Any]:
+    """The home tab: the workspace default first, then page `page` of the configured channels
+    `configs` holds (the ones this person may see), with buttons to the pages beside it;
+    `hidden`: how many other channels have settings not shown to this person (`unsure`:
+    because Slack could not say which channels they are in)."""
     by_channel = {c.channel: c for c in configs}
+    channels = sorted(c for c in by_channel if c != WORKSPACE_DEFAULT)
+    pages = max(1, math.ceil(len(channels) / PAGE_SIZE))
+    page = min(max(page, 0), pages - 1)
+    shown = channels[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
     blocks: list[dict[str, Any]] = [{"type": "header", "text": _text("Channel settings")}]
-    channels = [WORKSPACE_DEFAULT, *sorted(c for c in by_channel if c != WORKSPACE_DEFAULT)]
-    for channel in channels:
+    for channel in [WORKSPACE_DEFAULT, *shown]:
+        text = f"*{_where(channel)}*: {summary(by_channel.get(channel))}"
         section: dict[str, Any] = {
             "type": "section",
             "block_id": f"channel_{channel}",
-            "text": {
-                "type": "mrkdwn",
-                "text": f"*{_where(channel)}*: {summary(by_channel.get(channel))}",
-            },
+            "text": {"type": "mrkdwn", "text": _capped(text, MAX_TEXT)},
         }
         if may_edit:
-            section["accessory"] = {
-                "type": "button", "action_id": EDIT_ACTION, "text": _text("Edit"),
-                "value": channel,
-            }  # fmt: skip
+            section["accessory"] = _button(EDIT_ACTION, "Edit", channel)
         blocks.append(section)
+    if pages > 1:
+        first = page * PAGE_SIZE + 1
+        blocks.append(_note(f"Channels {first} to {first + len(shown) - 1} of {len(channels)}."))
+        turns = []
+        if page > 0:
+            turns.append(_button(PAGE_ACTION, "Previous page", str(page - 1)))
+        if page < pages - 1:
+            turns.append(_button(PAGE_ACTION, "Next page", str(page + 1)))
+        blocks.append({"type": "actions", "block_id": "pages", "elements": turns})
+    if hidden:
+        why = (
+            " Slack could not say which channels you are in: open this tab again later."
+            if unsure
+            else ""
+        )
+        blocks.append(_note(
+            f"{hidden} more {'channel has' if hidden == 1 else 'channels have'} settings shown"
+            f" only to their members and to workspace admins.{why}"
+        ))  # fmt: skip
     if may_edit:
         blocks.append({
             "type": "actions", "block_id": "add_channel",
-            "elements": [{
-                "type": "button", "action_id": EDIT_ACTION, "value": "",
-                "text": _text("Configure a channel"),
-            }],
+            "elements": [_button(EDIT_ACTION, "Configure a channel", "")],
         })  # fmt: skip
     else:
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": READ_ONLY}]})
+        blocks.append(_note(READ_ONLY))
     return {"type": "home", "blocks": blocks}
 
 
@@ -104,24 +157,53 @@ def _plain(initial: str | None, multiline: bool = False) -> dict[str, Any]:
 
 def _select(options: list[dict[str, Any]], initial: str | None) -> dict[str, Any]:
     chosen = next(o for o in options if o["value"] == initial)
-    return {"type": "static_select", "options": options, "initial_option": chosen}
+    if len(options) <= MAX_OPTIONS:
+        return {"type": "static_select", "options": options, "initial_option": chosen}
+    groups = [
+        {"label": _text(f"{n + 1} to {min(n + MAX_OPTIONS, len(options))} of {len(options)}"),
+         "options": options[n : n + MAX_OPTIONS]}
+        for n in range(0, len(options), MAX_OPTIONS)
+    ]  # fmt: skip
+    return {"type": "static_select", "option_groups": groups, "initial_option": chosen}
+
+
+def _persona_name(config: ChannelConfig | None, personas: Mapping[str, str]) -> dict[str, Any]:
+    named = config.persona_name if config and config.persona_name in personas else INHERIT
+    if len(personas) >= MAX_OPTIONS * MAX_OPTIONS:  # more than a select holds: typed
+        return _plain(None if named == INHERIT else named)
+    options = [_option(INHERIT, "(none)")] + [
+        _option(n, _capped(n, _OPTION_TEXT)) for n in sorted(personas)
+    ]
+    return _select(options, named)
 
 
 def edit_modal(
-    channel: str, config: ChannelConfig | None, personas: Mapping[str, str]
+    channel: str,
+    config: ChannelConfig | None,
+    personas: Mapping[str, str],
+    admin: bool = True,
 ) -> dict[str, Any]:
-    """The modal editing `channel`'s settings ("*": the default; "": a channel to choose)."""
+    """The modal editing `channel`'s settings ("*": the default; "": a channel to choose).
+    What it does not show (`icon_url`, a persona longer than a text input holds, the
+    editors to anyone but an admin) is kept as it is when the modal is saved."""
     c = config
     blocks = []
     if not channel:
         blocks.append(_input("channel", "Channel", {"type": "conversations_select"}))
-    blocks.append(
-        _input("persona", "Persona (the system message)", _plain(c.persona if c else None, True))
-    )
+    if c and c.persona and len(c.persona) > MAX_TEXT:
+        blocks.append(_note(
+            f"The persona is {len(c.persona):,} characters, more than a Slack text input holds"
+            f" ({MAX_TEXT:,}): saving keeps it. Change it with `assistant channels set`, or"
+            " choose a named persona below."
+        ))  # fmt: skip
+    else:
+        blocks.append(
+            _input(
+                "persona", "Persona (the system message)", _plain(c.persona if c else None, True)
+            )
+        )
     if personas:
-        options = [_option(INHERIT, "(none)")] + [_option(n, n) for n in sorted(personas)]
-        named = c.persona_name if c and c.persona_name in personas else INHERIT
-        blocks.append(_input("persona_name", "Or a named persona", _select(options, named)))
+        blocks.append(_input("persona_name", "Or a named persona", _persona_name(c, personas)))
     blocks.append(_input("model", "Model", _plain(c.model if c else None)))
     on = {None: INHERIT, True: "on", False: "off"}[c.enabled if c else None]
     switch = [_option(INHERIT, "As the default"), _option("on", "On"), _option("off", "Off")]
@@ -136,13 +218,21 @@ def edit_modal(
     if c and c.users:
         users["initial_users"] = list(c.users)
     blocks.append(_input("users", "People", users))
-    blocks.append(_input("groups", "User group ids (S…), comma-separated",
-                         _plain(", ".join(c.groups) if c else None)))  # fmt: skip
+    groups = ", ".join(c.groups) if c else ""
+    if c and len(groups) > MAX_TEXT:
+        blocks.append(
+            _note(
+                f"{len(c.groups)} user groups are listed, more than a Slack text input"
+                " holds: saving keeps them. Change them with `assistant channels set`."
+            )
+        )
+    else:
+        blocks.append(_input("groups", "User group ids (S…), comma-separated", _plain(groups)))
     blocks.append(_input("username", "Post as (name)", _plain(c.username if c else None)))
     blocks.append(
         _input("icon_emoji", "Post with icon (:emoji:)", _plain(c.icon_emoji if c else None))
     )
-    if channel == WORKSPACE_DEFAULT:
+    if channel == WORKSPACE_DEFAULT and admin:
         editors: dict[str, Any] = {"type": "multi_users_select"}
         if c and c.editors:
             editors["initial_users"] = list(c.editors)
@@ -154,49 +244,85 @@ def edit_modal(
     }  # fmt: skip
 
 
+# The modal's inputs (block ids) and the fields each sets; a field no input of the submitted
+# modal sets is kept as it was (`icon_url` is never shown).
+_FIELDS_OF = {
+    "persona": ("persona",), "persona_name": ("persona_name",), "model": ("model",),
+    "enabled": ("enabled",), "access": ("access",), "users": ("users",),
+    "groups": ("groups",), "username": ("username",), "icon_emoji": ("icon_emoji",),
+    "editors": ("editors",),
+}  # fmt: skip
+# Set in the modal, each one replaces the kept value of the other of its pair (a config
+# holds one persona, one icon).
+_ONE_OF = {"persona": "persona_name", "persona_name": "persona", "icon_emoji": "icon_url"}
+
+
+def _element(state: Mapping[str, Any], block: str) -> dict[str, Any]:
+    found = state.get(block)
+    element = found.get("value") if isinstance(found, dict) else None
+    return element if isinstance(element, dict) else {}
+
+
+def _value(state: Mapping[str, Any], block: str) -> Any:
+    element = _element(state, block)
+    kind = element.get("type")
+    if kind == "static_select":
+        chosen = element.get("selected_option")
+        return chosen.get("value") if isinstance(chosen, dict) else None
+    if kind == "conversations_select":
+        return element.get("selected_conversation")
+    if kind == "multi_users_select":
+        users = element.get("selected_users")
+        return tuple(users) if isinstance(users, list) else ()
+    text = element.get("value")
+    return text.strip() or None if isinstance(text, str) else None
+
+
+def chosen_channel(metadata: Any, state: Mapping[str, Any]) -> str:
+    """The channel a submitted modal edits: its private_metadata, or the one chosen in it."""
+    if isinstance(metadata, str) and metadata:
+        return metadata
+    chosen = _value(state, "channel")
+    return chosen if isinstance(chosen, str) else ""
+
+
 def submitted(
-    team: str, channel: str, state: Mapping[str, Any], user: str
+    team: str,
+    channel: str,
+    state: Mapping[str, Any],
+    user: str,
+    kept: ChannelConfig | None = None,
 ) -> tuple[ChannelConfig | None, dict[str, str]]:
-    """The modal's state as settings; or None and the errors by block id (Slack shows each
-    under its input: `response_action: errors`)."""
-
-    def value(block: str) -> Any:
-        element = (state.get(block) or {}).get("value") or {}
-        kind = element.get("type")
-        if kind in ("static_select", "conversations_select"):
-            chosen = element.get("selected_option") or {}
-            return (
-                chosen.get("value")
-                if kind == "static_select"
-                else element.get("selected_conversation")
-            )
-        if kind == "multi_users_select":
-            return tuple(element.get("selected_users") or ())
-        return (element.get("value") or "").strip() or None
-
-    channel = channel or value("channel") or ""
-    if not channel:
-        return None, {"channel": "Choose a channel."}
-    named = value("persona_name")
-    enabled = value("enabled")
-    values: dict[str, Any] = {
-        "team": team, "channel": channel, "persona": value("persona"),
+    """The modal's state over the settings `kept` (what its inputs do not set stays as it
+    was); or None and the errors by block id (Slack shows each under its input:
+    `response_action: errors`)."""
+    named, enabled, access = (_value(state, b) for b in ("persona_name", "enabled", "access"))
+    form: dict[str, Any] = {
+        "persona": _value(state, "persona"),
         "persona_name": None if named in (None, INHERIT) else named,
-        "model": value("model"),
+        "model": _value(state, "model"),
         "enabled": None if enabled in (None, INHERIT) else enabled == "on",
-        "access": None if value("access") in (None, INHERIT) else value("access"),
-        "users": value("users") or (), "groups": _ids(value("groups")),
-        "username": value("username"), "icon_emoji": value("icon_emoji"),
-        "editors": value("editors") or (), "updated_by": user,
+        "access": None if access in (None, INHERIT) else access,
+        "users": _value(state, "users") or (), "groups": _ids(_value(state, "groups")),
+        "username": _value(state, "username"), "icon_emoji": _value(state, "icon_emoji"),
+        "editors": _value(state, "editors") or (),
     }  # fmt: skip
+    shown = {field for block in state for field in _FIELDS_OF.get(block, ())}
+    values = kept.model_dump(exclude={"updated_by", "updated_at"}) if kept else {}
+    values.update({field: form[field] for field in shown})
+    for field, other in _ONE_OF.items():
+        if field in shown and form[field] is not None and other not in shown:
+            values[other] = None
+    values.update(team=team, channel=channel, updated_by=user)
     try:
         return ChannelConfig(**values), {}
     except ValidationError as exc:
         errors: dict[str, str] = {}
+        first = next(iter(state), "persona")
         for error in exc.errors():
-            block = str(error["loc"][0]) if error["loc"] else "persona"
+            block = str(error["loc"][0]) if error["loc"] else first
             if block not in state:
-                block = "persona"  # a rule across fields: shown under the persona
+                block = "persona" if "persona" in state else first  # a rule across fields
             errors.setdefault(block, error["msg"].removeprefix("Value error, ")[:150])
         return None, errors
 

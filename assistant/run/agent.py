@@ -25,7 +25,8 @@ from assistant.run.apologies import (
     SORRY_STEPS,
     SORRY_UNEXPECTED,
 )
-from assistant.run.channel_rules import Channels
+from assistant.run.channel_access import ChannelAccess
+from assistant.run.channel_rules import ChannelRules, Channels
 from assistant.run.deferral import RESTARTED
 from assistant.run.images import ImageParts
 from assistant.run.lease import LeaseLost, ensure_lease
@@ -56,13 +57,19 @@ from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
-from context.entry import FAILURE_PREFIX
+from context.entry import FAILURE_PREFIX, UserEntry
 from context.log import ContextLog
 from context.storage import EntryMeta, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
 
 log = logging.getLogger(__name__)
 
+
+NO_ONE_ALLOWED = (
+    "Not answered: the channel's settings do not list the people this run would answer, "
+    "as Slack said once it could be asked."
+)
+NOT_CARRIED_OUT = "Error: the {name} of entry {index} was not carried out: {why}."
 
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,
@@ -88,6 +95,7 @@ class Agent:
     outages: SlackOutages | None = None  # None: a Slack error ends the run at once
     channels: Channels | None = None  # None: ASSISTANT_MODEL, posts as the app (replay)
     sessions: AgentSessions | None = None  # None: no agent sessions (replay)
+    access: ChannelAccess | None = None  # None: who asked is not checked again (replay)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -110,13 +118,17 @@ class Agent:
             )  # fmt: skip
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
-            await self._answer(ctx, requests)
+            await self._answer(ctx, requests, rules)
         finally:
             await progress.end()
 
-    async def _answer(self, ctx: RunContext, requests: list[AnswerRequest]) -> None:
+    async def _answer(
+        self, ctx: RunContext, requests: list[AnswerRequest], rules: ChannelRules | None
+    ) -> None:
         key = ctx.key
         try:
+            if not await self._admitted(ctx, requests, rules):
+                return
             # The caps and the step cap bound the answer, not this process: count what the
             # runs before this one (killed, or stopped by a lost lease) did for it.
             steps_taken = await count_so_far(ctx, requests[0].index)
@@ -136,6 +148,29 @@ class Agent:
             if isinstance(exc, LeaseLost) or store_unavailable(exc):
                 raise  # the request stays owed: the scheduler resumes it
             await self._fail_unexpectedly(ctx, exc)
+
+    async def _admitted(
+        self, ctx: RunContext, requests: list[AnswerRequest], rules: ChannelRules | None
+    ) -> bool:
+        """Whether the run answers anyone: in a channel whose settings list who may use the
+        bot, the people it answers are asked about again (the ack takes a message whose
+        author Slack could not decide on; a Slack failure here defers the run). Those who may
+        not are told as at the ack; a run left with no one to answer ends at once."""
+        if self.access is None or rules is None or rules.access != "listed":
+            return True
+        authors: dict[str, bool] = {}  # user -> in a reply in the thread
+        for request in requests:
+            entry = ctx.log.entries[request.index]
+            if isinstance(entry, UserEntry):
+                user = entry.content.userid.removeprefix("<@").removesuffix(">")
+                authors[user] = request.message_ts != ctx.key.thread_ts
+        refused = [u for u in authors if not await self.access.may_use(ctx.key.team, u, rules)]
+        for user in refused:
+            await self.access.refuse(self.recorder, ctx.key, user, None, authors[user])
+        if not authors or len(refused) < len(authors):
+            return True
+        await self.recorder.record(ctx.key, NO_ONE_ALLOWED, answered_through=len(ctx.log) - 1)
+        return False
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
@@ -214,6 +249,7 @@ class Agent:
     ) -> tuple[bool, int]:
         """Record and carry out one tool call as the model made it: (whether it finished
         the request, the index of its entry)."""
+        refused = ctx.posts.call_refusal()
         try:
             call = parse_tool_call(raw.name, raw.arguments)
         except ToolCallError as exc:
@@ -223,6 +259,17 @@ class Agent:
             assert entry is not None
             return False, entry.index
         finished = isinstance(call, FinishRequest)
+        if refused is not None and not finished:
+            # Recorded as the model made it, then why it was not carried out, as a post past
+            # the caps is (assistant.run.post_limits).
+            if stream is not None:
+                await stream.discard()
+            entry = await self.recorder.record(ctx.key, call, meta=meta)
+            assert entry is not None
+            why = NOT_CARRIED_OUT.format(name=call.name, index=entry.index, why=refused)
+            left = still_there(stream.left) if stream is not None else ""
+            await self.recorder.record(ctx.key, f"{why} {left}".strip())
+            return False, entry.index
         index = await self._call(ctx, call, meta, seen_through, stream)
         return finished, index
 
@@ -264,20 +311,24 @@ class Agent:
     async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
         """One short message for the people in the thread, the reason for the log."""
         outcome = "No one was told (replay)."
-        if ctx.cards is not None:
-            ctx.cards.ts = None  # deleted below, with the thread's other open streams
         if self.client is not None:
             ensure_lease()
+            told = None  # the message the thread was told in
+            if ctx.cards is not None:  # the steps on show: told in their message, below them
+                with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
+                    told = await ctx.cards.finish_with(sorry, NOTICE_METADATA, [])
+                ctx.cards.ts = None  # not stopped: deleted below, with the other open streams
             left = still_there([Undeleted("the thread could not be read")])
             with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
                 # No stream left half-written; what cannot be deleted yet stays owed.
                 left = still_there((await finish_interrupted_streams(ctx, None)).left)
             try:
-                await self.client.chat_postMessage(
-                    channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
-                    metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
-                    **ctx.post_as,
-                )  # fmt: skip
+                if told is None:
+                    await self.client.chat_postMessage(
+                        channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
+                        metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
+                        **ctx.post_as,
+                    )  # fmt: skip
                 outcome = f'The user was told: "{sorry}"'
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
                 outcome = "The thread could not be told."

@@ -3,7 +3,8 @@ default, holding a `ChannelConfig` as JSON."""
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, delete, insert, select
+from sqlalchemy import Insert, bindparam, select
+from sqlalchemy.dialects import postgresql, sqlite
 
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from context.storage.engine import Repository
@@ -15,6 +16,22 @@ _IN_FORCE = select(_table.c.channel, _table.c.config_json).where(
     _table.c.team == bindparam("team"),
     _table.c.channel.in_((bindparam("channel"), bindparam("default"))),
 )
+
+
+def _upsert(statement: postgresql.Insert | sqlite.Insert) -> Insert:
+    # One statement: two saves of one channel at once both land (the later one kept), where
+    # a delete then an insert lost the race to a unique violation on PostgreSQL.
+    return statement.on_conflict_do_update(
+        index_elements=["team", "channel"],
+        set_={
+            "config_json": statement.excluded.config_json,
+            "updated_at": statement.excluded.updated_at,
+        },
+    )
+
+
+_UPSERT_POSTGRESQL = _upsert(postgresql.insert(_table))
+_UPSERT_SQLITE = _upsert(sqlite.insert(_table))
 
 
 class SqlChannels(Repository):
@@ -50,16 +67,16 @@ class SqlChannels(Repository):
     def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
         at = now()
         kept = config.model_copy(update={"updated_at": at})
-        where = (_table.c.team == config.team) & (_table.c.channel == config.channel)
+        row = {
+            "team": config.team,
+            "channel": config.channel,
+            "config_json": kept.model_dump_json(exclude_defaults=True),
+            "updated_at": at,
+        }
         with self._db.transaction() as connection:
-            # Replaced whole, in one transaction: a reader sees the old settings or the new.
-            connection.execute(delete(_table).where(where))
-            connection.execute(
-                insert(_table).values(
-                    team=config.team,
-                    channel=config.channel,
-                    config_json=kept.model_dump_json(exclude_defaults=True),
-                    updated_at=at,
-                )
+            # Replaced whole: a reader sees the old settings or the new.
+            upsert = (
+                _UPSERT_POSTGRESQL if connection.dialect.name == "postgresql" else _UPSERT_SQLITE
             )
+            connection.execute(upsert, row)
         return kept

@@ -12,6 +12,7 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.settings import SettingsError, load_settings
+from tests.cli import ROOT
 from tests.process import TIMEOUT, AssistantProcess, clean_env, run_assistant
 
 REQUIRED = {
@@ -294,6 +295,31 @@ def test_serve_through_oauth_needs_no_bot_token_and_says_the_state_secret_is_unu
     assert slack.calls == []  # no token to check: each workspace's comes with its install
     for secret in ("topsecretclientsecret", "topsecretstatesecret"):
         assert secret not in app.stdout.text + app.stderr.text
+
+
+def test_env_example_copied_as_it_is_leaves_the_blank_bot_token_unset(slack, model, tmp_path):
+    # .env.example leaves SLACK_BOT_TOKEN blank: with OAuth set, a blank is no token (an
+    # empty one would be checked with Slack, refused, and the start would end).
+    (tmp_path / ".env").write_bytes((ROOT / ".env.example").read_bytes())
+    env = clean_env(
+        **OAUTH,
+        SLACK_SIGNING_SECRET=SECRET_VALUES["SLACK_SIGNING_SECRET"],
+        SLACK_API_URL=slack.api_url,
+        OPENAI_API_KEY=ids.OPENAI_API_KEY,
+        OPENAI_BASE_URL=model.base_url,
+        PORT=str(free_port()),
+    )
+    with AssistantProcess("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path) as app:
+        app.stderr.wait_for(r"Uvicorn running on")
+        connection = http.client.HTTPConnection("127.0.0.1", int(env["PORT"]), timeout=TIMEOUT)
+        try:
+            connection.request("GET", "/slack/install")
+            assert connection.getresponse().status == 200
+        finally:
+            connection.close()
+        assert app.stop(signal.SIGTERM) == 0, app.stderr.text
+    assert slack.calls == []
+    assert "SLACK_STATE_SECRET" not in app.stderr.text  # commented out in the example
 
 
 def test_oauth_settings_come_as_a_pair_and_not_with_a_bot_token(tmp_path):

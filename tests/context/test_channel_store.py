@@ -3,6 +3,8 @@ SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from pydantic import ValidationError
 
@@ -76,3 +78,30 @@ def test_who_may_use_it():
 def test_wrong_settings_are_refused(values):
     with pytest.raises(ValidationError):
         ChannelConfig(team="T1", channel="C1", **values)
+
+
+def test_saves_of_one_channel_at_once_each_keep_one_whole_row(store):
+    # Two admins saving one channel at the same moment: each save is kept whole (the last
+    # one wins), neither fails (on PostgreSQL, a delete-then-insert lost the race with a
+    # unique violation).
+    saves_each, savers = 25, 4
+    start = threading.Barrier(savers)
+    failures: list[BaseException] = []
+
+    def save(who: int) -> None:
+        start.wait(timeout=60)
+        for n in range(saves_each):
+            config = ChannelConfig(team="T1", channel="C1", model=f"m{who}-{n}", updated_by="U1")
+            try:
+                store.set_channel_config(config)
+            except Exception as exc:  # every failure is the finding
+                failures.append(exc)
+
+    threads = [threading.Thread(target=save, args=(who,)) for who in range(savers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert failures == []
+    (kept,) = store.channel_configs("T1")
+    assert kept.model in {f"m{who}-{saves_each - 1}" for who in range(savers)}

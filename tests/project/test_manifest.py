@@ -39,6 +39,8 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "conversations_history": HISTORY,
     "conversations_info": {"channels:read", "groups:read", "im:read", "mpim:read"},
     "conversations_members": {"channels:read", "groups:read", "im:read", "mpim:read"},
+    # The App Home asks for a person's public and private channels only.
+    "users_conversations": {"channels:read", "groups:read"},
     "reactions_add": {"reactions:write"},
     "reactions_remove": {"reactions:write"},
     "users_info": {"users:read"},

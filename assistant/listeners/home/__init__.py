@@ -1,5 +1,5 @@
-"""The App Home: the home tab opened, its Edit buttons, and the settings modal submitted
-(`assistant.panel.home`)."""
+"""The App Home: the home tab opened, its Edit and page buttons, and the settings modal
+submitted (`assistant.panel.home`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.panel.home import AppHome
-from assistant.panel.home_views import EDIT_ACTION, MODAL
+from assistant.panel.home_views import EDIT_ACTION, MODAL, PAGE_ACTION
 from assistant.slack.connection import slack_reason
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,20 @@ def register(app: AsyncApp, home: AppHome) -> None:
             await home.edit(client, team, user, action.get("value") or "", body["trigger_id"])
         except SlackApiError as exc:  # an expired trigger: the person clicks again
             log.warning("cannot open the settings for %s: %s", user, slack_reason(exc))
+
+    @app.action(PAGE_ACTION)
+    async def handle_page(
+        ack: AsyncAck, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
+    ) -> None:
+        await ack()
+        team, user = body["team"]["id"], body["user"]["id"]
+        value = action.get("value")
+        # The page's number, from the button (a forged one: the first page).
+        page = int(value) if isinstance(value, str) and value.isdigit() and len(value) < 6 else 0
+        try:
+            await home.show(client, team, user, page)
+        except SlackApiError as exc:
+            log.warning("cannot show %s the App Home: %s", user, slack_reason(exc))
 
     @app.view(MODAL)
     async def handle_settings_submitted(
