@@ -220,7 +220,9 @@ def _scheduler(
     )
     # With one bot token, only its own workspace's threads (another's token is not ours).
     answers_team = identity.serves if identity is not None else None
-    run, stop = runs.run, runs.stopped
-    if telemetry is not None:
-        run, stop = telemetry.runs(run), telemetry.stops(stop)
+    if telemetry is None:
+        return RunScheduler(
+            runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped, answers_team=answers_team
+        )
+    run, stop = telemetry.runs(runs.run), telemetry.stops(runs.stopped)
     return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop, answers_team=answers_team)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TypedDict
 
 import yaml
 from slack_bolt.async_app import AsyncApp
@@ -26,6 +27,13 @@ MANIFEST = Path(__file__).parent.parent / "manifest.yml"
 ROTATE_MINUTES = 120
 
 
+class _AppOptions(TypedDict):
+    """What every Bolt app of ours is built with, OAuth or one token."""
+
+    signing_secret: str
+    process_before_response: bool
+
+
 def bot_scopes(manifest: Path = MANIFEST) -> list[str]:
     """The bot scopes an install asks for: exactly the manifest's."""
     data = yaml.safe_load(manifest.read_text(encoding="utf-8"))
@@ -43,7 +51,7 @@ def create_bolt_app(
     )
     # Acknowledge an event only once it is recorded (the run itself starts after): a process
     # killed before that leaves Slack to retry it, so no message is lost.
-    common = {"signing_secret": signing_secret, "process_before_response": True}
+    common: _AppOptions = {"signing_secret": signing_secret, "process_before_response": True}
     if settings.oauth and settings.slack_bot_token is None:  # (`run` keeps the one token)
         return _oauth_app(settings, store, common)
     assert settings.slack_bot_token is not None
@@ -61,7 +69,7 @@ def create_bolt_app(
 
 
 def _oauth_app(
-    settings: Settings, store: Store, common: dict[str, object]
+    settings: Settings, store: Store, common: _AppOptions
 ) -> tuple[AsyncApp, Workspaces, None]:
     assert settings.slack_client_id and settings.slack_client_secret
     client_id = settings.slack_client_id
@@ -85,8 +93,10 @@ def _oauth_app(
         oauth_settings=oauth,
         installation_store=installations,
         installation_store_bot_only=True,
-        authorize=authorize,
-        **common,  # type: ignore[arg-type]
+        # Bolt takes an AsyncAuthorize as it is, beside the OAuth settings (its annotation
+        # names only a plain function, which it would refuse here).
+        authorize=authorize,  # type: ignore[arg-type]
+        **common,
     )
     client = configure_slack_client(app.client, settings.slack_api_base)
     # app_uninstalled and tokens_revoked: Bolt's own listeners delete the installation.

@@ -258,14 +258,14 @@ def load_usage_settings() -> UsageSettings:
         raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
 
 
-def load_settings(mode: Mode, **overrides: object) -> Settings:
+def load_settings(mode: Mode, **overrides: Any) -> Settings:
     """Build the settings for `mode`, or raise `SettingsError` listing every problem."""
     problems: list[str] = []
     wrong: set[str] = set()
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
-        defaults: dict[str, object] = {}
+        defaults: dict[str, Any] = {}
         for error in exc.errors():
             wrong.add(str(error["loc"][0]) if error["loc"] else "")
             problems.append(_describe(error))

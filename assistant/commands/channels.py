@@ -25,7 +25,7 @@ SETTABLE = (
 _LISTS = ("users", "groups", "editors")
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     channels = commands.add_parser(
         "channels",
         help="list, set, export or import the persona and rules of each channel",

@@ -12,7 +12,7 @@ from assistant.settings import SettingsError, load_store_settings
 from context.storage import database_url
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = commands.add_parser(
         "demo",
         help="play a short conversation on local fakes of Slack and the model",

@@ -28,7 +28,7 @@ from context.trace import open_trace
 from context.validate import validate_log
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = commands.add_parser(
         "replay",
         help="send saved logs or stored threads to the model and show what it does next",

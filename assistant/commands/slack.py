@@ -8,7 +8,7 @@ from assistant.commands import CliError
 from assistant.settings import Mode, Settings, SettingsError, load_settings
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
         help="run the bot in Socket Mode (development, no public URL)",

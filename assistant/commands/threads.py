@@ -13,7 +13,7 @@ from context.canonical import export_json
 from context.storage import ThreadKey
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     threads = commands.add_parser(
         "threads",
         help="list the threads in the store",

@@ -28,7 +28,7 @@ GROUP_KEYS = {
 UNKNOWN = "(unknown)"
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     usage = commands.add_parser(
         "usage",
         help="what the model calls cost, by workspace, channel, user, day or model",

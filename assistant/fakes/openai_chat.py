@@ -31,7 +31,14 @@ from assistant.fakes.openai_responses import (
     Raw,
     Response,
 )
-from assistant.fakes.openai_stream import REFUSAL, Streamed, Trickled, stream_completion, trickle
+from assistant.fakes.openai_stream import (
+    REFUSAL,
+    Streamed,
+    StreamSettings,
+    Trickled,
+    stream_completion,
+    trickle,
+)
 
 # OpenAI caches prompt prefixes of 1024+ tokens in 128-token steps; the fake mimics that from
 # a 4-characters-per-token estimate so benchmarks can see cache hits.
@@ -53,11 +60,12 @@ class ChatCompletions:
     _holds: list[Hold]
     _cond: threading.Condition
     models: frozenset[str] | None
+    streaming: StreamSettings
 
     def _chat_routes(self) -> list[web.RouteDef]:
         return [web.post("/v1/chat/completions", self._handle_chat)]
 
-    async def _handle_chat(self, request: web.Request) -> web.Response:
+    async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
         if not request.headers.get("Authorization", "").startswith("Bearer "):
             return _error_response(
                 Error(
@@ -130,7 +138,10 @@ class ChatCompletions:
             return await trickle(request, json.dumps(whole).encode(), response)
         style = self.streaming.style
         if isinstance(response, Streamed):
-            response, style = response.response, response.style
+            style, response = response.style, response.response
+        # What is left is a Completion: `_handle_chat` drops a Disconnect (one inside a hold or
+        # a delay is not supported, and fails here as it did in `_completion`).
+        assert isinstance(response, Completion)
         completion = _completion(response, body, previous)
         if body.get("stream") and self.streaming.mode == "sse":
             usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -11,6 +11,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.run.channel_rules import PostAs
 from assistant.run.recorder import Recorder
 from assistant.run.stream_leftovers import NOTICE_METADATA, SLACK_FAILURES, briefly
 from context.entry import UserEntry
@@ -46,7 +47,7 @@ async def may_take_bot_message(
     key: ThreadKey,
     bot: str,
     limit: int,
-    post_as: dict[str, str],
+    post_as: PostAs,
 ) -> bool:
     """Whether the message `bot` just sent to thread `key` is taken: while the thread holds
     fewer than `limit` of its messages. The first one past that tells the thread."""

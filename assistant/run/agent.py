@@ -15,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.model.attempts import ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
+from assistant.model.request import ImagePart
 from assistant.model.tool_calls import ToolCallError, parse_tool_call
 from assistant.run.answer_so_far import count_so_far
 from assistant.run.apologies import (
@@ -28,7 +29,7 @@ from assistant.run.apologies import (
 from assistant.run.channel_access import ChannelAccess
 from assistant.run.channel_rules import ChannelRules, Channels
 from assistant.run.deferral import RESTARTED
-from assistant.run.images import ImagePart, ImageParts
+from assistant.run.images import ImageParts
 from assistant.run.lease import LeaseLost, ensure_lease
 from assistant.run.panel_status import PanelStatus
 from assistant.run.post_limits import PostCaps, PostLimits
@@ -230,7 +231,7 @@ class Agent:
         """Record and carry out one reply's tool calls; True once the request is finished
         (its finishRequest also records that the entries through `seen_through` are answered)."""
         ctx.posts.new_reply()
-        meta = usage_of(reply)
+        meta: EntryMeta | None = usage_of(reply)
         if not reply.calls:
             await self.recorder.record(
                 ctx.key,

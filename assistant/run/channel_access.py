@@ -17,8 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.channel_rules import ChannelRules
 from assistant.run.recorder import Recorder
-from assistant.run.slack_outage import may_pass
-from assistant.slack.connection import slack_reason
+from assistant.slack.connection import may_pass, slack_reason
 from context.channels import may_use
 from context.storage import EntryMeta, ThreadKey
 

@@ -25,7 +25,7 @@ from slack_sdk.errors import SlackApiError
 
 from assistant.run.deferral import RESTARTED, SLACK_BACK, RunDeferred
 from assistant.slack.connection import may_pass
-from context.storage import RunStore, ThreadKey
+from context.storage import Store, ThreadKey
 from context.storage.reads import read
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def duration(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class SlackOutages:
-    store: RunStore
+    store: Store  # not RunStore alone: `read` needs its local_reads
     seconds: float  # ASSISTANT_SLACK_OUTAGE_SECONDS
 
     async def wait(

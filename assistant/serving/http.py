@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TextIO
 
@@ -50,7 +51,7 @@ def create_web_app(
     assert settings.slack_signing_secret is not None
 
     @asynccontextmanager
-    async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
+    async def lifespan(web: Starlette) -> AsyncIterator[None]:
         assistant = create_assistant(settings, trace, identity=identity, runs=runs)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
@@ -64,7 +65,8 @@ def create_web_app(
     async def slack_events(request: Request) -> Response:
         # When it arrived: its files and links are read until a deadline counted from here.
         arrival = {"received_at": asyncio.get_running_loop().time()}
-        return await request.app.state.handler.handle(request, arrival)
+        response: Response = await request.app.state.handler.handle(request, arrival)
+        return response
 
     async def healthz(request: Request) -> Response:
         # Anyone can ask: the answer says whether the app can work, nothing about its work.
@@ -78,7 +80,8 @@ def create_web_app(
         flow = request.app.state.assistant.app.oauth_flow
         if request.url.path == INSTALL_PATH and await flow.settings.state_store.async_full():
             return PlainTextResponse(INSTALLS_FULL, status_code=429, headers=RETRY_LATER)
-        return await request.app.state.handler.handle(request)
+        response: Response = await request.app.state.handler.handle(request)
+        return response
 
     oauth = [
         Route(path, installs, methods=["GET"])
@@ -93,7 +96,7 @@ def create_web_app(
         ],
         middleware=[
             Middleware(
-                SlackRequestGuard,  # type: ignore[arg-type]
+                SlackRequestGuard,
                 signing_secret=settings.slack_signing_secret.get_secret_value(),
                 path="/slack/events",
             )

@@ -41,6 +41,7 @@ class BoundedH11Protocol(H11Protocol):
 
     _head_deadline: asyncio.TimerHandle | None = None
 
+    # Transport, not asyncio's BaseTransport: as uvicorn's own H11Protocol declares it.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._await_head()

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
 
 # The messages of slack-sdk's records that this rewrites (tests/e2e/test_socket_mode.py checks
@@ -39,11 +39,11 @@ class ConnectionLog(logging.Filter):
     def __init__(self, web_client: AsyncWebClient) -> None:
         super().__init__()
         self._web_client = web_client
-        self._socket: AsyncBaseSocketModeClient | None = None
+        self._socket: SocketModeClient | None = None
         self.logger = logging.getLogger("assistant.slack.connection")
         self.logger.addFilter(self)
 
-    def watch(self, socket_client: AsyncBaseSocketModeClient) -> None:
+    def watch(self, socket_client: SocketModeClient) -> None:
         """The client whose retries these are (made with `self.logger`)."""
         self._socket = socket_client
 

@@ -123,4 +123,6 @@ class OAuthStates(SQLAlchemyOAuthStateStore, AsyncOAuthStateStore):
 
 def _now() -> datetime:
     """Now, as slack-sdk writes a state's `expire_at`."""
-    return normalize_datetime_for_db(datetime.now(tz=UTC))
+    now = normalize_datetime_for_db(datetime.now(tz=UTC))
+    assert now is not None  # None only for a None given
+    return now

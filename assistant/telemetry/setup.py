@@ -108,7 +108,7 @@ def _watched_spans(exporter: Any, unreachable: Unreachable) -> Any:
 
     class Watched(SpanExporter):
         def export(self, spans: Sequence[Any]) -> SpanExportResult:
-            result = exporter.export(spans)
+            result: SpanExportResult = exporter.export(spans)
             unreachable.outcome(result is SpanExportResult.SUCCESS)
             return result
 
@@ -116,7 +116,8 @@ def _watched_spans(exporter: Any, unreachable: Unreachable) -> Any:
             exporter.shutdown()
 
         def force_flush(self, timeout_millis: int = 30000) -> bool:
-            return exporter.force_flush(timeout_millis)
+            flushed: bool = exporter.force_flush(timeout_millis)
+            return flushed
 
     return Watched()
 

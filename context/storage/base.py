@@ -16,7 +16,10 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
-from context.storage.base_slack import ChannelStore, ModelRefusalStore, PanelStore, StopStore
+from context.storage.base_slack import ChannelStore as ChannelStore
+from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
+from context.storage.base_slack import PanelStore as PanelStore
+from context.storage.base_slack import StopStore as StopStore
 from context.storage.values import (
     EntryMeta,
     ImageRef,

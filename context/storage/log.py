@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, literal, select
 
@@ -173,7 +174,7 @@ _SAME_MESSAGE = (
 
 def append_locked(
     connection: Connection,
-    thread: Row,
+    thread: Row[*tuple[Any, ...]],
     content: Content,
     timestamp: str,
     meta: EntryMeta,
@@ -259,7 +260,9 @@ def _save_tail(connection: Connection, thread_id: int, tail: Tail, answered_thro
     )
 
 
-def _already_recorded(connection: Connection, thread: Row, role: Role, meta: EntryMeta) -> bool:
+def _already_recorded(
+    connection: Connection, thread: Row[*tuple[Any, ...]], role: Role, meta: EntryMeta
+) -> bool:
     """Slack retries an event with the same event id, and sends a channel mention twice
     (`app_mention` and `message`) with different event ids and the same message ts.
     `thread`: its locked row (a thread with no entry yet has recorded nothing)."""

@@ -200,7 +200,7 @@ class SqlPanel(Repository):
         return recorded
 
 
-def _panel_row(connection: Connection, thread_id: int) -> Row | None:
+def _panel_row(connection: Connection, thread_id: int) -> Row[*tuple[Any, ...]] | None:
     query = select(panel_threads_table).where(panel_threads_table.c.thread_id == thread_id)
     return connection.execute(query).first()
 
