@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from context.urls import shown_url
+
 log = logging.getLogger(__name__)
 
 DEFAULT_SERVICE = "slack-context-assistant"
@@ -168,7 +170,7 @@ def open_providers(env: Mapping[str, str] = os.environ) -> Providers:
     if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: DEFAULT_SERVICE}))
     where = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env["OTEL_EXPORTER_OTLP_ENDPOINT"]
-    unreachable = Unreachable(where)
+    unreachable = Unreachable(shown_url(where))
     spans = _watched_spans(_exporters(env, "TRACES")(), unreachable)
     tracer_provider = TracerProvider(resource=resource)  # the sampler: OTEL_TRACES_SAMPLER
     tracer_provider.add_span_processor(BatchSpanProcessor(spans))

@@ -4,7 +4,9 @@ too (simulated: the extra is installed for the tests, tests/e2e/test_telemetry_g
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -110,3 +112,26 @@ def test_the_bot_does_not_start_without_the_grpc_extra(command, slack, tmp_path)
     result = run_assistant(command, env=env, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"assistant {command}: {MISSING}"]
+
+
+def test_the_collectors_warning_names_its_scheme_host_and_port_only(monkeypatch, caplog):
+    secret = "collector-key-never-shown"
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv(
+        "OTEL_EXPORTER_OTLP_ENDPOINT", f"http://aya:{secret}@127.0.0.1:{port}/{secret}"
+    )
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    caplog.set_level(logging.INFO)
+    providers = open_providers()
+    with providers.tracer_provider.get_tracer("test").start_as_current_span("a span"):
+        pass
+    providers.shutdown()  # the span is exported, or fails to be, before it returns
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("assistant.telemetry")]
+    assert lines == [
+        f"the OpenTelemetry collector at http://127.0.0.1:{port} did not take the telemetry; "
+        "it is dropped until it does (runs go on)"
+    ]
+    assert secret not in caplog.text
