@@ -3,6 +3,8 @@ default, holding a `ChannelConfig` as JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import bindparam, delete, insert, select
 
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
@@ -48,18 +50,23 @@ class SqlChannels(Repository):
             return [ChannelConfig.model_validate_json(t) for t in connection.scalars(query)]
 
     def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
+        return self.set_channel_configs([config])[0]
+
+    def set_channel_configs(self, configs: Sequence[ChannelConfig]) -> list[ChannelConfig]:
         at = now()
-        kept = config.model_copy(update={"updated_at": at})
-        where = (_table.c.team == config.team) & (_table.c.channel == config.channel)
+        kept = [config.model_copy(update={"updated_at": at}) for config in configs]
         with self._db.transaction() as connection:
-            # Replaced whole, in one transaction: a reader sees the old settings or the new.
-            connection.execute(delete(_table).where(where))
-            connection.execute(
-                insert(_table).values(
-                    team=config.team,
-                    channel=config.channel,
-                    config_json=kept.model_dump_json(exclude_defaults=True),
-                    updated_at=at,
+            # Replaced whole, in one transaction: a reader sees the old settings or the new,
+            # and a failure part-way keeps none of them.
+            for config in kept:
+                where = (_table.c.team == config.team) & (_table.c.channel == config.channel)
+                connection.execute(delete(_table).where(where))
+                connection.execute(
+                    insert(_table).values(
+                        team=config.team,
+                        channel=config.channel,
+                        config_json=config.model_dump_json(exclude_defaults=True),
+                        updated_at=at,
+                    )
                 )
-            )
         return kept
