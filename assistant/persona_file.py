@@ -13,15 +13,21 @@ from pathlib import Path
 
 import yaml
 
+from assistant.input_files import TooDeep, TooLarge, load_yaml, read_bounded
+
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 
 def read_personas(path: Path) -> dict[str, str]:
     """The file's personas by name; ValueError, one line, naming what is wrong."""
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = load_yaml(read_bounded(path).decode("utf-8"))
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except (TooLarge, TooDeep) as exc:
+        raise ValueError(f"{path} is {exc}") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""

@@ -209,6 +209,13 @@ class Agent:
                     reply = await self.model.next_step(prompt.text, images, ctx.model)
                     finished = await self._carry_out(ctx, reply, seen_through)
             except ModelError as exc:
+                # The console's trace shows the Error entry; stderr says which server failed
+                # and why, for whoever runs the process.
+                why = f" ({exc.reason})" if exc.reason else ""
+                log.warning(
+                    "the model server at %s failed a run in %s: %s%s",
+                    self.model.where, ctx.key, exc, why,
+                )  # fmt: skip
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
                 return
             if finished:
