@@ -21,16 +21,15 @@ RUN useradd --system --uid 10001 --user-group --home-dir /app --no-create-home a
     && python -m venv /opt/venv \
     && mkdir /data && chown aya:aya /data
 
-# The source stays in /app, read-only for the app's user, and is installed from there in
-# place: the OAuth flow reads the bot scopes from manifest.yml beside the packages
-# (assistant/app_oauth.py, MANIFEST), which a wheel install would leave behind.
+# The source is copied to /app and installed from there (manifest.yml, the bot scopes an OAuth
+# install asks for, is package data under assistant/).
 WORKDIR /app
-COPY pyproject.toml README.md manifest.yml ./
+COPY pyproject.toml README.md ./
 COPY context ./context
 COPY assistant ./assistant
 # Installed from pyproject.toml's lower bounds. With requirements.lock in the tree, this one
-# line becomes: RUN pip install -r requirements.lock && pip install --no-deps -e ".${EXTRAS:+[$EXTRAS]}"
-RUN pip install -e ".${EXTRAS:+[$EXTRAS]}"
+# line becomes: RUN pip install -r requirements.lock && pip install --no-deps ".${EXTRAS:+[$EXTRAS]}"
+RUN pip install ".${EXTRAS:+[$EXTRAS]}"
 
 USER aya
 # SQLite by default, on the volume; set DATABASE_URL=postgresql://… for several processes.

@@ -22,7 +22,9 @@ from context.storage import Store
 
 log = logging.getLogger(__name__)
 
-MANIFEST = Path(__file__).parent.parent / "manifest.yml"
+# The app's manifest is package data (the repository's manifest.yml links to it), so an
+# installed wheel asks for the same scopes as a checkout.
+MANIFEST = Path(__file__).parent / "manifest.yml"
 # Bolt's default: a token that expires within this is refreshed before it is used.
 ROTATE_MINUTES = 120
 

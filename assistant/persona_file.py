@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from assistant.input_files import TooDeep, TooLarge, load_yaml, read_bounded
+
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 log = logging.getLogger(__name__)
@@ -25,13 +27,15 @@ def read_prompt(path: Path) -> str:
     """ASSISTANT_PROMPT_FILE's text; ValueError, one line, naming what is wrong (an empty
     file is as good as a missing one: a thread must not start with no persona)."""
     try:
-        text = path.read_text(encoding="utf-8").strip()
+        text = read_bounded(path).decode("utf-8").strip()
     except FileNotFoundError:
         raise ValueError(f"no such file {path}") from None
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except TooLarge as exc:
+        raise ValueError(f"{path} is {exc}") from None
     if not text:
         raise ValueError(f"{path} is empty")
     return text
@@ -75,9 +79,13 @@ class PromptFile:
 def read_personas(path: Path) -> dict[str, str]:
     """The file's personas by name; ValueError, one line, naming what is wrong."""
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = load_yaml(read_bounded(path).decode("utf-8"))
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except (TooLarge, TooDeep) as exc:
+        raise ValueError(f"{path} is {exc}") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""

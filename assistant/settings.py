@@ -90,7 +90,21 @@ class UsageSettings(StoreSettings):
     _prices = field_validator("assistant_prices", mode="before")(parse_prices)
 
 
-class Settings(StoreSettings):
+class ChannelSettings(StoreSettings):
+    """What `assistant channels` needs: the store, and the personas a channel may choose."""
+
+    # Named personas a channel may choose (README "Configuring channels"): YAML or JSON.
+    assistant_personas_file: Path | None = None
+
+    def personas(self) -> dict[str, str]:
+        """The named personas of ASSISTANT_PERSONAS_FILE (none without it); ValueError saying
+        what is wrong with the file."""
+        if self.assistant_personas_file is None:
+            return {}
+        return read_personas(self.assistant_personas_file)
+
+
+class Settings(ChannelSettings):
     slack_bot_token: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
@@ -109,8 +123,6 @@ class Settings(StoreSettings):
     assistant_name: str = "Aya"
     assistant_prompt: str | None = None
     assistant_prompt_file: Path | None = None
-    # Named personas a channel may choose (README "Configuring channels"): YAML or JSON.
-    assistant_personas_file: Path | None = None
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
     assistant_max_posts_per_reply: int = Field(default=_CAPS.posts_per_reply, ge=1, le=100)
     assistant_max_tool_calls_per_reply: int = Field(default=_CAPS.calls_per_reply, ge=1, le=100)
@@ -190,13 +202,6 @@ class Settings(StoreSettings):
             return self.assistant_prompt
         return DEFAULT_PROMPT.format(name=self.assistant_name)
 
-    def personas(self) -> dict[str, str]:
-        """The named personas of ASSISTANT_PERSONAS_FILE (none without it); ValueError saying
-        what is wrong with the file."""
-        if self.assistant_personas_file is None:
-            return {}
-        return read_personas(self.assistant_personas_file)
-
     def prompt_budget(self) -> PromptBudget:
         """What the log may take of each prompt (ASSISTANT_CONTEXT_TOKENS and
         ASSISTANT_ANSWER_TOKENS, for ASSISTANT_MODEL's tokenizer)."""
@@ -247,6 +252,13 @@ def _describe(error: ErrorDetails) -> str:
 def load_store_settings() -> StoreSettings:
     try:
         return StoreSettings()
+    except ValidationError as exc:
+        raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
+
+
+def load_channel_settings() -> ChannelSettings:
+    try:
+        return ChannelSettings()
     except ValidationError as exc:
         raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
 

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant.commands import CliError
-from assistant.commands.io import file_or_thread, read_input, write_output
+from assistant.commands.io import (
+    check_writable,
+    file_or_thread,
+    read_input,
+    read_text,
+    write_output,
+)
 from assistant.commands.slack import _settings_error
 from assistant.commands.stored import existing_store
 from assistant.replay.markdown import markdown_report
@@ -95,6 +101,9 @@ def run_replay(args: argparse.Namespace) -> int:
         raise CliError("--out takes one input; for several, use --report")
     if args.inputs.count("-") > 1:
         raise CliError("standard input (-) can be read only once")
+    for out in (args.out, args.report):
+        if out is not None:
+            check_writable(out)  # before the model is asked anything
     persona = _persona(args.prompt_file) if args.prompt_file else None
     with contextlib.ExitStack() as stack:
         overrides: dict[str, object] = {}
@@ -126,7 +135,7 @@ def run_replay(args: argparse.Namespace) -> int:
 
 
 def _persona(path: str) -> str:
-    text = read_input(path).decode("utf-8", errors="replace").strip()
+    text = read_text(path).strip()
     if not text:
         raise CliError(f"{path} is empty: a persona is needed to replace entry 0")
     return text

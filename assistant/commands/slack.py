@@ -68,6 +68,7 @@ def run_socket(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     from assistant.serving.http import serve
+    from assistant.serving.web_server import PortUnavailable
     from assistant.serving.worker import split_roles_problem, token_source_problem
 
     settings = _settings("http")
@@ -79,6 +80,8 @@ def run_serve(args: argparse.Namespace) -> int:
         serve(settings, host=args.host, runs=args.runs == "on")
     except SettingsError as exc:
         raise _settings_error("Slack refused a token", exc) from None
+    except PortUnavailable as exc:
+        raise CliError(str(exc)) from None
     return 0
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -46,9 +47,10 @@ class ModelError(Exception):
     and holds no secret. `kind`: the failure in a word, for telemetry's `error.type` (an HTTP
     status, "timeout", "connection_error", "not_a_completion", "stream_error")."""
 
-    def __init__(self, what: str, kind: str = "ModelError") -> None:
+    def __init__(self, what: str, kind: str = "ModelError", reason: str = "") -> None:
         super().__init__(what)
         self.kind = kind
+        self.reason = reason  # what the connection said ("Connection refused"), when known
 
 
 class ModelRefused(ModelError):
@@ -72,6 +74,7 @@ class AttemptFailed(Exception):
         retry: bool = True,
         wait: float | None = None,
         kind: str = "stream_error",
+        reason: str = "",
         refused: str | None = None,
     ) -> None:
         super().__init__(what)
@@ -79,6 +82,7 @@ class AttemptFailed(Exception):
         self.retry = retry
         self.wait = wait
         self.kind = kind
+        self.reason = reason
         self.refused = refused
 
 
@@ -114,7 +118,7 @@ class Attempts:
             if wait is None:
                 wait = min(RETRY_DELAY * 2**number, MAX_RETRY_DELAY, self.timeout)
             if not failed.retry or used() or number == self.retries or wait > self.timeout:
-                raise ModelError(failed.what, failed.kind) from None
+                raise ModelError(failed.what, failed.kind, failed.reason) from None
             # The client's own retries were info; an answer that is not a completion warned.
             log.log(logging.INFO if quiet else logging.WARNING, "%s; retrying", failed.what)
             await asyncio.sleep(wait)
@@ -145,7 +149,7 @@ def _failure(exc: Exception, expired: bool, model: str) -> AttemptFailed | None:
         retry = isinstance(exc, openai.APIConnectionError)  # not an error event in a stream
         kind = "connection_error" if retry else "stream_error"
         what = what_failed(exc, "the model service", "the model")
-        return AttemptFailed(what, retry=retry, kind=kind)
+        return AttemptFailed(what, retry=retry, kind=kind, reason=connection_reason(exc))
     return None
 
 
@@ -191,6 +195,20 @@ def what_failed(error: openai.APIError, service: str, responder: str) -> str:
     if not isinstance(error, openai.APIConnectionError):  # an error event in a stream
         return f"{service} sent an error instead of the rest of its answer"
     return f"{service} could not be reached"
+
+
+def connection_reason(error: BaseException) -> str:
+    """What the connection under a failed call said, in a few words ("Connection refused",
+    "Server disconnected"), from the first OS or aiohttp error among its causes; "" if none.
+    Never the error's own text: it may hold a URL."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno:
+            return os.strerror(cause.errno)
+        if isinstance(cause, aiohttp.ServerDisconnectedError):
+            return "Server disconnected"
+        cause = cause.__cause__ or cause.__context__
+    return ""
 
 
 def _connection_failed(error: BaseException) -> bool:

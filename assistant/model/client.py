@@ -31,6 +31,7 @@ from assistant.model.stream import (
     whole_events,
 )
 from assistant.model.tool_calls import TOOL_SCHEMAS
+from context.urls import shown_url
 
 T = TypeVar("T")
 
@@ -85,6 +86,8 @@ class ModelClient:
             # every open connection on each request, and hundreds of runs keep hundreds open.
             http_client=DefaultAioHttpClient(),
         )
+        # Where the model's server is, as the log names it (never its key or path).
+        self.where = shown_url(str(self._client.base_url))
         # Transcriptions keep the client's retries: their reads are bounded by the event's
         # own deadline (assistant/intake/deadline.py).
         self._transcriber = self._client.with_options(max_retries=options.max_retries)

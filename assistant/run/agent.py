@@ -214,6 +214,13 @@ class Agent:
                 await self._refused(ctx, exc, seen_through)
                 return
             except ModelError as exc:
+                # The console's trace shows the Error entry; stderr says which server failed
+                # and why, for whoever runs the process.
+                why = f" ({exc.reason})" if exc.reason else ""
+                log.warning(
+                    "the model server at %s failed a run in %s: %s%s",
+                    self.model.where, ctx.key, exc, why,
+                )  # fmt: skip
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
                 return
             if ctx.model is not None and not served:

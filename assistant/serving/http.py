@@ -24,7 +24,7 @@ from starlette.routing import Route
 from assistant.app import create_assistant
 from assistant.serving.health import StoreHealth
 from assistant.serving.request_guard import SlackRequestGuard
-from assistant.serving.web_server import Server, server_config
+from assistant.serving.web_server import Server, listening_socket, server_config
 from assistant.settings import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.tokens import refused_bot_token
@@ -122,5 +122,6 @@ def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
     # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
     open_store(settings.database_url).close()
     check_telemetry()  # likewise: a protocol OTEL_* asks for that cannot be used is one line
+    listening = listening_socket(host, settings.port)  # PortUnavailable: one line, status 2
     web = create_web_app(settings, identity=identity, runs=runs)
-    Server(server_config(web, host=host, port=settings.port)).run()
+    Server(server_config(web, host=host, port=settings.port)).run(sockets=[listening])

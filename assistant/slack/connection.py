@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import re
-from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
+
+from context.urls import shown_url
 
 # The messages of slack-sdk's records that this rewrites (tests/e2e/test_socket_mode.py checks
 # that slack-sdk still logs them, by the output of a real run against an unreachable Slack).
@@ -67,9 +68,8 @@ class ConnectionLog(logging.Filter):
     def _where(self) -> str:
         wss = self._socket.wss_uri if self._socket is not None else None
         if not wss:
-            return self._web_client.base_url  # asking for a websocket URL failed
-        parts = urlsplit(wss)  # its query is a one-time ticket: not for logs
-        return f"{parts.scheme}://{parts.netloc}{parts.path}"
+            return shown_url(self._web_client.base_url)  # asking for a websocket URL failed
+        return shown_url(wss)  # its query is a one-time ticket: not for logs
 
 
 def failure_reason(error: BaseException | None) -> str:

@@ -58,6 +58,7 @@ from context.storage.values import (
     Viewing,
     Vote,
 )
+from context.urls import shown_url
 
 __all__ = [
     "DEFAULT_URL",
@@ -117,7 +118,7 @@ def database_url(url: str | None) -> URL:
     if driver is None:
         raise ValueError(
             f"DATABASE_URL scheme {parsed.drivername!r} is not supported "
-            f"({parsed.render_as_string(hide_password=True)}); "
+            f"({shown_url(parsed)}); "
             "use sqlite:///FILE or postgresql://USER@HOST/DBNAME"
         )
     return parsed.set(drivername=driver)
@@ -125,7 +126,7 @@ def database_url(url: str | None) -> URL:
 
 class StoreUnavailable(Exception):
     """The store could not be opened (the server unreachable, a SQLite file in a missing
-    directory or not a database, …): one line naming where, the password hidden."""
+    directory or not a database, …): one line naming where (`shown_url`)."""
 
 
 def open_store(url: str | None = None) -> Store:
@@ -138,8 +139,7 @@ def open_store(url: str | None = None) -> Store:
         return SqlStore(parsed)
     except SQLAlchemyError as exc:
         raise StoreUnavailable(
-            f"cannot open the store at {parsed.render_as_string(hide_password=True)}: "
-            f"{store_error(exc)}"
+            f"cannot open the store at {shown_url(parsed)}: {store_error(exc)}"
         ) from exc
 
 

@@ -4,6 +4,7 @@ Messages tab (`PanelStore`), the channels' settings (`ChannelStore`) and the sto
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -106,6 +107,11 @@ class ChannelStore(Protocol):
     def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
         """Keep `config` as its channel's settings, replacing what was kept, in one write;
         what was kept (stamped with `updated_at`)."""
+        ...
+
+    def set_channel_configs(self, configs: Sequence[ChannelConfig]) -> list[ChannelConfig]:
+        """`set_channel_config` for each of `configs`, all in one transaction: every one kept,
+        or (the database failing part-way) none."""
         ...
 
 

@@ -354,3 +354,25 @@ def test_oauth_settings_come_as_a_pair_and_not_with_a_bot_token(tmp_path):
         load_settings("http", _env_file=None, slack_client_id="111.222", slack_client_secret="x")
     assert "SLACK_SIGNING_SECRET: missing" in str(incomplete.value)
     assert "SLACK_BOT_TOKEN" not in str(incomplete.value)
+
+
+def test_a_port_in_use_is_one_line_and_status_2_before_the_app_starts(slack, model, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = clean_env(
+            SLACK_BOT_TOKEN=ids.BOT_TOKEN,
+            SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
+            SLACK_API_URL=slack.api_url,
+            OPENAI_API_KEY=ids.OPENAI_API_KEY,
+            OPENAI_BASE_URL=model.base_url,
+            PORT=str(port),
+        )
+        result = run_assistant("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    # Nothing of the app's startup (no "Waiting for application startup", no lifespan).
+    assert result.stderr.splitlines() == [
+        f"assistant serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
+    assert result.stdout == ""
