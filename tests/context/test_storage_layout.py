@@ -95,6 +95,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers
     } | {"started_at"} | {"defer", "deferred_since"} | {
         "channel_config", "channel_configs_in_force", "channel_configs", "set_channel_config",
+        "set_channel_configs",  # `assistant channels import`, in one transaction
         "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
         "trace_context",  # telemetry
