@@ -7,13 +7,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import create_engine, inspect
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from assistant.commands import CliError
 from assistant.settings import SettingsError, load_store_settings
-from context.storage import Store, StoreUnavailable, database_url, open_store, store_error
+from context.storage import (
+    Store,
+    StoreUnavailable,
+    database_url,
+    has_store,
+    open_store,
+    store_error,
+)
 from context.urls import shown_url
 
 
@@ -27,7 +33,7 @@ def existing_store(command: str) -> Iterator[Store]:
     url = _absolute(url)
     where = shown_url(url)
     try:
-        missing = not _has_store(url)
+        missing = not has_store(url)
         store = None if missing else open_store(url.render_as_string(hide_password=False))
     except SQLAlchemyError as exc:
         raise CliError(f"cannot open the store at {where}: {store_error(exc)}") from None
@@ -51,18 +57,3 @@ def _absolute(url: URL) -> URL:
     if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
         return url
     return url.set(database=str(Path(url.database).absolute()))
-
-
-def _has_store(url: URL) -> bool:
-    """Whether the database holds a store, found without creating anything: SQLite makes a
-    missing file on connecting, and opening a store creates its tables in an empty one."""
-    if url.get_backend_name() == "sqlite" and (
-        not url.database or url.database == ":memory:" or not Path(url.database).is_file()
-    ):
-        return False
-    engine = create_engine(url)
-    try:
-        with engine.connect() as connection:
-            return inspect(connection).has_table("threads")
-    finally:
-        engine.dispose()

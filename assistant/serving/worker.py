@@ -24,7 +24,7 @@ from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.installs import installed_workspaces
 from assistant.slack.tokens import refused_bot_token
 from assistant.telemetry.setup import check as check_telemetry
-from context.storage import database_url, open_store
+from context.storage import database_url, has_store, open_store
 from context.storage.wakeups import listen_for_owed
 
 ROLES_NEED_POSTGRESQL = (
@@ -38,6 +38,9 @@ def token_source_problem(settings: Settings) -> str | None:
     """Why a process with one SLACK_BOT_TOKEN must not serve this database, if it must not:
     the database holds installs through OAuth, whose threads that token cannot answer."""
     if settings.slack_bot_token is None:
+        return None
+    # Read only if there: a store this check made would be made before the token is checked.
+    if not has_store(database_url(settings.database_url)):
         return None
     store = open_store(settings.database_url)
     try:

@@ -27,6 +27,9 @@ define the same name.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from sqlalchemy import create_engine, inspect
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
@@ -141,6 +144,21 @@ def open_store(url: str | None = None) -> Store:
         raise StoreUnavailable(
             f"cannot open the store at {shown_url(parsed)}: {store_error(exc)}"
         ) from exc
+
+
+def has_store(url: URL) -> bool:
+    """Whether the database holds a store, found without creating anything: SQLite makes a
+    missing file on connecting, and opening a store creates its tables in an empty one."""
+    if url.get_backend_name() == "sqlite" and (
+        not url.database or url.database == ":memory:" or not Path(url.database).is_file()
+    ):
+        return False
+    engine = create_engine(url)
+    try:
+        with engine.connect() as connection:
+            return inspect(connection).has_table("threads")
+    finally:
+        engine.dispose()
 
 
 def store_error(exc: SQLAlchemyError) -> str:
