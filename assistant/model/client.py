@@ -70,6 +70,7 @@ class ModelClient:
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, options.answer_tokens)
         self._answer_tokens = options.answer_tokens
+        self._temperature = options.temperature
         # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
         # are made with it (assistant/model/attempts.py): the client makes one per request.
         self._attempts = Attempts(options.timeout, options.max_retries)
@@ -255,6 +256,7 @@ class ModelClient:
             "tools": TOOL_SCHEMAS,
             "tool_choice": "required",
             **self._model_args(model),
+            **({"temperature": self._temperature} if self._temperature is not None else {}),
         }
 
     @contextlib.asynccontextmanager

@@ -1,0 +1,128 @@
+"""How a trial is scored, offline (docs/architecture.md#eval, README "Evaluating a change"):
+
+- valid: every call is a tool the model was offered, with arguments of its schema
+  (`parse_tool_call`, as the agent takes them), and its posts within the caps a reply has
+  (`PostLimits`, the app's own rule); a plain-text answer or a failed call is not valid;
+- same kind: its first call is the same kind of step as the reference's (post, read history,
+  expand, finish);
+- for posts, the people and links the reference named are kept, and the length against the
+  reference's (reported, not part of passing).
+
+A trial passes when it is valid and of the same kind; a step people gave a 👎 (to beat) passes
+only when it is valid and not the same step again (another kind, or another text)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from assistant.eval.ask import Answer
+from assistant.eval.cases import Case
+from assistant.model.tool_calls import ToolCallError
+from assistant.run.post_limits import PostCaps, PostLimits
+from context.toolcalls import PostMessage, ToolCall
+
+KINDS = {
+    "postMessage": "post",
+    "getThreadHistory": "read history",
+    "expandEntry": "expand",
+    "finishRequest": "finish",
+}
+MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+LINK = re.compile(r"https?://[^\s<>|]+")
+
+
+def kind_of(call: ToolCall) -> str:
+    return KINDS.get(call.toolCall, call.toolCall)
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One trial's score."""
+
+    kind: str  # the kind of its first call; "error", "text", "invalid call"
+    valid: bool
+    same_kind: bool
+    passed: bool
+    problems: tuple[str, ...] = ()
+    checks: dict[str, object] = field(default_factory=dict)  # the posts' offline checks
+
+
+def score(case: Case, answer: Answer, caps: PostCaps) -> Trial:
+    reference_kind = kind_of(case.reference[0].content)
+    if answer.failure is not None:
+        return Trial("error", False, False, False, (answer.failure,))
+    if not answer.calls:
+        return Trial("text", False, False, False, ("answered in plain text, not a tool call",))
+    problems = [str(call) for call in answer.calls if isinstance(call, ToolCallError)]
+    calls = [call for call in answer.calls if not isinstance(call, ToolCallError)]
+    problems += _over_caps(calls, caps)
+    first = answer.calls[0]
+    kind = "invalid call" if isinstance(first, ToolCallError) else kind_of(first)
+    valid = not problems
+    same = kind == reference_kind
+    # A step people gave a 👎 is one to beat: the same step again does not pass.
+    wanted = not _same_step(case, calls) if case.feedback == "beat" else same
+    passed = valid and wanted
+    return Trial(kind, valid, same, passed, tuple(problems), post_checks(case, calls))
+
+
+def _over_caps(calls: Sequence[ToolCall], caps: PostCaps) -> list[str]:
+    limits = PostLimits(caps)
+    problems = []
+    for call in calls:
+        if not isinstance(call, PostMessage):
+            continue
+        messages = len(limits.chunks(call.text))
+        refusal = limits.refusal(call.text, messages)
+        if refusal is not None:
+            problems.append(f"a post over the caps: {refusal}")
+            continue
+        people = set(MENTION.findall(call.text))
+        if len(people) > caps.people_per_message:
+            problems.append(
+                f"a post mentions {len(people)} people, more than "
+                f"{caps.people_per_message} (ASSISTANT_MAX_MENTIONS_PER_MESSAGE)"
+            )
+        limits.charge(call.text, messages)
+    return problems
+
+
+def _posts(calls: Sequence[ToolCall]) -> str:
+    return "\n".join(call.text for call in calls if isinstance(call, PostMessage))
+
+
+def _same_step(case: Case, calls: Sequence[ToolCall]) -> bool:
+    reference = [entry.content for entry in case.reference]
+    if [c.toolCall for c in calls] != [c.toolCall for c in reference]:
+        return False
+    return _posts(calls).strip() == _posts(reference).strip()
+
+
+def post_checks(case: Case, calls: Sequence[ToolCall]) -> dict[str, object]:
+    """People and links of the reference's posts kept, and the length against them; empty
+    when either side posts nothing."""
+    new, old = _posts(calls), _posts([entry.content for entry in case.reference])
+    if not new or not old:
+        return {}
+    people = set(MENTION.findall(old))
+    links = set(LINK.findall(old))
+    return {
+        "people_kept": people <= set(MENTION.findall(new)),
+        "links_kept": links <= set(LINK.findall(new)),
+        "length_ratio": round(len(new) / len(old), 2),
+    }
+
+
+def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval (95% by default) of a rate seen `successes` times in
+    `trials`: unlike ± a normal error it stays within 0 to 1 and is not 0 wide at 0 or 1."""
+    if trials == 0:
+        return (0.0, 1.0)
+    rate = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (rate + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(rate * (1 - rate) / trials + z * z / (4 * trials * trials)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
