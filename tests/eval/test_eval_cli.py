@@ -1,0 +1,289 @@
+"""`assistant eval`: recorded decisions asked again of the fake model over HTTP, scored; its
+exit statuses, its outputs, and eval sets saved and run again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant.eval.scores import wilson
+from assistant.fakes import ids
+from assistant.fakes import openai_responses as replies
+from context.storage import open_store
+from tests.eval.logs import POST, THREAD, history_call, log_json, post_call, store_thread
+from tests.harness import prompt_log
+from tests.process import clean_env, run_assistant
+
+
+@pytest.fixture
+def env(model, slack):
+    """The fake model; a fake Slack with a token, so any call to Slack would show."""
+    return clean_env(
+        OPENAI_API_KEY=ids.OPENAI_API_KEY,
+        OPENAI_BASE_URL=model.base_url,
+        OPENAI_MAX_RETRIES="0",
+        SLACK_BOT_TOKEN=ids.BOT_TOKEN,
+        SLACK_API_URL=slack.api_url,
+    )
+
+
+@pytest.fixture
+def log_file(tmp_path):
+    path = tmp_path / "lunch.json"
+    path.write_text(log_json(), encoding="utf-8")
+    return path
+
+
+def evaluate(env, tmp_path, *args: str):
+    result = run_assistant("eval", *args, "--concurrency", "1", env=env, cwd=tmp_path)
+    assert "Traceback" not in result.stderr
+    return result
+
+
+def results(result) -> dict:
+    return json.loads(result.stdout)
+
+
+def test_a_model_that_agrees_passes_every_case_and_nothing_reaches_slack(
+    env, model, slack, log_file, tmp_path
+):
+    model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call()))
+    result = evaluate(env, tmp_path, str(log_file), "--json", "--min-pass", "1")
+    assert result.returncode == 0, result.stderr
+    document = results(result)
+    assert [case["case"] for case in document["cases"]] == [f"{log_file}@2", f"{log_file}@4"]
+    tokens = {"prompt_tokens": 0, "completion_tokens": 0}  # whatever the fake counts
+    assert document["summary"][0] | tokens == {
+        "cases": 2,
+        "trials_per_case": 1,
+        "pass@1": 1.0,
+        "pass^k": 1.0,
+        "errors": 0,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+    }
+    # Each case is asked with the log as it stood before its decision: entries 0-1, then 0-3.
+    logs = [prompt_log(request) for request in model.requests]
+    assert [[entry["index"] for entry in log] for log in logs] == [[0, 1], [0, 1, 2, 3]]
+    assert all(request["tool_choice"] == "required" for request in model.requests)
+    assert slack.calls == []
+    post = document["cases"][1]["results"][0]["scores"][0]
+    assert post["checks"] == {"people_kept": True, "links_kept": True, "length_ratio": 1.0}
+
+
+def test_a_model_that_disagrees_fails_and_min_pass_sets_the_exit_status(
+    env, model, log_file, tmp_path
+):
+    for min_pass, status in (("0.5", 0), ("0.51", 1)):
+        # Case 1 agrees; case 2 reads the history again where the log posted.
+        model.script(replies.tool_calls(history_call()), replies.tool_calls(history_call()))
+        result = evaluate(env, tmp_path, str(log_file), "--json", "--min-pass", min_pass)
+        assert result.returncode == status, result.stderr
+        document = results(result)
+        assert document["summary"][0]["pass^k"] == 0.5
+        second = document["cases"][1]["results"][0]
+        assert second["reference_kind"] == "post"
+        assert second["scores"][0] | {"checks": None} == {
+            "kind": "read history",
+            "valid": True,
+            "same_kind": False,
+            "passed": False,
+            "problems": [],
+            "checks": None,
+        }
+    assert "below --min-pass 0.51" in result.stderr
+
+
+def test_calls_that_do_not_fit_and_plain_text_are_not_valid(env, model, log_file, tmp_path):
+    model.script(
+        replies.tool_calls(("getThreadHistory", {"limit": "many", "reasoning": "x"})),
+        replies.text("Risoto!"),
+    )
+    result = evaluate(env, tmp_path, str(log_file), "--json")
+    assert result.returncode == 0, result.stderr
+    first, second = (case["results"][0]["scores"][0] for case in results(result)["cases"])
+    assert first["kind"] == "invalid call" and not first["valid"]
+    assert "the arguments of getThreadHistory do not fit its schema" in first["problems"][0]
+    assert second["kind"] == "text" and not second["valid"] and not second["passed"]
+
+
+def test_a_model_that_fails_is_an_error_and_exit_status_1(env, model, log_file, tmp_path):
+    model.script(replies.tool_calls(history_call()), replies.error(500))
+    result = evaluate(env, tmp_path, str(log_file), "--json")
+    assert result.returncode == 1
+    document = results(result)
+    assert document["summary"][0]["errors"] == 1
+    failed = document["cases"][1]["results"][0]
+    assert failed["scores"][0]["kind"] == "error"
+    assert failed["scores"][0]["problems"][0].startswith("the model call failed")
+    assert "1 trials could not ask the model" in result.stderr
+
+
+def test_pass_k_and_pass_at_1_on_a_known_set(env, model, log_file, tmp_path):
+    # Case 1: 3 of 3 trials pass; case 2: 2 of 3.
+    model.script(
+        *[replies.tool_calls(history_call())] * 3,
+        replies.tool_calls(post_call()),
+        replies.tool_calls(history_call()),
+        replies.tool_calls(post_call("Risoto.")),
+    )
+    result = evaluate(env, tmp_path, str(log_file), "--json", "--trials", "3")
+    assert result.returncode == 0, result.stderr
+    document = results(result)
+    summary = document["summary"][0]
+    assert summary["pass@1"] == round(5 / 6, 4)
+    assert summary["pass^k"] == 0.5
+    assert summary["pass@1_interval"] == [round(v, 4) for v in wilson(5, 6)]
+    assert summary["pass^k_interval"] == [round(v, 4) for v in wilson(1, 2)]
+    second = document["cases"][1]["results"][0]
+    assert (second["passes"], second["pass@1"], second["pass^k"]) == (2, 0.6667, False)
+    # The step shown for a case is one that failed, in the trace's format.
+    assert "🔧 getThreadHistory" in second["answer"]
+    assert "💬 postMessage:" in second["reference"]
+
+
+def test_the_table_and_the_markdown_report(env, model, log_file, tmp_path):
+    model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call("Pizza!")))
+    report = tmp_path / "eval.md"
+    result = evaluate(env, tmp_path, str(log_file), "--report", str(report))
+    assert result.returncode == 0, result.stderr
+    rows = result.stdout.splitlines()
+    assert rows[0].split() == ["case", "feedback", "reference", "gpt-4o-mini"]
+    assert rows[1].split()[1:] == ["read", "history", "1/1", "read", "history"]
+    assert rows[-1] == "gpt-4o-mini: 2 cases x 1 trials: pass@1 1.00, pass^1 1.00, 0 errors"
+    text = report.read_text(encoding="utf-8")
+    assert "## Summary" in text
+    assert f'💬 postMessage:\n   "{POST}"' in text  # the recorded step
+    assert '💬 postMessage:\n   "Pizza!"' in text  # the new one
+
+
+def test_persona_and_temperature_reach_the_request(env, model, log_file, tmp_path):
+    persona = tmp_path / "persona.txt"
+    persona.write_text("You are Bo, terse.", encoding="utf-8")
+    model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call()))
+    args = ("--prompt-file", str(persona), "--temperature", "0.2", "--model", "gpt-other")
+    result = evaluate(env, tmp_path, str(log_file), *args)
+    assert result.returncode == 0, result.stderr
+    for request in model.requests:
+        assert request["temperature"] == 0.2 and request["model"] == "gpt-other"
+        assert prompt_log(request)[0]["content"] == "You are Bo, terse."
+
+
+def test_against_sets_two_configurations_side_by_side_worse_first(env, model, log_file, tmp_path):
+    model.script(
+        # gpt-new: case 1 wrong, case 2 right; gpt-old: both right.
+        replies.tool_calls(post_call()),
+        replies.tool_calls(post_call()),
+        replies.tool_calls(history_call()),
+        replies.tool_calls(post_call()),
+    )
+    args = ("--model", "gpt-new", "--against", "gpt-old", "--json")
+    result = evaluate(env, tmp_path, str(log_file), *args)
+    assert result.returncode == 0, result.stderr
+    document = results(result)
+    assert [c["name"] for c in document["configs"]] == ["gpt-new", "gpt-old"]
+    assert [request["model"] for request in model.requests] == ["gpt-new"] * 2 + ["gpt-old"] * 2
+    assert [(c["case"], c["winner"]) for c in document["cases"]] == [
+        (f"{log_file}@2", "gpt-old"),
+        (f"{log_file}@4", "tie"),
+    ]
+
+
+def test_a_thumbs_down_step_is_one_to_beat(env, model, store_url, tmp_path):
+    store = open_store(store_url)
+    try:
+        store_thread(store, vote="bad")
+        before = store.entries(THREAD)
+    finally:
+        store.close()
+    env = {**env, "DATABASE_URL": store_url}
+    # The same post again does not beat it; another does.
+    model.script(
+        replies.tool_calls(history_call()),
+        replies.tool_calls(post_call()),
+        replies.tool_calls(history_call()),
+        replies.tool_calls(post_call("Que tal uma feijoada?")),
+    )
+    first = results(evaluate(env, tmp_path, "--all", "--feedback", "bad", "--json"))
+    second = results(evaluate(env, tmp_path, str(THREAD), "--json"))
+    for document, passed in ((first, False), (second, True)):
+        case = document["cases"][1]["results"][0]
+        assert (case["feedback"], case["scores"][0]["passed"]) == ("beat", passed)
+    assert results(evaluate(env, tmp_path, "--all", "--feedback", "good", "--json"))["cases"] == []
+    store = open_store(store_url)
+    try:
+        assert store.entries(THREAD) == before  # nothing written to the thread
+    finally:
+        store.close()
+
+
+def test_a_saved_set_run_again_gives_the_same_cases(env, model, store_url, tmp_path):
+    store = open_store(store_url)
+    try:
+        store_thread(store, vote="good")
+    finally:
+        store.close()
+    env = {**env, "DATABASE_URL": store_url}
+    saved = evaluate(env, tmp_path, str(THREAD), "--save", str(tmp_path / "set"))
+    assert saved.returncode == 0, saved.stderr
+    assert saved.stdout == f"eval: saved 2 cases of 1 logs in {tmp_path / 'set'}\n"
+    manifest = json.loads((tmp_path / "set" / "manifest.json").read_text(encoding="utf-8"))
+    assert (manifest["cases"], manifest["files"]) == (2, ["logs/00001.json"])
+
+    outcomes = []
+    for source in (str(THREAD), str(tmp_path / "set")):
+        model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call()))
+        result = evaluate(env, tmp_path, source, "--json")
+        assert result.returncode == 0, result.stderr
+        outcomes.append(results(result)["cases"])
+    assert outcomes[0] == outcomes[1]
+    assert [c["results"][0]["feedback"] for c in outcomes[0]] == [None, "keep"]
+    assert [prompt_log(r) for r in model.requests[:2]] == [
+        prompt_log(r) for r in model.requests[2:]
+    ]
+    # A set is not written over.
+    again = evaluate(env, tmp_path, str(THREAD), "--save", str(tmp_path / "set"))
+    assert again.returncode == 2
+    assert "exists and is not an empty directory" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--trials", "0"), "must be from 1 to 100"),
+        (("--min-pass", "1.5"), "must be from 0 to 1"),
+        (("--temperature", "nan"), "must be from 0 to 2"),
+        (("--channel", "C1"), "filter --all"),
+        (("missing.json",), "cannot read missing.json"),
+    ],
+)
+def test_bad_input_is_exit_status_2(env, log_file, tmp_path, args, said):
+    inputs = () if args[0] == "missing.json" else (str(log_file),)
+    result = evaluate(env, tmp_path, *inputs, *args)
+    assert result.returncode == 2
+    assert said in result.stderr
+
+
+def test_a_set_whose_manifest_points_outside_it_is_refused(env, tmp_path):
+    (tmp_path / "set").mkdir()
+    manifest = {"format": "assistant-eval-set", "version": 1, "cases": 1, "files": ["../x.json"]}
+    (tmp_path / "set" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = evaluate(env, tmp_path, str(tmp_path / "set"))
+    assert result.returncode == 2
+    assert "`files` must list relative paths inside the set" in result.stderr
+
+
+def test_the_demo_thread_is_a_ready_eval_set(tmp_path):
+    """The README's two commands."""
+    env = clean_env()
+    played = run_assistant("demo", "--database", str(tmp_path / "demo.db"), env=env, cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    env = clean_env(DATABASE_URL=f"sqlite:///{tmp_path / 'demo.db'}")
+    result = run_assistant(
+        "eval", "--all", "--demo-model", "--min-pass", "1", env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == (
+        "demo model: 5 cases x 1 trials: pass@1 1.00, pass^1 1.00, 0 errors"
+    )
