@@ -15,7 +15,7 @@ from assistant.eval.scores import Trial, kind_of, score, wilson
 from assistant.model.tool_calls import ToolCallError
 from assistant.run.post_limits import PostCaps
 from context.entry import make_entry
-from context.render import render_entry
+from context.render import printable, render_entry
 
 
 @dataclass
@@ -117,14 +117,14 @@ def shown_step(case: Case, answer: Answer) -> str:
     """The answer as the console trace would show it, had it been recorded at the case's
     place; what is not a usable call is said in a line of its own."""
     if answer.failure is not None:
-        return f"⚠️ {answer.failure}"
+        return printable(f"⚠️ {answer.failure}")
     if not answer.calls:
-        return f'⚠️ answered in plain text: "{answer.text or ""}"'
+        return printable(f'⚠️ answered in plain text: "{answer.text or ""}"')
     first = case.reference[0]
     blocks = []
     for offset, call in enumerate(answer.calls):
         if isinstance(call, ToolCallError):
-            blocks.append(f"⚠️ {call}")
+            blocks.append(printable(f"⚠️ {call}"))
         else:
             entry = make_entry(case.at + offset, first.turn, first.timestamp, call)
             blocks.append(render_entry(entry))
