@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TextIO
 
 from assistant.commands import CliError, when
-from assistant.commands.io import file_or_thread, named, read_input, write_output
+from assistant.commands.io import (
+    file_or_thread,
+    named,
+    read_input,
+    redaction_key_path,
+    write_output,
+    write_redaction_key,
+)
 from assistant.commands.replay import model_settings, read_persona
 from assistant.commands.stored import existing_store
 from assistant.eval.ask import Asker, Config
@@ -26,6 +33,7 @@ from assistant.eval.runner import CaseResult, Totals, run_cases
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
 from assistant.settings import Settings
 from context.entry import Entry
+from context.redaction import Redactor
 from context.storage import Store, ThreadKey
 from context.validate import validate_log
 
@@ -105,6 +113,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--save",
         metavar="DIR",
         help="write the cases as an eval set in the new directory DIR and run nothing",
+    )
+    parser.add_argument(
+        "--redact-key",
+        metavar="KEY_FILE",
+        help="with --save: redact secrets, e-mail addresses, phone numbers and Slack user ids "
+        "in the set, and write the key that undoes it to the new file KEY_FILE, outside DIR",
     )
     parser.set_defaults(handler=run_eval)
 
@@ -250,11 +264,13 @@ def run_eval(args: argparse.Namespace) -> int:
     filters = [args.team, args.channel, args.since, args.feedback]
     if not args.all and any(value is not None for value in filters):
         raise CliError("--team, --channel, --since and --feedback filter --all")
+    if args.redact_key and not args.save:
+        raise CliError("--redact-key redacts a set written with --save")
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(existing_store("eval")) if _needs_store(args) else None
         sources = _sources(args, store)
         if args.save:
-            return _save(Path(args.save), sources, store)
+            return _save(Path(args.save), sources, store, args.redact_key)
         settings = model_settings(stack, args.model, args.demo_model)
         configs = [_config(args, settings)]
         if args.against:
@@ -274,12 +290,20 @@ def run_eval(args: argparse.Namespace) -> int:
     return 1 if errors or below else 0
 
 
-def _save(directory: Path, sources: Sources, store: Store | None) -> int:
+def _save(directory: Path, sources: Sources, store: Store | None, key_file: str | None) -> int:
+    redactor = Redactor() if key_file else None
+    if key_file is not None:
+        redaction_key_path(key_file, directory)
     try:
         writer = SetWriter(directory)
         for source, entries, cases in sources.logs(store):
+            if redactor is not None:
+                source = redactor.text(source)
+                entries = [redactor.entry(entry) for entry in entries]
             writer.add(source, entries, cases)
-        writer.finish()
+        if redactor is not None and key_file is not None:
+            write_redaction_key(redactor.key, key_file, directory)
+        writer.finish({"redacted": redactor is not None})
     except EvalSetError as exc:
         raise CliError(str(exc)) from None
     print(f"eval: saved {writer.cases} cases of {len(writer.files)} logs in {directory}")
