@@ -31,7 +31,8 @@ from assistant.eval.cases import Case, cases_of
 from assistant.eval.report import Run, as_json, markdown, summary_line, table
 from assistant.eval.runner import CaseResult, Totals, run_cases
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
-from assistant.settings import Settings
+from assistant.run.prompt import PromptBudget
+from assistant.settings import Settings, SettingsError, load_usage_settings
 from context.entry import Entry
 from context.redaction import Redactor
 from context.storage import Store, ThreadKey
@@ -39,6 +40,7 @@ from context.validate import validate_log
 
 MAX_TRIALS = 100
 MAX_CONCURRENCY = 64
+CONFIRM_CALLS = 200  # a run over this many model calls is estimated and asks to go on
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -119,6 +121,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         metavar="KEY_FILE",
         help="with --save: redact secrets, e-mail addresses, phone numbers and Slack user ids "
         "in the set, and write the key that undoes it to the new file KEY_FILE, outside DIR",
+    )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"run without asking when the estimate is over {CONFIRM_CALLS} model calls",
     )
     parser.set_defaults(handler=run_eval)
 
@@ -275,6 +282,8 @@ def run_eval(args: argparse.Namespace) -> int:
         configs = [_config(args, settings)]
         if args.against:
             configs.append(_against(args.against, settings))
+        if not args.demo_model:  # the demo's model is local and free
+            _estimate(args, settings, configs, sources, store)
         runs = [asyncio.run(_run(config, settings, sources, store, args)) for config in configs]
     _show(args, runs)
     errors = sum(run.totals.errors for run in runs)
@@ -288,6 +297,44 @@ def run_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if errors or below else 0
+
+
+def _estimate(
+    args: argparse.Namespace,
+    settings: Settings,
+    configs: list[Config],
+    sources: Sources,
+    store: Store | None,
+) -> None:
+    """The run's calls, tokens and cost on stderr; over CONFIRM_CALLS calls, go on only with
+    --yes or when the person at the terminal says so."""
+    from assistant.eval.cost import estimate
+
+    try:
+        prices = load_usage_settings().assistant_prices
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    found = estimate(
+        sources.cases(store),
+        _budget(configs[0], settings),
+        [config.model for config in configs],
+        args.trials,
+        prices,
+    )
+    print(f"eval: estimate: {found.line()}", file=sys.stderr, flush=True)
+    if found.calls <= CONFIRM_CALLS or args.yes:
+        return
+    if not sys.stdin.isatty():
+        raise CliError(f"{found.calls} model calls is over {CONFIRM_CALLS}: add --yes to run")
+    answer = input(f"eval: {found.calls} model calls; go on? [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise CliError("not run")
+
+
+def _budget(config: Config, settings: Settings) -> PromptBudget:
+    return PromptBudget.for_window(
+        config.model, settings.assistant_context_tokens, settings.assistant_answer_tokens
+    )
 
 
 def _save(directory: Path, sources: Sources, store: Store | None, key_file: str | None) -> int:
@@ -364,12 +411,7 @@ async def _run(
 ) -> Run:
     totals = Totals()
     progress = Progress(sys.stderr, config.label)
-    from assistant.run.prompt import PromptBudget
-
-    budget = PromptBudget.for_window(
-        config.model, settings.assistant_context_tokens, settings.assistant_answer_tokens
-    )
-    async with Asker(config, settings.model_options(), budget) as asker:
+    async with Asker(config, settings.model_options(), _budget(config, settings)) as asker:
         results = await run_cases(
             sources.cases(store),
             asker,

@@ -287,3 +287,25 @@ def test_the_demo_thread_is_a_ready_eval_set(tmp_path):
     assert result.stdout.splitlines()[-1] == (
         "demo model: 5 cases x 1 trials: pass@1 1.00, pass^1 1.00, 0 errors"
     )
+
+
+def test_the_cost_is_estimated_and_a_large_run_asks_to_go_on(env, model, log_file, tmp_path):
+    prices = json.dumps({"gpt-4o-mini": {"input": 0.15, "output": 0.6}})
+    env = {**env, "ASSISTANT_PRICES": prices}
+    model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call()))
+    small = evaluate(env, tmp_path, str(log_file))
+    assert small.returncode == 0, small.stderr
+    assert "eval: estimate: 2 cases, 2 model calls, about " in small.stderr
+    assert "answer tokens, $0.00\n" in small.stderr
+    # Over 200 calls: not run without --yes (standard input is no terminal to ask).
+    large = evaluate(env, tmp_path, str(log_file), "--trials", "100", "--against", "gpt-x")
+    assert large.returncode == 2
+    assert "400 model calls" in large.stderr and "no price for gpt-x" in large.stderr
+    assert "400 model calls is over 200: add --yes to run" in large.stderr
+    assert len(model.requests) == 2
+    model.default = replies.tool_calls(history_call())
+    args = ("--trials", "100", "--against", "gpt-x", "--yes", "--concurrency", "8", "--json")
+    run = run_assistant("eval", str(log_file), *args, env=env, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert [summary["cases"] for summary in json.loads(run.stdout)["summary"]] == [2, 2]
+    assert len(model.requests) == 2 + 400
