@@ -11,7 +11,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -28,6 +28,7 @@ from assistant.commands.replay import model_settings, read_persona
 from assistant.commands.stored import existing_store
 from assistant.eval.ask import Asker, Config
 from assistant.eval.cases import Case, cases_of
+from assistant.eval.judge import Judge
 from assistant.eval.report import Run, as_json, markdown, summary_line, table
 from assistant.eval.runner import CaseResult, Totals, run_cases
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
@@ -86,6 +87,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--demo-model",
         action="store_true",
         help="ask the scripted model of `assistant demo` (local; needs no OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help="ask MODEL whether each new post is better, as good or worse than the recorded one",
+    )
+    parser.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="the judge's OpenAI-compatible server (default: the one evaluated; same key)",
     )
     parser.add_argument(
         "--against",
@@ -411,7 +422,14 @@ async def _run(
 ) -> Run:
     totals = Totals()
     progress = Progress(sys.stderr, config.label)
-    async with Asker(config, settings.model_options(), _budget(config, settings)) as asker:
+    options = settings.model_options()
+    async with contextlib.AsyncExitStack() as stack:
+        asker = await stack.enter_async_context(Asker(config, options, _budget(config, settings)))
+        judge = None
+        if args.judge:
+            base_url = args.judge_base_url or config.base_url or options.base_url
+            judging = replace(options, model=args.judge, base_url=base_url)
+            judge = await stack.enter_async_context(Judge(judging))
         results = await run_cases(
             sources.cases(store),
             asker,
@@ -420,6 +438,7 @@ async def _run(
             settings.post_caps(),
             progress.done,
             totals,
+            judge,
         )
     progress.end()
     return Run(config, results, totals)

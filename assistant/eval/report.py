@@ -100,6 +100,11 @@ def markdown(runs: Sequence[Run], k: int) -> str:
             out.append(f"- {inline(run.config.label)}: {passed} ({_kinds(result)})")
             problems = sorted({p for t in result.trials for p in t.problems})
             out += [f"  - {inline(problem)}" for problem in problems]
+            out += [
+                f"  - judge: {t.verdict}: {inline(t.reason or '')}"
+                for t in result.trials
+                if t.verdict is not None
+            ]
         out += ["", "Recorded:", "", *fenced(first.reference_shown.splitlines())]
         for run, result in zip(runs, row, strict=True):
             out += [

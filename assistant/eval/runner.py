@@ -11,7 +11,8 @@ from typing import Any
 
 from assistant.eval.ask import Answer, Asker
 from assistant.eval.cases import Case, Feedback
-from assistant.eval.scores import Trial, kind_of, score, wilson
+from assistant.eval.judge import Judge
+from assistant.eval.scores import Trial, judged, kind_of, posts, question_of, score, wilson
 from assistant.model.tool_calls import ToolCallError
 from assistant.run.post_limits import PostCaps
 from context.entry import make_entry
@@ -62,6 +63,8 @@ class CaseResult:
                     "passed": t.passed,
                     "problems": list(t.problems),
                     "checks": t.checks,
+                    "verdict": t.verdict,
+                    "reason": t.reason,
                 }
                 for t in self.trials
             ],
@@ -87,7 +90,7 @@ class Totals:
         self.trials += len(result.trials)
         self.passes += result.passes
         self.all_passed += result.pass_all
-        self.errors += sum(trial.kind == "error" for trial in result.trials)
+        self.errors += sum(trial.failed for trial in result.trials)
 
     @property
     def pass_at_1(self) -> float:
@@ -139,6 +142,7 @@ async def run_cases(
     caps: PostCaps,
     done: Callable[[CaseResult], None],
     totals: Totals,
+    judge: Judge | None = None,
 ) -> list[CaseResult]:
     """Every case's result, in the order the cases came; `done` is told of each as it ends."""
     units = _units(cases, trials)
@@ -156,6 +160,10 @@ async def run_cases(
                 )
             answer = await asker.ask(case)
             trial = score(case, answer, caps)
+            compared = posts(case, answer) if judge is not None else None
+            if judge is not None and compared is not None:
+                judgement = await judge.judge(question_of(case), *compared)
+                trial = judged(case, trial, judgement)
             result = open_cases[number][1]
             totals.prompt_tokens += answer.prompt_tokens
             totals.completion_tokens += answer.completion_tokens

@@ -9,19 +9,23 @@
   reference's (reported, not part of passing).
 
 A trial passes when it is valid and of the same kind; a step people gave a 👎 (to beat) passes
-only when it is valid and not the same step again (another kind, or another text)."""
+only when it is valid and not the same step again (another kind, or another text). With a
+judge, a post where the reference posted passes when the judge finds it as good or better
+(better, for a step to beat)."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from assistant.eval.ask import Answer
 from assistant.eval.cases import Case
+from assistant.eval.judge import JudgeFailed, Judgement
 from assistant.model.tool_calls import ToolCallError
 from assistant.run.post_limits import PostCaps, PostLimits
+from context.entry import UserEntry
 from context.toolcalls import PostMessage, ToolCall
 
 KINDS = {
@@ -48,6 +52,14 @@ class Trial:
     passed: bool
     problems: tuple[str, ...] = ()
     checks: dict[str, object] = field(default_factory=dict)  # the posts' offline checks
+    verdict: str | None = None  # the judge's: better, as good, worse
+    reason: str | None = None  # the judge's reason
+    judge_failed: bool = False
+
+    @property
+    def failed(self) -> bool:
+        """Whether a model could not be asked (the trial's or the judge's): not a result."""
+        return self.kind == "error" or self.judge_failed
 
 
 def score(case: Case, answer: Answer, caps: PostCaps) -> Trial:
@@ -67,6 +79,32 @@ def score(case: Case, answer: Answer, caps: PostCaps) -> Trial:
     wanted = not _same_step(case, calls) if case.feedback == "beat" else same
     passed = valid and wanted
     return Trial(kind, valid, same, passed, tuple(problems), post_checks(case, calls))
+
+
+def judged(case: Case, trial: Trial, judgement: Judgement | JudgeFailed) -> Trial:
+    """The trial with the judge's verdict: then a post passes when valid and not worse than
+    the reference (better, for a step to beat)."""
+    if isinstance(judgement, JudgeFailed):
+        problems = (*trial.problems, judgement.why)
+        return replace(trial, passed=False, problems=problems, judge_failed=True)
+    wanted = ("better",) if case.feedback == "beat" else ("better", "as good")
+    passed = trial.valid and judgement.verdict in wanted
+    return replace(trial, passed=passed, verdict=judgement.verdict, reason=judgement.reason)
+
+
+def posts(case: Case, answer: Answer) -> tuple[str, str] | None:
+    """(the reference's post, the answer's) when both post: what the judge compares."""
+    calls = [call for call in answer.calls if not isinstance(call, ToolCallError)]
+    new, old = _posts(calls), _posts([entry.content for entry in case.reference])
+    return (old, new) if new and old else None
+
+
+def question_of(case: Case) -> str:
+    """The newest person's message before the decision."""
+    for entry in reversed(case.before):
+        if isinstance(entry, UserEntry):
+            return entry.content.text
+    return ""
 
 
 def _over_caps(calls: Sequence[ToolCall], caps: PostCaps) -> list[str]:

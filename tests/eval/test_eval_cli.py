@@ -7,11 +7,13 @@ import json
 
 import pytest
 
+from assistant.eval.judge import RUBRIC
 from assistant.eval.scores import wilson
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import FakeOpenAI
 from context.storage import open_store
-from tests.eval.logs import POST, THREAD, history_call, log_json, post_call, store_thread
+from tests.eval.logs import POST, QUESTION, THREAD, history_call, log_json, post_call, store_thread
 from tests.harness import prompt_log
 from tests.process import clean_env, run_assistant
 
@@ -309,3 +311,38 @@ def test_the_cost_is_estimated_and_a_large_run_asks_to_go_on(env, model, log_fil
     assert run.returncode == 0, run.stderr
     assert [summary["cases"] for summary in json.loads(run.stdout)["summary"]] == [2, 2]
     assert len(model.requests) == 2 + 400
+
+
+def test_the_judge_s_verdict_decides_a_post(env, model, log_file, tmp_path):
+    with FakeOpenAI() as judge:
+        judge.script(
+            replies.text('{"verdict": "worse", "reason": "Pizza is not what was asked"}'),
+            replies.text('{"verdict": "better", "reason": "Shorter"}'),
+            replies.text("I think it is fine"),
+        )
+        args = ("--judge", "gpt-judge", "--judge-base-url", judge.base_url, "--json")
+        outcomes = []
+        for status in (0, 0, 1):
+            model.script(
+                replies.tool_calls(history_call()), replies.tool_calls(post_call("Pizza!"))
+            )
+            result = evaluate(env, tmp_path, str(log_file), *args)
+            assert result.returncode == status, result.stderr
+            outcomes.append(results(result)["cases"][1]["results"][0]["scores"][0])
+        asked = judge.requests[0]
+    assert [(o["verdict"], o["passed"]) for o in outcomes] == [
+        ("worse", False),
+        ("better", True),
+        (None, False),
+    ]
+    assert outcomes[0]["reason"] == "Pizza is not what was asked"
+    assert outcomes[2]["problems"] == ["the judge's answer is not a verdict: 'I think it is fine'"]
+    # Only the case where both sides post is judged, on the judge's server, by the rubric.
+    assert len(judge.requests) == 3 and len(model.requests) == 6
+    assert asked["model"] == "gpt-judge"
+    assert asked["messages"][0] == {"role": "system", "content": RUBRIC}
+    assert json.loads(asked["messages"][1]["content"]) == {
+        "question": QUESTION,
+        "REFERENCE": POST,
+        "CANDIDATE": "Pizza!",
+    }
