@@ -5,13 +5,15 @@
   (`PostLimits`, the app's own rule); a plain-text answer or a failed call is not valid;
 - same kind: its first call is the same kind of step as the reference's (post, read history,
   expand, finish);
-- for posts, the people and links the reference named are kept, and the length against the
-  reference's (reported, not part of passing).
+- for posts, the language of the question kept (`language.py`'s rough guess, left out when
+  it cannot tell); where the reference posted, the people and links it named kept, and the
+  length against it (reported, not part of passing).
 
-A trial passes when it is valid and of the same kind; a step people gave a 👎 (to beat) passes
-only when it is valid and not the same step again (another kind, or another text). With a
-judge, a post where the reference posted passes when the judge finds it as good or better
-(better, for a step to beat)."""
+A trial passes when it is valid, of the same kind, and posts (if it does) in the question's
+language when that can be told; a step people gave a 👎 (to beat) passes only when it is valid
+and not the same step again (another kind, or another text). With a judge, a post where the
+reference posted passes when the judge finds it as good or better (better, for a step to
+beat)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from assistant.eval.ask import Answer
 from assistant.eval.cases import Case
 from assistant.eval.judge import JudgeFailed, Judgement
+from assistant.eval.language import language_of
 from assistant.model.tool_calls import ToolCallError
 from assistant.run.post_limits import PostCaps, PostLimits
 from context.entry import UserEntry
@@ -75,10 +78,11 @@ def score(case: Case, answer: Answer, caps: PostCaps) -> Trial:
     kind = "invalid call" if isinstance(first, ToolCallError) else kind_of(first)
     valid = not problems
     same = kind == reference_kind
+    checks = post_checks(case, calls)
     # A step people gave a 👎 is one to beat: the same step again does not pass.
     wanted = not _same_step(case, calls) if case.feedback == "beat" else same
-    passed = valid and wanted
-    return Trial(kind, valid, same, passed, tuple(problems), post_checks(case, calls))
+    passed = valid and wanted and checks.get("language_kept") is not False
+    return Trial(kind, valid, same, passed, tuple(problems), checks)
 
 
 def judged(case: Case, trial: Trial, judgement: Judgement | JudgeFailed) -> Trial:
@@ -88,7 +92,8 @@ def judged(case: Case, trial: Trial, judgement: Judgement | JudgeFailed) -> Tria
         problems = (*trial.problems, judgement.why)
         return replace(trial, passed=False, problems=problems, judge_failed=True)
     wanted = ("better",) if case.feedback == "beat" else ("better", "as good")
-    passed = trial.valid and judgement.verdict in wanted
+    kept = trial.checks.get("language_kept") is not False
+    passed = trial.valid and kept and judgement.verdict in wanted
     return replace(trial, passed=passed, verdict=judgement.verdict, reason=judgement.reason)
 
 
@@ -141,18 +146,22 @@ def _same_step(case: Case, calls: Sequence[ToolCall]) -> bool:
 
 
 def post_checks(case: Case, calls: Sequence[ToolCall]) -> dict[str, object]:
-    """People and links of the reference's posts kept, and the length against them; empty
-    when either side posts nothing."""
-    new, old = _posts(calls), _posts([entry.content for entry in case.reference])
-    if not new or not old:
+    """For a step that posts: whether it keeps the question's language (when both can be
+    told); where the reference posted too, the people and links it named kept, and the length
+    against it."""
+    new = _posts(calls)
+    if not new:
         return {}
-    people = set(MENTION.findall(old))
-    links = set(LINK.findall(old))
-    return {
-        "people_kept": people <= set(MENTION.findall(new)),
-        "links_kept": links <= set(LINK.findall(new)),
-        "length_ratio": round(len(new) / len(old), 2),
-    }
+    checks: dict[str, object] = {}
+    asked, said = language_of(question_of(case)), language_of(new)
+    if asked is not None and said is not None:
+        checks["language_kept"] = asked == said
+    old = _posts([entry.content for entry in case.reference])
+    if old:
+        checks["people_kept"] = set(MENTION.findall(old)) <= set(MENTION.findall(new))
+        checks["links_kept"] = set(LINK.findall(old)) <= set(LINK.findall(new))
+        checks["length_ratio"] = round(len(new) / len(old), 2)
+    return checks
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:

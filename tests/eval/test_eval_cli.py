@@ -71,7 +71,12 @@ def test_a_model_that_agrees_passes_every_case_and_nothing_reaches_slack(
     assert all(request["tool_choice"] == "required" for request in model.requests)
     assert slack.calls == []
     post = document["cases"][1]["results"][0]["scores"][0]
-    assert post["checks"] == {"people_kept": True, "links_kept": True, "length_ratio": 1.0}
+    assert post["checks"] == {
+        "language_kept": True,
+        "people_kept": True,
+        "links_kept": True,
+        "length_ratio": 1.0,
+    }
 
 
 def test_a_model_that_disagrees_fails_and_min_pass_sets_the_exit_status(
@@ -93,6 +98,8 @@ def test_a_model_that_disagrees_fails_and_min_pass_sets_the_exit_status(
             "passed": False,
             "problems": [],
             "checks": None,
+            "verdict": None,
+            "reason": None,
         }
     assert "below --min-pass 0.51" in result.stderr
 
@@ -345,4 +352,21 @@ def test_the_judge_s_verdict_decides_a_post(env, model, log_file, tmp_path):
         "question": QUESTION,
         "REFERENCE": POST,
         "CANDIDATE": "Pizza!",
+    }
+
+
+def test_a_post_in_another_language_than_the_question_fails(env, model, log_file, tmp_path):
+    model.script(
+        replies.tool_calls(history_call()),
+        replies.tool_calls(post_call("How about a mushroom risotto with <@U0BOB>? It is good.")),
+    )
+    result = evaluate(env, tmp_path, str(log_file), "--json")
+    assert result.returncode == 0, result.stderr
+    score = results(result)["cases"][1]["results"][0]["scores"][0]
+    assert (score["valid"], score["same_kind"], score["passed"]) == (True, True, False)
+    assert score["checks"] == {
+        "language_kept": False,
+        "people_kept": True,
+        "links_kept": False,
+        "length_ratio": 0.72,
     }

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from assistant.eval.cases import case_of_json, cases_of, decisions
+from assistant.eval.language import language_of
 from assistant.eval.scores import wilson
 from context.canonical import load_log
 from tests.eval.logs import log_json
@@ -45,3 +46,20 @@ def test_a_set_s_case_is_checked(data, said):
     entries = list(load_log(log_json()).entries)
     with pytest.raises(ValueError, match=said):
         case_of_json("f.json", entries, json.loads(json.dumps(data)))
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Oi, me dê uma sugestão de almoço, <@U0BOB> e eu vamos juntos.", "pt"),
+        ("Thanks! What should we check before we ship?", "en"),
+        ("¿Qué podemos comer hoy en la oficina?", "es"),
+        ("Was sollen wir heute essen? Ich habe Hunger.", "de"),
+        ("Привет, как дела?", "cyrillic"),
+        ("今日は何を食べますか", "ja"),
+        ("Pizza!", None),  # too little to tell: the check is left out
+        ("<@U0BOB> https://example.com/the/is/and", None),  # mentions and links say nothing
+    ],
+)
+def test_the_language_guess(text, language):
+    assert language_of(text) == language
