@@ -180,6 +180,15 @@ class Sources:
     sets: list[Path]  # eval sets
     threads: list[ThreadKey]
 
+    def known_total(self) -> int | None:
+        """The number of cases, when the inputs are eval sets alone (their manifests say)."""
+        if self.paths or self.threads:
+            return None
+        try:
+            return sum(read_manifest(directory)["cases"] for directory in self.sets)
+        except EvalSetError:
+            return None
+
     def cases(self, store: Store | None) -> Iterator[Case]:
         for path in self.paths:
             yield from cases_of(str(path), _log_file(path))
@@ -421,7 +430,7 @@ async def _run(
     args: argparse.Namespace,
 ) -> Run:
     totals = Totals()
-    progress = Progress(sys.stderr, config.label)
+    progress = Progress(sys.stderr, config.label, sources.known_total())
     options = settings.model_options()
     async with contextlib.AsyncExitStack() as stack:
         asker = await stack.enter_async_context(Asker(config, options, _budget(config, settings)))
@@ -439,28 +448,34 @@ async def _run(
             progress.done,
             totals,
             judge,
+            shown=bool(args.json or args.report),
         )
     progress.end()
     return Run(config, results, totals)
 
 
 class Progress:
-    """A bar on a terminal; elsewhere a line every 100 cases."""
+    """A bar on a terminal (a count when the number of cases is not known ahead: threads and
+    log files are read as they are run); elsewhere a line every 100 cases."""
 
-    def __init__(self, stream: TextIO, label: str) -> None:
-        self.stream, self.label, self.count, self.passed = stream, label, 0, 0
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, label: str, total: int | None) -> None:
+        self.stream, self.label, self.total = stream, label, total
+        self.count = self.passed = 0
         self.tty = stream.isatty()
 
     def done(self, result: CaseResult) -> None:
         self.count += 1
         self.passed += result.pass_all
         if self.tty:
-            print(
-                f"\r eval {self.label}: {self.count} cases, {self.passed} passed",
-                end="",
-                file=self.stream,
-                flush=True,
-            )
+            shown = f"{self.count} cases"
+            if self.total:
+                filled = min(self.WIDTH, self.WIDTH * self.count // self.total)
+                bar = "#" * filled + "-" * (self.WIDTH - filled)
+                shown = f"[{bar}] {self.count}/{self.total} cases"
+            line = f"\reval {self.label}: {shown}, {self.passed} passed"
+            print(line, end="", file=self.stream, flush=True)
         elif self.count % 100 == 0:
             print(f"eval {self.label}: {self.count} cases done", file=self.stream, flush=True)
 

@@ -143,8 +143,10 @@ async def run_cases(
     done: Callable[[CaseResult], None],
     totals: Totals,
     judge: Judge | None = None,
+    shown: bool = True,
 ) -> list[CaseResult]:
-    """Every case's result, in the order the cases came; `done` is told of each as it ends."""
+    """Every case's result, in the order the cases came; `done` is told of each as it ends.
+    `shown`: keep each case's two steps rendered (for --json and the report)."""
     units = _units(cases, trials)
     open_cases: dict[int, tuple[Case, CaseResult]] = {}
     finished: list[CaseResult] = []
@@ -152,7 +154,9 @@ async def run_cases(
     async def worker() -> None:
         for number, case, first in units:
             if first:
-                reference = "\n\n".join(render_entry(entry) for entry in case.reference)
+                reference = (
+                    "\n\n".join(render_entry(entry) for entry in case.reference) if shown else ""
+                )
                 kind = kind_of(case.reference[0].content)
                 open_cases[number] = (
                     case,
@@ -167,7 +171,8 @@ async def run_cases(
             result = open_cases[number][1]
             totals.prompt_tokens += answer.prompt_tokens
             totals.completion_tokens += answer.completion_tokens
-            if not result.answer_shown or (trial.passed is False and result.pass_all):
+            first_failure = not trial.passed and result.pass_all
+            if shown and (not result.trials or first_failure):
                 result.answer_shown = shown_step(case, answer)
             result.trials.append(trial)
             if len(result.trials) == trials:
