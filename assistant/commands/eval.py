@@ -82,6 +82,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--prompt-file", metavar="FILE", help="a persona: its text replaces entry 0 of each case"
     )
+    parser.add_argument(
+        "--instructions-file",
+        metavar="FILE",
+        help="instructions to try: the text replaces the fixed system message of every call",
+    )
     parser.add_argument("--temperature", type=_temperature, help="the sampling temperature, 0 to 2")
     parser.add_argument(
         "--demo-model",
@@ -102,7 +107,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--against",
         metavar="CONFIG",
         help="compare with another configuration: a model name, or a JSON file "
-        '{"model", "base_url", "prompt_file", "temperature", "name"}',
+        '{"model", "base_url", "prompt_file", "instructions_file", "temperature", "name"}',
     )
     parser.add_argument(
         "--trials", metavar="K", type=_count(MAX_TRIALS), default=1, help="trials per case (1)"
@@ -387,7 +392,16 @@ def _config(args: argparse.Namespace, settings: Settings) -> Config:
         args.prompt_file,
         args.temperature,
         name,
+        _instructions(args.instructions_file) if args.instructions_file else None,
+        args.instructions_file,
     )
+
+
+def _instructions(path: str) -> str:
+    text = read_input(path).decode("utf-8", errors="replace").strip()
+    if not text:
+        raise CliError(f"{named(path)} is empty: instructions are needed to replace the fixed ones")
+    return text
 
 
 def _against(text: str, settings: Settings) -> Config:
@@ -398,12 +412,12 @@ def _against(text: str, settings: Settings) -> Config:
         data = json.loads(read_input(text))
     except ValueError as exc:
         raise CliError(f"{named(text)}: not JSON ({exc})") from None
-    known = {"model", "base_url", "prompt_file", "temperature", "name"}
+    known = {"model", "base_url", "prompt_file", "instructions_file", "temperature", "name"}
     if not isinstance(data, dict) or not set(data) <= known:
         raise CliError(f"{named(text)}: must be an object with {', '.join(sorted(known))}")
-    strings = {k: data.get(k) for k in ("model", "base_url", "prompt_file", "name")}
+    strings = {k: data.get(k) for k in sorted(known - {"temperature"})}
     if not all(v is None or isinstance(v, str) for v in strings.values()):
-        raise CliError(f"{named(text)}: model, base_url, prompt_file and name are strings")
+        raise CliError(f"{named(text)}: {', '.join(sorted(strings))} are strings")
     temperature = data.get("temperature")
     if temperature is not None and (
         isinstance(temperature, bool)
@@ -411,7 +425,7 @@ def _against(text: str, settings: Settings) -> Config:
         or not 0 <= temperature <= 2
     ):
         raise CliError(f"{named(text)}: temperature must be a number from 0 to 2")
-    prompt_file = strings["prompt_file"]
+    prompt_file, instructions_file = strings["prompt_file"], strings["instructions_file"]
     return Config(
         strings["model"] or settings.assistant_model,
         strings["base_url"],
@@ -419,6 +433,8 @@ def _against(text: str, settings: Settings) -> Config:
         prompt_file,
         temperature,
         strings["name"] or "",
+        _instructions(instructions_file) if instructions_file else None,
+        instructions_file,
     )
 
 

@@ -31,6 +31,8 @@ class Config:
     persona_name: str | None = None  # where it came from, for reports
     temperature: float | None = None
     name: str = ""  # how reports name it (the model, unless told)
+    instructions: str | None = None  # replaces the fixed system message of every call
+    instructions_name: str | None = None
 
     @property
     def label(self) -> str:
@@ -43,6 +45,7 @@ class Config:
             "base_url": self.base_url,
             "persona": self.persona_name,
             "temperature": self.temperature,
+            "instructions": self.instructions_name,
         }
 
 
@@ -68,6 +71,7 @@ class Asker:
             model=config.model,
             base_url=config.base_url if config.base_url is not None else options.base_url,
             temperature=config.temperature,
+            instructions=config.instructions,
         )
         self._budget = budget
         self._model: ModelClient | None = None

@@ -79,9 +79,10 @@ def markdown(runs: Sequence[Run], k: int) -> str:
         c = run.config
         persona = c.persona_name or "each log's own (entry 0)"
         heat = "the service's default" if c.temperature is None else f"{c.temperature:g}"
+        instructions = c.instructions_name or "the fixed system message"
         out.append(
             f"- **{inline(c.label)}**: model `{inline(c.model)}`, persona {inline(persona)}, "
-            f"temperature {heat}"
+            f"instructions {inline(instructions)}, temperature {heat}"
         )
     out += ["", "## Summary", ""]
     out += [f"- {inline(summary_line(run, k))}" for run in runs]

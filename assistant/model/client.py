@@ -71,6 +71,7 @@ class ModelClient:
         self._answer_limit = answer_limit(self._model, options.answer_tokens)
         self._answer_tokens = options.answer_tokens
         self._temperature = options.temperature
+        self._instructions = options.instructions
         # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
         # are made with it (assistant/model/attempts.py): the client makes one per request.
         self._attempts = Attempts(options.timeout, options.max_retries)
@@ -252,7 +253,7 @@ class ModelClient:
         self, prompt_text: str, images: Sequence[ImagePart], model: str | None
     ) -> dict[str, Any]:
         return {
-            "messages": build_messages(prompt_text, images),
+            "messages": build_messages(prompt_text, images, *filter(None, [self._instructions])),
             "tools": TOOL_SCHEMAS,
             "tool_choice": "required",
             **self._model_args(model),

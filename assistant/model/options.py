@@ -18,3 +18,4 @@ class ModelOptions:
     transcription_model: str
     answer_tokens: int
     temperature: float | None = None  # None: the service's default (`assistant eval` sets it)
+    instructions: str | None = None  # None: SYSTEM_MESSAGE (`assistant eval` may replace it)

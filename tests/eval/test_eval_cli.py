@@ -16,6 +16,7 @@ from assistant.eval.scores import wilson
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
 from assistant.fakes.openai import FakeOpenAI
+from assistant.model.instructions import SYSTEM_MESSAGE
 from context.storage import open_store
 from tests.eval.logs import POST, QUESTION, THREAD, history_call, log_json, post_call, store_thread
 from tests.harness import prompt_log
@@ -181,6 +182,34 @@ def test_persona_and_temperature_reach_the_request(env, model, log_file, tmp_pat
     for request in model.requests:
         assert request["temperature"] == 0.2 and request["model"] == "gpt-other"
         assert prompt_log(request)[0]["content"] == "You are Bo, terse."
+        assert request["messages"][0] == {"role": "system", "content": SYSTEM_MESSAGE}
+
+
+def test_instructions_are_replaced_for_the_configuration_that_asks(env, model, log_file, tmp_path):
+    (tmp_path / "rules.txt").write_text("Call tools. Be brief.", encoding="utf-8")
+    config = {"name": "brief", "instructions_file": "rules.txt", "temperature": 0}
+    (tmp_path / "brief.json").write_text(json.dumps(config), encoding="utf-8")
+    model.script(*[replies.tool_calls(history_call()), replies.tool_calls(post_call())] * 2)
+    report = tmp_path / "eval.md"
+    result = evaluate(
+        env, tmp_path, str(log_file), "--against", "brief.json", "--report", "eval.md"
+    )
+    assert result.returncode == 0, result.stderr
+    ours, theirs = model.requests[:2], model.requests[2:]
+    assert all(r["messages"][0]["content"] == SYSTEM_MESSAGE for r in ours)
+    assert all("temperature" not in r for r in ours)  # the service's default unless asked
+    assert all(r["messages"][0]["content"] == "Call tools. Be brief." for r in theirs)
+    assert all(r["temperature"] == 0 for r in theirs)
+    text = report.read_text(encoding="utf-8")
+    assert "- **brief**: model `gpt-4o-mini`, persona each log's own (entry 0), " in text
+    assert "instructions rules.txt, temperature 0" in text
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"model": 5}), encoding="utf-8")
+    refused = evaluate(env, tmp_path, str(log_file), "--against", "bad.json")
+    assert refused.returncode == 2
+    assert "bad.json: base_url, instructions_file, model, name, prompt_file are strings" in (
+        refused.stderr
+    )
 
 
 def test_against_sets_two_configurations_side_by_side_worse_first(env, model, log_file, tmp_path):
