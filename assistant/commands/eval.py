@@ -73,6 +73,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="with --all: only threads updated since WHEN (30m, 2h, 7d, or a UTC date or time)",
     )
     parser.add_argument(
+        "--until",
+        metavar="WHEN",
+        type=when.since,
+        help="with --all: only threads last updated before WHEN (same forms as --since)",
+    )
+    parser.add_argument(
         "--feedback",
         choices=("good", "bad", "any"),
         help="with --all: only threads with a 👍 (good), a 👎 (bad) or any vote",
@@ -275,6 +281,8 @@ def _matching(store: Store, args: argparse.Namespace) -> list[ThreadKey]:
     for summary in reversed(store.threads(args.channel, args.since)):
         if args.team and summary.key.team != args.team:
             continue
+        if args.until is not None and summary.updated_at >= when.shown(args.until):
+            continue
         votes = {"good": summary.good_votes, "bad": summary.bad_votes}
         if args.feedback == "any" and not any(votes.values()):
             continue
@@ -293,9 +301,9 @@ def _needs_store(args: argparse.Namespace) -> bool:
 def run_eval(args: argparse.Namespace) -> int:
     if not args.inputs and not args.all:
         raise CliError("name log files, directories, eval sets or threads, or use --all")
-    filters = [args.team, args.channel, args.since, args.feedback]
+    filters = [args.team, args.channel, args.since, args.until, args.feedback]
     if not args.all and any(value is not None for value in filters):
-        raise CliError("--team, --channel, --since and --feedback filter --all")
+        raise CliError("--team, --channel, --since, --until and --feedback filter --all")
     if args.redact_key and not args.save:
         raise CliError("--redact-key redacts a set written with --save")
     with contextlib.ExitStack() as stack:

@@ -8,6 +8,7 @@ import os
 import pty
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -17,7 +18,11 @@ from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
 from assistant.fakes.openai import FakeOpenAI
 from assistant.model.instructions import SYSTEM_MESSAGE
-from context.storage import open_store
+from context.entry import UserContent
+from context.storage import ThreadKey, open_store
+from context.storage.tables import moment
+from context.toolcalls import FinishRequest
+from tests.commands.test_store_cli import backdate
 from tests.eval.logs import POST, QUESTION, THREAD, history_call, log_json, post_call, store_thread
 from tests.harness import prompt_log
 from tests.process import clean_env, run_assistant
@@ -434,3 +439,34 @@ def test_a_terminal_gets_a_progress_bar(model, tmp_path, log_file):
     text = shown.decode("utf-8", "replace")
     assert f"[{'#' * 15}{'-' * 15}] 1/2 cases, 1 passed" in text
     assert f"[{'#' * 30}] 2/2 cases, 2 passed" in text
+
+
+def test_all_takes_the_filters(env, model, store_url, tmp_path):
+    others = [
+        ThreadKey("T0OTHER", "C0EVAL", "1800000000.000300"),
+        ThreadKey("T0EVAL", "C0ELSE", "1800000000.000400"),
+    ]
+    store = open_store(store_url)
+    try:
+        store_thread(store)
+        for key in others:
+            store.append(key, "You are Aya.", "2025-04-04T12:30:00Z")
+            store.append(key, UserContent(userid="<@U0ASKER>", text="Oi?"), "2025-04-04T12:31:00Z")
+            store.append(key, FinishRequest(reasoning="Nothing to say"), "2025-04-04T12:32:00Z")
+    finally:
+        store.close()
+    backdate(store_url, others[1], moment(datetime.now(UTC) - timedelta(days=10)))
+    env = {**env, "DATABASE_URL": store_url}
+    model.default = replies.finish_request()
+
+    def listed(*filters: str) -> list[str]:
+        result = evaluate(env, tmp_path, "--all", *filters, "--json")
+        assert result.returncode == 0, result.stderr
+        return [case["case"].split("@")[0] for case in results(result)["cases"]]
+
+    # Oldest update first; a thread once per decision.
+    assert listed() == [str(others[1]), str(THREAD), str(THREAD), str(others[0])]
+    assert listed("--team", "T0EVAL") == [str(others[1]), str(THREAD), str(THREAD)]
+    assert listed("--channel", "C0EVAL", "--team", "T0OTHER") == [str(others[0])]
+    assert listed("--since", "2d") == [str(THREAD), str(THREAD), str(others[0])]
+    assert listed("--until", "2d") == [str(others[1])]
