@@ -319,6 +319,8 @@ def run_eval(args: argparse.Namespace) -> int:
             _estimate(args, settings, configs, sources, store)
         runs = [asyncio.run(_run(config, settings, sources, store, args)) for config in configs]
     _show(args, runs)
+    if not runs[0].totals.cases:
+        print("eval: the inputs hold no decision to evaluate", file=sys.stderr)
     errors = sum(run.totals.errors for run in runs)
     if errors:
         print(f"eval: {errors} trials could not ask the model (see the results)", file=sys.stderr)

@@ -303,10 +303,15 @@ def test_a_saved_set_run_again_gives_the_same_cases(env, model, store_url, tmp_p
         (("--temperature", "nan"), "must be from 0 to 2"),
         (("--channel", "C1"), "filter --all"),
         (("missing.json",), "cannot read missing.json"),
+        (("broken.json",), "broken.json: not a valid log: entry 1"),
+        (("-",), "not standard input"),
     ],
 )
 def test_bad_input_is_exit_status_2(env, log_file, tmp_path, args, said):
-    inputs = () if args[0] == "missing.json" else (str(log_file),)
+    broken = json.loads(log_json())
+    broken[1]["role"] = "assistant"
+    (tmp_path / "broken.json").write_text(json.dumps(broken), encoding="utf-8")
+    inputs = () if args[0] in ("missing.json", "broken.json", "-") else (str(log_file),)
     result = evaluate(env, tmp_path, *inputs, *args)
     assert result.returncode == 2
     assert said in result.stderr
