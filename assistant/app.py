@@ -23,6 +23,7 @@ from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
 from assistant.panel.home import AppHome
 from assistant.run.agent import Agent
+from assistant.run.channel_access import ChannelAccess
 from assistant.run.channel_rules import Channels
 from assistant.run.elsewhere import RunsElsewhere
 from assistant.run.images import ImageParts
@@ -119,11 +120,16 @@ def create_assistant(
         workspaces, lambda client: SlackFiles(client.token or "", settings.slack_api_base)
     )
     channels = Channels(store, settings.instructions, settings.personas())
+    # Who may use the bot where: the ack's and the runs' (one cache of the groups' members).
+    channel_access = PerWorkspace(workspaces, ChannelAccess)
     scheduler = (
-        _scheduler(settings, store, workspaces, files, recorder, model, channels, telemetry)
+        _scheduler(
+            settings, store, workspaces, files, recorder, model, channels, channel_access,
+            identity, telemetry,
+        )
         if runs
         else None
-    )
+    )  # fmt: skip
     if scheduler is not None and resume:
         scheduler.start()
     # Events are recorded before Slack gets its acknowledgement: their store calls get
@@ -143,7 +149,10 @@ def create_assistant(
             settings.assistant_max_image_bytes,
         ),
     )
-    gate = PerWorkspace(workspaces, lambda client: ChannelGate(channels, client, event_recorder))
+    gate = PerWorkspace(
+        workspaces,
+        lambda client: ChannelGate(channels, channel_access.for_client(client), event_recorder),
+    )
     events = EventRecorder(settings, event_recorder, scheduler or RunsElsewhere(), content, gate)
     feedback = Feedback(event_recorder, access)
     home = AppHome(store, channels.personas)
@@ -164,6 +173,8 @@ def _scheduler(
     recorder: Recorder,
     model: ModelClient,
     channels: Channels,
+    channel_access: PerWorkspace[ChannelAccess],
+    identity: BotIdentity | None,
     telemetry: Telemetry | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
@@ -191,6 +202,7 @@ def _scheduler(
             streaming=streaming,
             outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
             channels=channels,
+            access=channel_access.for_client(client),
             sessions=sessions.for_client(client),
         )
 
@@ -206,7 +218,11 @@ def _scheduler(
         PerWorkspace(workspaces, lambda client: StreamSweeper(store, client, recorder, lease / 2)),
         PerWorkspace(workspaces, stopper),
     )
+    # With one bot token, only its own workspace's threads (another's token is not ours).
+    answers_team = identity.serves if identity is not None else None
     if telemetry is None:
-        return RunScheduler(runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped)
+        return RunScheduler(
+            runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped, answers_team=answers_team
+        )
     run, stop = telemetry.runs(runs.run), telemetry.stops(runs.stopped)
-    return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop)
+    return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop, answers_team=answers_team)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TypedDict
 
 import yaml
 from slack_bolt.async_app import AsyncApp
@@ -14,15 +15,25 @@ from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from assistant.settings import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import configure_slack_client
+from assistant.slack.installation_authorize import InstallationAuthorize
 from assistant.slack.installs import Installations, OAuthStates
 from assistant.slack.workspaces import Workspaces
 from context.storage import Store
 
 log = logging.getLogger(__name__)
 
-MANIFEST = Path(__file__).parent.parent / "manifest.yml"
+# The app's manifest is package data (the repository's manifest.yml links to it), so an
+# installed wheel asks for the same scopes as a checkout.
+MANIFEST = Path(__file__).parent / "manifest.yml"
 # Bolt's default: a token that expires within this is refreshed before it is used.
 ROTATE_MINUTES = 120
+
+
+class _AppOptions(TypedDict):
+    """What every Bolt app of ours is built with, OAuth or one token."""
+
+    signing_secret: str
+    process_before_response: bool
 
 
 def bot_scopes(manifest: Path = MANIFEST) -> list[str]:
@@ -42,7 +53,7 @@ def create_bolt_app(
     )
     # Acknowledge an event only once it is recorded (the run itself starts after): a process
     # killed before that leaves Slack to retry it, so no message is lost.
-    common = {"signing_secret": signing_secret, "process_before_response": True}
+    common: _AppOptions = {"signing_secret": signing_secret, "process_before_response": True}
     if settings.oauth and settings.slack_bot_token is None:  # (`run` keeps the one token)
         return _oauth_app(settings, store, common)
     assert settings.slack_bot_token is not None
@@ -60,7 +71,7 @@ def create_bolt_app(
 
 
 def _oauth_app(
-    settings: Settings, store: Store, common: dict[str, object]
+    settings: Settings, store: Store, common: _AppOptions
 ) -> tuple[AsyncApp, Workspaces, None]:
     assert settings.slack_client_id and settings.slack_client_secret
     client_id = settings.slack_client_id
@@ -76,13 +87,18 @@ def _oauth_app(
         state_store=OAuthStates(store),
         token_rotation_expiration_minutes=ROTATE_MINUTES,
     )
-    # Given the store, Bolt authorizes each request with the workspace's installation (and
-    # refreshes an expiring token there), with the app's client: ours, configured below.
+    # Each request is authorized from the workspace's installation as stored, asking Slack
+    # nothing (Bolt's own asks `auth.test` every time, and loses the event when that fails);
+    # an expiring token is refreshed by `Workspaces`, the one place that refreshes.
+    authorize = InstallationAuthorize()
     app = AsyncApp(
         oauth_settings=oauth,
         installation_store=installations,
         installation_store_bot_only=True,
-        **common,  # type: ignore[arg-type]
+        # Bolt takes an AsyncAuthorize as it is, beside the OAuth settings (its annotation
+        # names only a plain function, which it would refuse here).
+        authorize=authorize,  # type: ignore[arg-type]
+        **common,
     )
     client = configure_slack_client(app.client, settings.slack_api_base)
     # app_uninstalled and tokens_revoked: Bolt's own listeners delete the installation.
@@ -94,4 +110,5 @@ def _oauth_app(
         rotator=rotator,
         rotate_minutes=ROTATE_MINUTES,
     )
+    authorize.workspaces = workspaces
     return app, workspaces, None

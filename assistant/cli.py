@@ -52,7 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(encoding="utf-8")
     args = build_parser().parse_args(argv)
     try:
-        return args.handler(args)
+        status: int = args.handler(args)  # each command's handler says its exit status
+        return status
     except (CliError, StoreUnavailable, TelemetryError) as exc:
         # StoreUnavailable: `run`, `serve` and `demo` open the store deep inside the app; its
         # one line is the whole story (where, password hidden, and the driver's reason).

@@ -1,4 +1,5 @@
-"""ASSISTANT_PERSONAS_FILE: named personas shipped with the deployment, a YAML (or JSON,
+"""The personas kept in files: ASSISTANT_PROMPT_FILE, the deployment's own (`PromptFile`),
+and ASSISTANT_PERSONAS_FILE, named personas shipped with the deployment, a YAML (or JSON,
 which YAML reads too) mapping of a name to the persona's text:
 
     pirate: You're a pirate. Answer like one.
@@ -8,20 +9,83 @@ which YAML reads too) mapping of a name to the persona's text:
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from pathlib import Path
 
 import yaml
 
+from assistant.input_files import TooDeep, TooLarge, load_yaml, read_bounded
+
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+
+log = logging.getLogger(__name__)
+
+
+def read_prompt(path: Path) -> str:
+    """ASSISTANT_PROMPT_FILE's text; ValueError, one line, naming what is wrong (an empty
+    file is as good as a missing one: a thread must not start with no persona)."""
+    try:
+        text = read_bounded(path).decode("utf-8").strip()
+    except FileNotFoundError:
+        raise ValueError(f"no such file {path}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except TooLarge as exc:
+        raise ValueError(f"{path} is {exc}") from None
+    if not text:
+        raise ValueError(f"{path} is empty")
+    return text
+
+
+class PromptFile:
+    """ASSISTANT_PROMPT_FILE, read each time a new thread needs it, so that an edit applies
+    to the threads started after it. Once read, a file that goes bad (moved, deleted, emptied,
+    not UTF-8) costs no thread anything: new threads get its last good text, and the log says
+    so in one line (again only when the problem changes), and in one more when it reads well
+    again. Its first read (at start, `load_settings`) raises ValueError: a bad file there is a
+    start error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()  # new threads open in the store's worker threads
+        self._last: str | None = None
+        self._problem: str | None = None
+
+    def text(self) -> str:
+        try:
+            text = read_prompt(self.path)
+        except ValueError as exc:
+            with self._lock:
+                if self._last is None:
+                    raise
+                if str(exc) != self._problem:
+                    self._problem = str(exc)
+                    log.warning(
+                        "ASSISTANT_PROMPT_FILE: %s; new threads get its last good text", exc
+                    )
+                return self._last
+        with self._lock:
+            if self._problem is not None:
+                self._problem = None
+                log.warning("ASSISTANT_PROMPT_FILE: %s reads again", self.path)
+            self._last = text
+        return text
 
 
 def read_personas(path: Path) -> dict[str, str]:
     """The file's personas by name; ValueError, one line, naming what is wrong."""
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = load_yaml(read_bounded(path).decode("utf-8"))
     except OSError as exc:
         raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except (TooLarge, TooDeep) as exc:
+        raise ValueError(f"{path} is {exc}") from None
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 1})" if where is not None else ""

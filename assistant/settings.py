@@ -6,10 +6,11 @@ One `Settings` object is built at start and passed in; nothing else reads the en
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
     ValidationInfo,
@@ -28,7 +29,7 @@ from assistant.panel_settings import (
     parse_loading_messages,
     parse_prompts,
 )
-from assistant.persona_file import read_personas
+from assistant.persona_file import PromptFile, read_personas
 from assistant.price_settings import PriceTable, parse_prices
 from assistant.run.post_limits import PostCaps
 from assistant.run.prompt import MIN_LOG_TOKENS, PromptBudget
@@ -68,7 +69,9 @@ class SettingsError(Exception):
 class StoreSettings(BaseSettings):
     """What the offline commands need: only where the logs are."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # A blank `NAME=` (as .env.example leaves the secrets) is unset, not an empty value: an
+    # empty SLACK_BOT_TOKEN beside SLACK_CLIENT_ID would otherwise be taken for a token.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
 
     database_url: str = DEFAULT_URL
 
@@ -87,7 +90,21 @@ class UsageSettings(StoreSettings):
     _prices = field_validator("assistant_prices", mode="before")(parse_prices)
 
 
-class Settings(StoreSettings):
+class ChannelSettings(StoreSettings):
+    """What `assistant channels` needs: the store, and the personas a channel may choose."""
+
+    # Named personas a channel may choose (README "Configuring channels"): YAML or JSON.
+    assistant_personas_file: Path | None = None
+
+    def personas(self) -> dict[str, str]:
+        """The named personas of ASSISTANT_PERSONAS_FILE (none without it); ValueError saying
+        what is wrong with the file."""
+        if self.assistant_personas_file is None:
+            return {}
+        return read_personas(self.assistant_personas_file)
+
+
+class Settings(ChannelSettings):
     slack_bot_token: SecretStr | None = None
     slack_app_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
@@ -106,10 +123,9 @@ class Settings(StoreSettings):
     assistant_name: str = "Aya"
     assistant_prompt: str | None = None
     assistant_prompt_file: Path | None = None
-    # Named personas a channel may choose (README "Configuring channels"): YAML or JSON.
-    assistant_personas_file: Path | None = None
     assistant_max_steps: int = Field(default=8, ge=1, le=100)
     assistant_max_posts_per_reply: int = Field(default=_CAPS.posts_per_reply, ge=1, le=100)
+    assistant_max_tool_calls_per_reply: int = Field(default=_CAPS.calls_per_reply, ge=1, le=100)
     assistant_max_messages_per_run: int = Field(default=_CAPS.messages_per_run, ge=1, le=1000)
     assistant_max_post_chars_per_run: int = Field(
         default=_CAPS.chars_per_run, ge=100, le=10_000_000
@@ -128,6 +144,8 @@ class Settings(StoreSettings):
     assistant_stream: Literal["auto", "off"] = "auto"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
+    # Another bot's messages one thread takes (assistant/intake/bot_exchanges.py).
+    assistant_max_bot_exchanges_per_thread: int = Field(default=5, ge=1, le=1000)
     # The console trace: `text` for people, `json` lines for log collectors, `off`.
     assistant_trace: TraceKind = "text"
     # The assistant panel (assistant.panel_settings): read as written, not as pydantic-settings
@@ -137,6 +155,13 @@ class Settings(StoreSettings):
     assistant_loading_messages: Annotated[tuple[str, ...], NoDecode] = DEFAULT_LOADING_MESSAGES
 
     port: int = Field(default=3000, ge=1, le=65535)
+
+    # ASSISTANT_PROMPT_FILE's last good text is kept with the settings, built once.
+    _prompt_file: PromptFile | None = PrivateAttr(default=None)
+
+    def model_post_init(self, context: Any, /) -> None:
+        if self.assistant_prompt_file is not None:
+            self._prompt_file = PromptFile(self.assistant_prompt_file)
 
     @field_validator("slack_bot_token", "slack_app_token")
     @classmethod
@@ -169,19 +194,13 @@ class Settings(StoreSettings):
         return self.assistant_greeting or DEFAULT_GREETING.format(name=self.assistant_name)
 
     def instructions(self) -> str:
-        """Entry 0 of every new thread: the persona."""
-        if self.assistant_prompt_file is not None:
-            return self.assistant_prompt_file.read_text(encoding="utf-8").strip()
+        """Entry 0 of every new thread: the persona (ASSISTANT_PROMPT_FILE's, as
+        `PromptFile.text` reads it)."""
+        if self._prompt_file is not None:
+            return self._prompt_file.text()
         if self.assistant_prompt:
             return self.assistant_prompt
         return DEFAULT_PROMPT.format(name=self.assistant_name)
-
-    def personas(self) -> dict[str, str]:
-        """The named personas of ASSISTANT_PERSONAS_FILE (none without it); ValueError saying
-        what is wrong with the file."""
-        if self.assistant_personas_file is None:
-            return {}
-        return read_personas(self.assistant_personas_file)
 
     def prompt_budget(self) -> PromptBudget:
         """What the log may take of each prompt (ASSISTANT_CONTEXT_TOKENS and
@@ -220,6 +239,7 @@ class Settings(StoreSettings):
             self.assistant_max_messages_per_run,
             self.assistant_max_post_chars_per_run,
             self.assistant_max_mentions_per_message,
+            self.assistant_max_tool_calls_per_reply,
         )
 
 
@@ -236,6 +256,13 @@ def load_store_settings() -> StoreSettings:
         raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
 
 
+def load_channel_settings() -> ChannelSettings:
+    try:
+        return ChannelSettings()
+    except ValidationError as exc:
+        raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
+
+
 def load_usage_settings() -> UsageSettings:
     try:
         return UsageSettings()
@@ -243,14 +270,14 @@ def load_usage_settings() -> UsageSettings:
         raise SettingsError("\n".join(_describe(e) for e in exc.errors())) from None
 
 
-def load_settings(mode: Mode, **overrides: object) -> Settings:
+def load_settings(mode: Mode, **overrides: Any) -> Settings:
     """Build the settings for `mode`, or raise `SettingsError` listing every problem."""
     problems: list[str] = []
     wrong: set[str] = set()
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
-        defaults: dict[str, object] = {}
+        defaults: dict[str, Any] = {}
         for error in exc.errors():
             wrong.add(str(error["loc"][0]) if error["loc"] else "")
             problems.append(_describe(error))
@@ -271,8 +298,10 @@ def load_settings(mode: Mode, **overrides: object) -> Settings:
             continue  # each workspace's token comes from its installation
         if field not in wrong and not getattr(settings, field):
             problems.append(f"{field.upper()}: missing")
-    if settings.assistant_prompt_file is not None and not settings.assistant_prompt_file.is_file():
-        problems.append(f"ASSISTANT_PROMPT_FILE: no such file {settings.assistant_prompt_file}")
+    try:
+        settings.instructions()  # the first read of ASSISTANT_PROMPT_FILE, kept from here on
+    except ValueError as exc:
+        problems.append(f"ASSISTANT_PROMPT_FILE: {exc}")
     try:
         settings.personas()
     except ValueError as exc:

@@ -169,6 +169,7 @@ def highest_rate(measure: Callable[[float], Window], start: float, ceiling: floa
             break
         good, rate = rate, rate * 2
     for _ in range(HALVINGS if bad is not None else 0):
+        assert bad is not None  # as the range says
         middle = round((good + bad) / 2)
         if middle in (good, bad):
             break

@@ -18,6 +18,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Self
@@ -50,7 +51,7 @@ def keep(engine: Engine, body: dict[str, Any]) -> None:
 
 def create_bare_app(api_url: str, database_url: str | None = None) -> Starlette:
     @asynccontextmanager
-    async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
+    async def lifespan(web: Starlette) -> AsyncIterator[None]:
         # As assistant.app builds ours: a client with the bot token, the signing secret, and
         # the listener run before the ack.
         app = AsyncApp(
@@ -75,7 +76,8 @@ def create_bare_app(api_url: str, database_url: str | None = None) -> Starlette:
         yield
 
     async def slack_events(request: Request) -> Response:
-        return await request.app.state.handler.handle(request)
+        response: Response = await request.app.state.handler.handle(request)
+        return response
 
     return Starlette(
         routes=[Route("/slack/events", slack_events, methods=["POST"])], lifespan=lifespan

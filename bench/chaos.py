@@ -19,9 +19,11 @@ import random
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from assistant.fakes import FakeOpenAI, FakeSlack
+from assistant.fakes import Call, FakeOpenAI, FakeSlack
 from assistant.fakes.event_requests import event_callback, signed_event_request
 from bench import conversation
 from bench.model import AnsweringModel
@@ -38,7 +40,7 @@ TIMEOUT = 180.0
 class Sender(threading.Thread):
     """Delivers each event until the app answers 200, retrying as Slack does."""
 
-    def __init__(self, events: list[dict], rng: random.Random) -> None:
+    def __init__(self, events: list[dict[str, Any]], rng: random.Random) -> None:
         super().__init__(daemon=True)
         self.payloads = [event_callback(e) for e in events]
         self.rng = rng
@@ -60,7 +62,7 @@ class Sender(threading.Thread):
         except BaseException as exc:  # reported by the main thread
             self.error = exc
 
-    def _deliver(self, payload: dict) -> None:
+    def _deliver(self, payload: dict[str, Any]) -> None:
         attempt = 0
         while True:
             with self.url_changed:
@@ -100,7 +102,7 @@ def run(smoke: bool = False) -> list[Figure]:
     ):
         made = conversation.mentions(slack, size["threads"], size["per_thread"])
         sender = Sender([m.event for m in made], rng)
-        start = lambda: AppServer(  # noqa: E731
+        start: Callable[[], AppServer] = lambda: AppServer(  # noqa: E731
             slack, fake, Path(workdir), ASSISTANT_RUN_LEASE_SECONDS=LEASE_SECONDS
         )
         started = time.perf_counter()
@@ -117,11 +119,11 @@ def run(smoke: bool = False) -> list[Figure]:
         if sender.error is not None or sender.is_alive():
             raise RuntimeError(f"the sender did not finish: {sender.error}")
         for mention in made:  # each wait returns at once when the answer is already there
-            slack.wait_for_call(
-                "chat.postMessage",
-                timeout=TIMEOUT,
-                where=lambda call, label=mention.label: label in call.params.get("text", ""),
-            )
+
+            def answered(call: Call, label: str = mention.label) -> bool:
+                return label in call.params.get("text", "")
+
+            slack.wait_for_call("chat.postMessage", timeout=TIMEOUT, where=answered)
         owed = _wait_nothing_owed(app.database_url)
         app.stop()  # graceful: whatever run is still going ends first
         elapsed = time.perf_counter() - started

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes import Call, FakeOpenAI, FakeSlack, ids
 from assistant.run.progress import PROGRESS_REACTION
 from bench import texts
 from bench.model import AnsweringModel
@@ -101,10 +101,12 @@ def wait_answered(
     # decisions: a decision whose run was cut short (its lease lost) is made again by the
     # run that resumes the thread, and posted once.
     for label in labels - set(replies(slack)):
+
+        def answered(call: Call, label: str = label) -> bool:
+            return label in texts.tags_in(call.params.get("text", ""))
+
         slack.wait_for_call(
-            "chat.postMessage",
-            timeout=max(0.0, deadline - time.monotonic()),
-            where=lambda call, label=label: label in texts.tags_in(call.params.get("text", "")),
+            "chat.postMessage", timeout=max(0.0, deadline - time.monotonic()), where=answered
         )
     slack.wait_reaction_gone(PROGRESS_REACTION, timeout=max(0.0, deadline - time.monotonic()))
 

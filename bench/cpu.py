@@ -23,6 +23,7 @@ import subprocess
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import TypedDict
 
 from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes import events as slack_events
@@ -33,8 +34,16 @@ from bench.server import AppServer
 from bench.stream import answer_text, post_event
 from tests.harness import mention
 
-FULL = {"warmup": 20, "answers": 200, "acks": 500, "sizes": (100, 2000)}
-SMOKE = {"warmup": 1, "answers": 3, "acks": 5, "sizes": (30,)}
+
+class Size(TypedDict):
+    warmup: int
+    answers: int
+    acks: int
+    sizes: tuple[int, ...]
+
+
+FULL: Size = {"warmup": 20, "answers": 200, "acks": 500, "sizes": (100, 2000)}
+SMOKE: Size = {"warmup": 1, "answers": 3, "acks": 5, "sizes": (30,)}
 WHOLE_GOAL_S = 0.005
 STREAM_RATIO_GOAL = 1.5
 

@@ -19,6 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assistant.fakes import FakeOpenAI, FakeSlack, attacks
 from bench import conversation
@@ -65,7 +66,7 @@ class Flood:
     mentions: int
 
 
-def flood(app: AppServer, slack: FakeSlack, model: AnsweringModel, size: dict) -> Flood:
+def flood(app: AppServer, slack: FakeSlack, model: AnsweringModel, size: dict[str, Any]) -> Flood:
     """Runs the attack while `size["mentions"]` signed mentions are sent one by one."""
     made = conversation.mentions(slack, int(size["mentions"]), 1, first_thread=1000)
     warm = conversation.mentions(slack, 2, 1)  # first requests load code: not the attack's
@@ -104,7 +105,7 @@ def _repeat(send: Callable[[], None], stop: threading.Event) -> None:
         send()
 
 
-def _senders(port: int, size: dict, attack: Attack) -> list[Callable[[], None]]:
+def _senders(port: int, size: dict[str, Any], attack: Attack) -> list[Callable[[], None]]:
     big = int(size["big_bytes"])
     t = ATTACK_TIMEOUT
     big_kinds = ["declared length", "chunked, unsigned", "chunked, forged signature"]

@@ -19,7 +19,8 @@ STARTUP_TIMEOUT = 60.0
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def app_env(slack: FakeSlack, model: FakeOpenAI, database_url: str, **env: str) -> dict[str, str]:

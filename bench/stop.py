@@ -10,6 +10,7 @@ import http.client
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes import openai_responses as replies
@@ -81,7 +82,7 @@ def _stop(slack: FakeSlack, model: FakeOpenAI, running: AppServer, told: AppServ
     return last - acked
 
 
-def _post(app: AppServer, event: dict) -> None:
+def _post(app: AppServer, event: dict[str, Any]) -> None:
     body, headers = signed_event_request(event_callback(event))
     connection = http.client.HTTPConnection("127.0.0.1", app.port, timeout=10)
     try:

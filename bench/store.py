@@ -87,7 +87,9 @@ def measure(store: SqlStore, label: str, size: dict[str, int]) -> list[Figure]:
     ]
 
 
-def probe(store: SqlStore, key: ThreadKey, appender: Appender, count: int) -> tuple[int, ...]:
+def probe(
+    store: SqlStore, key: ThreadKey, appender: Appender, count: int
+) -> tuple[int, float, float]:
     """Median user-entry append and has_message at the thread's current length."""
     length = len(store.entries(key))
     appends, lookups = [], []
@@ -101,7 +103,7 @@ def probe(store: SqlStore, key: ThreadKey, appender: Appender, count: int) -> tu
         started = time.perf_counter()
         store.has_message(key, ts)
         lookups.append(time.perf_counter() - started)
-    return length, median(appends), median(lookups)  # type: ignore[return-value]
+    return length, median(appends), median(lookups)
 
 
 @contextmanager

@@ -23,6 +23,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypedDict
 
 from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes import openai_responses as replies
@@ -33,8 +34,14 @@ from bench.report import Figure, ms
 from bench.server import AppServer
 from tests.harness import mention
 
-FULL = {"sizes": (100, 600, 2000), "rate": 50.0}
-SMOKE = {"sizes": (30,), "rate": 400.0}
+
+class Size(TypedDict):
+    sizes: tuple[int, ...]
+    rate: float
+
+
+FULL: Size = {"sizes": (100, 600, 2000), "rate": 50.0}
+SMOKE: Size = {"sizes": (30,), "rate": 400.0}
 STREAM_METHODS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
 WORDS = ("the", "team", "can", "meet", "at", "noon", "near", "the", "old", "market", "hall")
 PREFIX = '{"text": "'
@@ -123,7 +130,7 @@ def _answer(app: AppServer, slack: FakeSlack, model: FakeOpenAI, text: str, rate
     sent: list[float] = []
     arrived: list[float] = []
 
-    def respond(body: dict) -> replies.Response:
+    def respond(body: dict[str, Any]) -> replies.Response:
         arrived.append(time.monotonic())
         if body.get("stream"):
             return Streamed(calls, StreamStyle(tokens_per_second=rate, sent=sent))
@@ -156,7 +163,9 @@ def _answer(app: AppServer, slack: FakeSlack, model: FakeOpenAI, text: str, rate
     )
 
 
-def _first_text_token(arguments: dict, sent: list[float], arrived: float, rate: float) -> float:
+def _first_text_token(
+    arguments: dict[str, Any], sent: list[float], arrived: float, rate: float
+) -> float:
     """When the model wrote the first token of the text: as the stream went out, or, for a
     whole answer, when it would have (the request's arrival, at the model's pace)."""
     written = 0

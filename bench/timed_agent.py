@@ -29,7 +29,7 @@ from assistant.model.tool_calls import TOOL_SCHEMAS
 from assistant.run.agent import Agent
 from assistant.run.prompt import PromptBudget, RunPrompts
 from assistant.run.recorder import Recorder
-from assistant.run.tools.run_context import RunContext
+from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.settings import Settings
 from bench.report import median
 from context.budget import BuiltPrompt
@@ -140,7 +140,7 @@ class TimedStore:
 
 class TimedRecorder(Recorder):
     def __init__(self, store: SqlStore, clock: Clock) -> None:
-        super().__init__(TimedStore(store, clock), TimedTrace(clock))  # type: ignore[arg-type]
+        super().__init__(TimedStore(store, clock), TimedTrace(clock))
         self.clock = clock
 
     async def record(self, *args: Any, **kwargs: Any) -> Entry | None:
@@ -199,9 +199,14 @@ def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
     clock = Clock()
     recorder = TimedRecorder(store, clock)
     model = InstantModel(clock)
-    tools = {"postMessage": _no_slack, "getThreadHistory": _no_slack, "finishRequest": _no_slack}
+    tools: dict[str, ToolFunction] = {
+        "postMessage": _no_slack,
+        "getThreadHistory": _no_slack,
+        "finishRequest": _no_slack,
+    }
     default = Settings(_env_file=None).prompt_budget()
     budget = TimedBudget(default.tokens, default.counter, clock, naive)
+    # InstantModel stands in for ModelClient: the one call the loop makes, without the network.
     agent = Agent(recorder, model, None, None, steps + 1, budget, tools)  # type: ignore[arg-type]
 
     async def go() -> None:

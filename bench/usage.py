@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Connection, create_engine
 from sqlalchemy.exc import OperationalError
@@ -45,7 +46,7 @@ BATCH = 5_000
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def threads(count: int, now: datetime) -> Iterator[tuple[dict, list[dict]]]:
+def threads(count: int, now: datetime) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Each thread's row and its entries' rows, as the app's store would have them."""
     for n in range(count):
         at = now - timedelta(days=30 * n / count, seconds=1)
@@ -80,7 +81,7 @@ def entry(
     model: str | None = None,
     figures: tuple[int, int, int] | None = None,
     ends_run: bool = False,
-) -> dict:
+) -> dict[str, Any]:
     prompt, cached, completion = figures or (None, None, None)
     return {
         "thread_id": thread + 1, "idx": index, "role": role, "turn": 0,
@@ -98,7 +99,7 @@ def fill(url: str, count: int, now: datetime) -> dict[str, int]:
     totals = dict.fromkeys(("calls", "answers", "input_tokens", "output_tokens"), 0)
     try:
         with engine.begin() as connection:
-            batch: tuple[list[dict], list[dict]] = ([], [])
+            batch: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
             for thread, rows in threads(count, now):
                 batch[0].append(thread)
                 batch[1].extend(rows)
@@ -116,13 +117,15 @@ def fill(url: str, count: int, now: datetime) -> dict[str, int]:
     return totals
 
 
-def write(connection: Connection, thread_rows: list[dict], entry_rows: list[dict]) -> None:
+def write(
+    connection: Connection, thread_rows: list[dict[str, Any]], entry_rows: list[dict[str, Any]]
+) -> None:
     if thread_rows:
         connection.execute(threads_table.insert(), thread_rows)
         connection.execute(entries_table.insert(), entry_rows)
 
 
-def usage(url: str, *args: str) -> tuple[float, dict]:
+def usage(url: str, *args: str) -> tuple[float, dict[str, Any]]:
     """One run of the real command: its wall time and its report."""
     env = {**os.environ, "DATABASE_URL": url, "PYTHONPATH": str(ROOT)}
     env.pop("ASSISTANT_PRICES", None)

@@ -130,7 +130,7 @@ Content = str | UserContent | ToolCall
 ENTRY_ADAPTER: TypeAdapter[Entry] = TypeAdapter(Entry)
 LOG_ADAPTER: TypeAdapter[list[Entry]] = TypeAdapter(list[Entry])
 
-_ENTRY_CLASS: dict[Role, type[_Entry]] = {
+_ENTRY_CLASS: dict[Role, type[SystemEntry | UserEntry | AssistantEntry]] = {
     "system": SystemEntry,
     "user": UserEntry,
     "assistant": AssistantEntry,

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any, TypeGuard
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import ErrorDetails
 
 from context.entry import ENTRY_ADAPTER, ROLES, Entry, Index, Timestamp, Turn
 from context.log import Tail
@@ -116,7 +118,7 @@ class _Header(BaseModel):
     content: object
 
 
-def _check_fields(position: int, item: dict, problems: list[Problem]) -> Entry | None:
+def _check_fields(position: int, item: dict[str, Any], problems: list[Problem]) -> Entry | None:
     try:
         return ENTRY_ADAPTER.validate_python(item)
     except ValidationError as exc:
@@ -131,7 +133,7 @@ def _check_fields(position: int, item: dict, problems: list[Problem]) -> Entry |
     return None
 
 
-def _field_name(item: dict, error: dict) -> str:
+def _field_name(item: dict[str, Any], error: ErrorDetails) -> str:
     """Pydantic's location without the union tags it inserts (`user`, `postMessage`, …)."""
     loc = list(error["loc"])
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
@@ -143,7 +145,7 @@ def _field_name(item: dict, error: dict) -> str:
     return ".".join(str(p) for p in loc) or "(entry)"
 
 
-def _message(item: dict, error: dict) -> str:
+def _message(item: dict[str, Any], error: ErrorDetails) -> str:
     kind = error["type"]
     if kind == "union_tag_invalid":
         if error["loc"] and error["loc"][-1] == "content":
@@ -174,7 +176,7 @@ def _message(item: dict, error: dict) -> str:
 
 
 def _check_placement(
-    position: int, item: dict, tail: Tail | None, problems: list[Problem]
+    position: int, item: dict[str, Any], tail: Tail | None, problems: list[Problem]
 ) -> Tail | None:
     """Check `index` and `turn` against the rules (a None tail: unknown, after an entry with
     no valid role). After a wrong index the check goes on from the index the entry gives, so
@@ -201,7 +203,7 @@ def _check_placement(
     return after
 
 
-def _is_whole(value: object) -> bool:
+def _is_whole(value: object) -> TypeGuard[int | str]:
     if isinstance(value, bool):
         return False
     return isinstance(value, int) or (
@@ -211,7 +213,7 @@ def _is_whole(value: object) -> bool:
 
 def _deeper_than(document: object, limit: int) -> bool:
     """Whether arrays and objects nest more than `limit` levels (found without recursing)."""
-    pending = [(document, 1)]
+    pending: list[tuple[Any, int]] = [(document, 1)]
     while pending:
         value, depth = pending.pop()
         children = value.values() if isinstance(value, dict) else value

@@ -89,7 +89,8 @@ class RunningApp:
 
     @property
     def assistant(self) -> Assistant:
-        return self._web.state.assistant
+        assistant: Assistant = self._web.state.assistant
+        return assistant
 
     def request(
         self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
@@ -120,7 +121,9 @@ class RunningApp:
 
     def wait_idle(self) -> None:
         """Until no run is going or waiting (call once the runs wanted have started)."""
-        future = asyncio.run_coroutine_threadsafe(self.assistant.scheduler.wait_idle(), self._loop)
+        scheduler = self.assistant.scheduler
+        assert scheduler is not None, "an ingress app runs nothing to wait for"
+        future = asyncio.run_coroutine_threadsafe(scheduler.wait_idle(), self._loop)
         future.result(TIMEOUT)
 
     def wait_listeners(self) -> None:
@@ -159,6 +162,7 @@ class RunningApp:
     def agent(self) -> Any:
         """The agent the scheduler runs (`Agent.run`, through `WorkspaceRuns`): with
         SLACK_BOT_TOKEN, the one workspace's, built with the app's one client."""
+        # The scheduler's `run` is WorkspaceRuns.run, a bound method (its type says a callable).
         runs = self.assistant.scheduler.run.__self__  # type: ignore[union-attr]
         return runs.agents.for_client(self.assistant.client)
 
@@ -198,7 +202,8 @@ def thread_of(event: dict[str, Any], team: str = ids.TEAM_ID) -> ThreadKey:
 
 def prompt_log(request: dict[str, Any]) -> list[dict[str, Any]]:
     """The log a model request carried: its user message's text, parsed."""
-    return json.loads(request["messages"][1]["content"])
+    log: list[dict[str, Any]] = json.loads(request["messages"][1]["content"])
+    return log
 
 
 def script_answers(model: FakeOpenAI, count: int = 1) -> None:

@@ -157,3 +157,52 @@ class OtlpReceiver(Collector):
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class HungCollector:
+    """An OTLP/HTTP collector that accepts each request, reads it, and never answers: what a
+    collector behind a stuck proxy does. `overlapped` is set once a traces request and a
+    metrics request are waiting at the same time (each counted until its client hangs up)."""
+
+    def __init__(self) -> None:
+        self.overlapped = threading.Event()
+        self._waiting: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        collector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                collector._changed(self.path, +1)
+                try:
+                    # Until the client gives up and closes the connection, or the test ends.
+                    while not collector._stopping.is_set() and self.connection.recv(1):
+                        pass
+                except OSError:
+                    pass
+                finally:
+                    collector._changed(self.path, -1)
+                self.close_connection = True
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _changed(self, path: str, by: int) -> None:
+        with self._lock:
+            self._waiting[path] = self._waiting.get(path, 0) + by
+            if self._waiting.get("/v1/traces", 0) and self._waiting.get("/v1/metrics", 0):
+                self.overlapped.set()
+
+    def __enter__(self) -> HungCollector:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()

@@ -13,8 +13,13 @@ import yaml
 from pydantic import ValidationError
 
 from assistant.commands import CliError
+from assistant.commands.io import named, read_text, shown_input
 from assistant.commands.stored import existing_store
-from context.channels import ChannelConfig
+from assistant.input_files import TooDeep, load_yaml
+from assistant.settings import SettingsError, load_channel_settings
+from context.channels import ChannelConfig, merged
+from context.render import printable
+from context.storage import ModelRefusal
 
 # Fields `set` may give; `--unset` takes them back to the default's.
 SETTABLE = (
@@ -24,7 +29,7 @@ SETTABLE = (
 _LISTS = ("users", "groups", "editors")
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     channels = commands.add_parser(
         "channels",
         help="list, set, export or import the persona and rules of each channel",
@@ -32,7 +37,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "workspace, and the workspace default (channel *). Exit status 0, or 2 with one line.",
     )
     verbs = channels.add_subparsers(dest="verb", required=True, metavar="VERB")
-    listing = verbs.add_parser("list", help="one line per configured channel")
+    listing = verbs.add_parser(
+        "list",
+        help="one line per configured channel, and one per channel whose model the model "
+        "service refused",
+    )
     listing.add_argument("--team", help="only this workspace's (T…)")
     listing.set_defaults(handler=run_list)
 
@@ -87,17 +96,28 @@ def _line(config: ChannelConfig) -> str:
 def run_list(args: argparse.Namespace) -> int:
     with existing_store("channels list") as store:
         for config in store.channel_configs(args.team):
-            print(_line(config))
+            print(printable(_line(config)))
+        for refusal in store.model_refusals(args.team):
+            in_force = merged(*store.channel_configs_in_force(refusal.team, refusal.channel))
+            if in_force["model"] == refusal.model:  # else the channel has another model now
+                print(printable(_refused_line(refusal)))
     return 0
+
+
+def _refused_line(refusal: ModelRefusal) -> str:
+    model = json.dumps(refusal.model, ensure_ascii=False)
+    return (
+        f"{refusal.team}\t{refusal.channel}\tmodel {model} refused by the model service "
+        f"({refusal.what}) at {refusal.at}: its runs cannot answer until it is changed"
+    )
 
 
 def run_set(args: argparse.Namespace) -> int:
     changes: dict[str, Any] = {}
     if args.persona_file is not None:
-        try:
-            changes["persona"] = args.persona_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise CliError(f"cannot read {args.persona_file}: {exc.strerror}") from None
+        changes["persona"] = read_text(args.persona_file).strip()
+    if args.persona_name is not None:
+        _check_persona_name(args.persona_name)
     for name in ("persona", "persona_name", "model", "enabled", "access", "username",
                  "icon_emoji", "icon_url"):  # fmt: skip
         if getattr(args, name) is not None:
@@ -121,8 +141,28 @@ def run_set(args: argparse.Namespace) -> int:
         config = _valid(values, f"{args.team} {args.channel}")
         if config.editors and not config.is_default:
             raise CliError("editors are named in the workspace default (CHANNEL *)")
-        print(_line(store.set_channel_config(config)))
+        print(printable(_line(store.set_channel_config(config))))
     return 0
+
+
+def _check_persona_name(name: str) -> None:
+    """A channel may choose only a persona ASSISTANT_PERSONAS_FILE names: the app would
+    otherwise find none by that name in each of the channel's runs."""
+    try:
+        settings = load_channel_settings()
+        personas = settings.personas()
+    except SettingsError as exc:
+        raise CliError(str(exc).replace("\n", "; ")) from None
+    except ValueError as exc:
+        raise CliError(f"ASSISTANT_PERSONAS_FILE: {exc}") from None
+    if name not in personas:
+        where = settings.assistant_personas_file
+        known = (
+            f"in {named(str(where))} (it names {len(personas)})"
+            if where
+            else ("(ASSISTANT_PERSONAS_FILE is not set)")
+        )
+        raise CliError(f"--persona-name {named(name)}: no such persona {known}")
 
 
 def _valid(values: dict[str, Any], where: str) -> ChannelConfig:
@@ -158,24 +198,24 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    name = shown_input(args.file)
+    text = read_text(args.file)
     try:
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
-        document = yaml.safe_load(text)  # JSON is YAML too
-    except OSError as exc:
-        raise CliError(f"cannot read {args.file}: {exc.strerror}") from None
+        document = load_yaml(text)  # JSON is YAML too
+    except TooDeep as exc:
+        raise CliError(f"{name} is {exc}") from None
     except yaml.YAMLError:
-        raise CliError(f"{args.file} is not JSON or YAML") from None
+        raise CliError(f"{name} is not JSON or YAML") from None
     items = document.get("channels") if isinstance(document, dict) else None
     if not isinstance(items, list):
-        raise CliError(f'{args.file} has no "channels" list (as export writes it)')
+        raise CliError(f'{name} has no "channels" list (as export writes it)')
     configs = []
     for number, item in enumerate(items, 1):
         if not isinstance(item, dict):
-            raise CliError(f"{args.file}: channel {number}: not an object")
+            raise CliError(f"{name}: channel {number}: not an object")
         # Checked all before any is kept: a file with one mistake changes nothing.
-        configs.append(_valid({**item, "updated_at": None}, f"{args.file}: channel {number}"))
+        configs.append(_valid({**item, "updated_at": None}, f"{name}: channel {number}"))
     with existing_store("channels import") as store:
-        for config in configs:
-            store.set_channel_config(config)
+        store.set_channel_configs(configs)  # one transaction: all kept, or none
     print(f"assistant channels import: {len(configs)} settings kept", file=sys.stderr)
     return 0

@@ -10,9 +10,10 @@ from pathlib import Path
 from assistant.commands import CliError
 from assistant.settings import SettingsError, load_store_settings
 from context.storage import database_url
+from context.urls import shown_url
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     demo = commands.add_parser(
         "demo",
         help="play a short conversation on local fakes of Slack and the model",
@@ -44,13 +45,12 @@ def _database(option: str | None) -> tuple[str, bool]:
 
 def _told(url: str) -> tuple[str, str]:
     """How the hint names the store: `DATABASE_URL=… ` before each command, or, for a URL
-    with a password (which is never printed), a sentence naming it with the password
-    hidden, for the reader to set."""
+    that may hold a credential (a password, or a query such as `?password=`: never printed),
+    a sentence naming where it is (`shown_url`), for the reader to set."""
     parsed = database_url(url)
-    if parsed.password is None:
+    if parsed.password is None and not parsed.query:
         return f"DATABASE_URL={shlex.quote(url)} ", ""
-    hidden = parsed.render_as_string(hide_password=True)
-    return "", f"With DATABASE_URL set to {hidden} (its password hidden here), "
+    return "", f"With DATABASE_URL set to the store at {shown_url(parsed)} (its URL in full), "
 
 
 def run_demo(args: argparse.Namespace) -> int:

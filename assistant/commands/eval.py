@@ -17,9 +17,11 @@ from typing import TextIO
 
 from assistant.commands import CliError, when
 from assistant.commands.io import (
+    check_writable,
     file_or_thread,
     named,
     read_input,
+    read_text,
     redaction_key_path,
     write_output,
     write_redaction_key,
@@ -306,6 +308,8 @@ def run_eval(args: argparse.Namespace) -> int:
         raise CliError("--team, --channel, --since, --until and --feedback filter --all")
     if args.redact_key and not args.save:
         raise CliError("--redact-key redacts a set written with --save")
+    if args.report:
+        check_writable(args.report)  # before the model is asked anything
     with contextlib.ExitStack() as stack:
         store = stack.enter_context(existing_store("eval")) if _needs_store(args) else None
         sources = _sources(args, store)
@@ -408,7 +412,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> Config:
 
 
 def _instructions(path: str) -> str:
-    text = read_input(path).decode("utf-8", errors="replace").strip()
+    text = read_text(path).strip()
     if not text:
         raise CliError(f"{named(path)} is empty: instructions are needed to replace the fixed ones")
     return text

@@ -7,29 +7,51 @@ import sys
 from pathlib import Path
 
 from assistant.commands import CliError
+from assistant.input_files import TooLarge, read_bounded
 from context.render import printable
 from context.storage import ThreadKey
 
 NAME_SHOWN = 80  # characters of an argument an error message repeats
 
 
+def one_line(text: str) -> str:
+    """Text from outside (a name, a model's, a file's) as one line of a report: its controls
+    and bidi characters escaped as the trace escapes them (`printable`), its line breaks and
+    tabs too, so that it can neither restyle the terminal nor forge a line of its own."""
+    return printable(text).replace("\n", "\\n").replace("\t", "\\t")
+
+
 def named(argument: str) -> str:
     """An argument as an error message repeats it: on one line, its controls escaped, and
     cut when long (a 5,000-character argument is no file name anyone needs to read back)."""
-    shown = printable(argument).replace("\n", "\\n")
+    shown = one_line(argument)
     if len(shown) <= NAME_SHOWN:
         return shown
     return f"{shown[:NAME_SHOWN]}… ({len(argument):,} characters)"
 
 
-def read_input(path: str) -> bytes:
-    """The bytes of FILE, or of standard input for `-`."""
-    if path == "-":
-        return sys.stdin.buffer.read()
+def read_input(path: str | Path) -> bytes:
+    """The bytes of FILE, or of standard input for `-`, within `read_bounded`'s bound (beyond:
+    CliError, one line): the one way a command reads what it is given."""
     try:
-        return Path(path).read_bytes()
+        return read_bounded(path)
     except OSError as exc:
-        raise CliError(f"cannot read {named(path)}: {exc.strerror}") from None
+        raise CliError(f"cannot read {shown_input(str(path))}: {exc.strerror or exc}") from None
+    except TooLarge as exc:
+        raise CliError(f"{shown_input(str(path))} is {exc}") from None
+
+
+def read_text(path: str | Path) -> str:
+    """`read_input` as UTF-8 text; CliError (one line) if it is not."""
+    try:
+        return read_input(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"{shown_input(str(path))} is not UTF-8 text (byte {exc.start})") from None
+
+
+def shown_input(path: str) -> str:
+    """An input as messages name it: `<stdin>` for `-`."""
+    return "<stdin>" if path == "-" else named(path)
 
 
 def write_output(text: str, out: str | None) -> None:
@@ -68,6 +90,21 @@ def write_redaction_key(key: dict[str, str], path: str, apart_from: Path | None)
         raise CliError(f"{named(path)}: exists; a redaction key is never written over") from None
     except OSError as exc:
         raise CliError(f"cannot write {named(path)}: {exc.strerror}") from None
+
+
+def check_writable(out: str) -> None:
+    """CliError (one line) now if FILE cannot be written, before any work whose result it is
+    to hold: a file is opened for appending (nothing in it changes) and, if it was made
+    only for the check, removed."""
+    path = Path(out)
+    existed = path.exists()
+    try:
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise CliError(f"cannot write {named(out)}: {exc.strerror}") from None
+    if not existed:
+        path.unlink(missing_ok=True)
 
 
 def file_or_thread(source: str) -> str | ThreadKey:

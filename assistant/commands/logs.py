@@ -15,7 +15,7 @@ from context.storage import ThreadKey
 from context.validate import Problem, validate_log
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     show = commands.add_parser(
         "show",
         help="render a saved log or a stored thread as the console trace",

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from assistant.commands import CliError
-from assistant.commands.io import file_or_thread, read_input, write_output
+from assistant.commands.io import (
+    check_writable,
+    file_or_thread,
+    read_input,
+    read_text,
+    write_output,
+)
 from assistant.commands.slack import _settings_error
 from assistant.commands.stored import existing_store
 from assistant.replay.markdown import markdown_report
@@ -28,7 +34,7 @@ from context.trace import open_trace
 from context.validate import validate_log
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     replay = commands.add_parser(
         "replay",
         help="send saved logs or stored threads to the model and show what it does next",
@@ -95,6 +101,9 @@ def run_replay(args: argparse.Namespace) -> int:
         raise CliError("--out takes one input; for several, use --report")
     if args.inputs.count("-") > 1:
         raise CliError("standard input (-) can be read only once")
+    for out in (args.out, args.report):
+        if out is not None:
+            check_writable(out)  # before the model is asked anything
     persona = read_persona(args.prompt_file) if args.prompt_file else None
     with contextlib.ExitStack() as stack:
         settings = model_settings(stack, args.model, args.demo_model)
@@ -133,7 +142,7 @@ def model_settings(stack: contextlib.ExitStack, model: str | None, demo_model: b
 
 
 def read_persona(path: str) -> str:
-    text = read_input(path).decode("utf-8", errors="replace").strip()
+    text = read_text(path).strip()
     if not text:
         raise CliError(f"{path} is empty: a persona is needed to replace entry 0")
     return text

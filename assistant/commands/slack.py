@@ -8,7 +8,7 @@ from assistant.commands import CliError
 from assistant.settings import Mode, Settings, SettingsError, load_settings
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = commands.add_parser(
         "run",
         help="run the bot in Socket Mode (development, no public URL)",
@@ -68,23 +68,28 @@ def run_socket(args: argparse.Namespace) -> int:
 
 def run_serve(args: argparse.Namespace) -> int:
     from assistant.serving.http import serve
-    from assistant.serving.worker import split_roles_problem
+    from assistant.serving.web_server import PortUnavailable
+    from assistant.serving.worker import split_roles_problem, token_source_problem
 
     settings = _settings("http")
     if args.runs == "off" and (problem := split_roles_problem(settings)):
         raise CliError(f"--runs off: {problem}")
+    if problem := token_source_problem(settings):
+        raise CliError(problem)
     try:
         serve(settings, host=args.host, runs=args.runs == "on")
     except SettingsError as exc:
         raise _settings_error("Slack refused a token", exc) from None
+    except PortUnavailable as exc:
+        raise CliError(str(exc)) from None
     return 0
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from assistant.serving.worker import split_roles_problem, work
+    from assistant.serving.worker import split_roles_problem, token_source_problem, work
 
     settings = _settings("worker")
-    if problem := split_roles_problem(settings):
+    if problem := split_roles_problem(settings) or token_source_problem(settings):
         raise CliError(problem)
     try:
         work(settings)

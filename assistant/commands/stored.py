@@ -14,17 +14,18 @@ from sqlalchemy.exc import SQLAlchemyError
 from assistant.commands import CliError
 from assistant.settings import SettingsError, load_store_settings
 from context.storage import Store, StoreUnavailable, database_url, open_store, store_error
+from context.urls import shown_url
 
 
 @contextmanager
 def existing_store(command: str) -> Iterator[Store]:
-    """The store DATABASE_URL names, said on stderr (password hidden); never a new one."""
+    """The store DATABASE_URL names, said on stderr (`shown_url`); never a new one."""
     try:
         url = database_url(load_store_settings().database_url)
     except SettingsError as exc:
         raise CliError(str(exc)) from None
     url = _absolute(url)
-    where = url.render_as_string(hide_password=True)
+    where = shown_url(url)
     try:
         missing = not _has_store(url)
         store = None if missing else open_store(url.render_as_string(hide_password=False))
@@ -37,6 +38,10 @@ def existing_store(command: str) -> Iterator[Store]:
     print(f"assistant {command}: store {where}", file=sys.stderr, flush=True)
     try:
         yield store
+    except SQLAlchemyError as exc:
+        # The database failed under the command (a lost server, a full disk, a trigger): one
+        # line, and the write it was making rolled back whole.
+        raise CliError(f"the store at {where} failed: {store_error(exc)}") from None
     finally:
         store.close()
 

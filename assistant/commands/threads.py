@@ -15,7 +15,7 @@ from context.redaction import Redactor
 from context.storage import ThreadKey
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     threads = commands.add_parser(
         "threads",
         help="list the threads in the store",

@@ -9,9 +9,11 @@ import json
 from dataclasses import dataclass, field
 
 from assistant.commands import CliError, when
+from assistant.commands.io import one_line
 from assistant.commands.stored import existing_store
 from assistant.price_settings import PriceTable
 from assistant.settings import SettingsError, load_usage_settings
+from context.render import printable
 from context.storage import UsageRow
 from context.storage.usage import USAGE_GROUPS
 
@@ -28,7 +30,7 @@ GROUP_KEYS = {
 UNKNOWN = "(unknown)"
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     usage = commands.add_parser(
         "usage",
         help="what the model calls cost, by workspace, channel, user, day or model",
@@ -85,7 +87,9 @@ class Group:
 
     def cells(self, by: str | None) -> list[str]:
         """The line of the text report."""
+        # Names come from Slack and the model's server: escaped as the trace escapes them.
         label = "/".join(value or UNKNOWN for value in self.values) if self.values else "total"
+        label = one_line(label)
         counts = [f"{self.counts[name]:,}" for name in COUNTS]
         if by == "model" and self.values:
             counts[COUNTS.index("answers")] = "-"
@@ -105,7 +109,9 @@ def run_usage(args: argparse.Namespace) -> int:
         rows = store.usage(args.by, args.since, args.until)
     groups, total, unpriced = summed(rows, args.by, prices)
     if args.json:
-        print(json.dumps(report(args, groups, total, prices, unpriced), ensure_ascii=False))
+        # printable: every character it escapes is one JSON reads back as it was.
+        text = json.dumps(report(args, groups, total, prices, unpriced), ensure_ascii=False)
+        print(printable(text))
     else:
         print_table(args, groups, total, prices, unpriced)
     return 0
@@ -178,6 +184,6 @@ def price_note(by: str | None, prices: PriceTable | None, unpriced: set[str]) ->
     if prices is None:
         return f"no price table (ASSISTANT_PRICES): tokens only; {note}"
     if unpriced:
-        names = ", ".join(sorted(unpriced))
+        names = ", ".join(one_line(name) for name in sorted(unpriced))
         return f"no price for {names} in ASSISTANT_PRICES: no cost where it was used; {note}"
     return f"cost estimated from ASSISTANT_PRICES (US dollars per million tokens); {note}"

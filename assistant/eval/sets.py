@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from assistant.eval.cases import Case, case_of_json
+from assistant.input_files import TooLarge, read_bounded
 from context.entry import Entry
 from context.validate import validate_log
 
@@ -131,9 +132,11 @@ def _inside(name: object) -> bool:
 
 def _json_file(path: Path) -> object:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise EvalSetError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        text = read_bounded(path).decode("utf-8")
+    except OSError as exc:
+        raise EvalSetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (TooLarge, UnicodeDecodeError) as exc:
+        raise EvalSetError(f"cannot read {path}: {exc}") from None
     try:
         return json.loads(text)
     except ValueError as exc:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -120,20 +120,20 @@ class BackgroundServer:
 
     # -- helpers for subclasses ----------------------------------------------------------------
 
-    def _run_on_loop(self, coro: Awaitable[T], timeout: float = DEFAULT_TIMEOUT) -> T:
+    def _run_on_loop(self, coro: Coroutine[Any, Any, T], timeout: float = DEFAULT_TIMEOUT) -> T:
         """Run a coroutine on the server's loop from any other thread and return its result."""
         if self._loop is None:
             raise RuntimeError(f"{type(self).__name__} is not started")
         if _running_loop() is self._loop:
             raise RuntimeError("called from the fake's own loop; this would deadlock")
-        future = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        future = asyncio.run_coroutine_threadsafe(coro, self._loop)
         return future.result(timeout=timeout)
 
     def _wait(
         self, check: Callable[[], T | None], timeout: float, describe: Callable[[], str]
     ) -> T:
         """Block until `check()` returns something truthy (evaluated under the lock)."""
-        result: list[Any] = []
+        result: list[T] = []
 
         def ready() -> bool:
             value = check()

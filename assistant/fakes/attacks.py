@@ -12,6 +12,7 @@ import socket
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypedDict
 
 CHUNK = 64 * 1024
 _FILLER = b"x" * CHUNK
@@ -129,9 +130,17 @@ MALFORMED: dict[str, tuple[bytes, int]] = {
 }
 
 
+class _HeadOptions(TypedDict, total=False):
+    """What `malformed` changes in `head`'s request."""
+
+    forged: bool
+    timestamp: str
+    extra: dict[str, str]
+
+
 def malformed(port: int, kind: str, timeout: float) -> Outcome:
     body, _ = MALFORMED[kind]
-    options: dict[str, object] = {}
+    options: _HeadOptions = {}
     if kind.startswith("forged"):
         options["forged"] = True
     if kind == "forged signature, not ASCII":
@@ -142,4 +151,4 @@ def malformed(port: int, kind: str, timeout: float) -> Outcome:
         options["timestamp"] = "9" * 5000
     elif kind == "timestamp an hour old":
         options["timestamp"] = str(int(time.time()) - 3600)
-    return exchange(port, [head(length=len(body), **options) + body], timeout)  # type: ignore[arg-type]
+    return exchange(port, [head(length=len(body), **options) + body], timeout)

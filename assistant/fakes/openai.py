@@ -46,6 +46,9 @@ class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
         self._transcription_holds: deque[Hold] = deque()
         self.invalid_requests: list[str] = []  # why requests were refused as malformed
         self.streaming = StreamSettings()  # how requests with "stream": true are answered
+        # The models it serves (None: any name); a request for another is refused as OpenAI
+        # refuses a model that does not exist or the key may not use: HTTP 404, model_not_found.
+        self.models: frozenset[str] | None = None
 
     @property
     def base_url(self) -> str:

@@ -37,7 +37,7 @@ class Transcriptions:
         record = {
             "model": form.get("model"),
             "filename": getattr(upload, "filename", None),
-            "size": len(upload.file.read()) if hasattr(upload, "file") else 0,
+            "size": len(upload.file.read()) if isinstance(upload, web.FileField) else 0,
             "fields": {k: v for k, v in form.items() if isinstance(v, str)},
         }
         with self._cond:

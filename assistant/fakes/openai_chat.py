@@ -31,7 +31,14 @@ from assistant.fakes.openai_responses import (
     Raw,
     Response,
 )
-from assistant.fakes.openai_stream import REFUSAL, Streamed, Trickled, stream_completion, trickle
+from assistant.fakes.openai_stream import (
+    REFUSAL,
+    Streamed,
+    StreamSettings,
+    Trickled,
+    stream_completion,
+    trickle,
+)
 
 # OpenAI caches prompt prefixes of 1024+ tokens in 128-token steps; the fake mimics that from
 # a 4-characters-per-token estimate so benchmarks can see cache hits.
@@ -52,11 +59,13 @@ class ChatCompletions:
     _headers: list[dict[str, str]]
     _holds: list[Hold]
     _cond: threading.Condition
+    models: frozenset[str] | None
+    streaming: StreamSettings
 
     def _chat_routes(self) -> list[web.RouteDef]:
         return [web.post("/v1/chat/completions", self._handle_chat)]
 
-    async def _handle_chat(self, request: web.Request) -> web.Response:
+    async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
         if not request.headers.get("Authorization", "").startswith("Bearer "):
             return _error_response(
                 Error(
@@ -84,6 +93,9 @@ class ChatCompletions:
         with self._cond:
             self._requests.append(body)
             self._headers.append(dict(request.headers))
+            if self.models is not None and body["model"] not in self.models:
+                self._cond.notify_all()
+                return _error_response(model_not_found(body["model"]))
             if body.get("stream") and self.streaming.mode == "refused":
                 self._cond.notify_all()
                 return _error_response(Error(400, REFUSAL, "invalid_request_error"))
@@ -126,7 +138,10 @@ class ChatCompletions:
             return await trickle(request, json.dumps(whole).encode(), response)
         style = self.streaming.style
         if isinstance(response, Streamed):
-            response, style = response.response, response.style
+            style, response = response.style, response.response
+        # What is left is a Completion: `_handle_chat` drops a Disconnect (one inside a hold or
+        # a delay is not supported, and fails here as it did in `_completion`).
+        assert isinstance(response, Completion)
         completion = _completion(response, body, previous)
         if body.get("stream") and self.streaming.mode == "sse":
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
@@ -218,6 +233,12 @@ def _common_prefix(a: str, b: str) -> int:
         else:
             high = mid - 1
     return low
+
+
+def model_not_found(model: str) -> Error:
+    """OpenAI's answer for a model that does not exist, or that the key may not use."""
+    message = f"The model `{model}` does not exist or you do not have access to it."
+    return Error(404, message, "invalid_request_error", "model_not_found")
 
 
 def _error_response(err: Error) -> web.Response:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from assistant.fakes._server import Hold
+from assistant.fakes._server import Hold as Hold
 from assistant.fakes.openai_stream import Streamed, Trickled
 
 ToolCallSpec = tuple[str, "dict[str, Any] | str"]

@@ -184,11 +184,13 @@ class FakeSlack(
         def matching() -> list[Call]:
             return [c for c in self._calls if c.method == method and (where is None or where(c))]
 
-        return self._wait(
+        # Typed here: ReactionMethods declares `_wait` loosely, and comes first in the bases.
+        calls: list[Call] = self._wait(
             lambda: found if len(found := matching()) >= count else None,
             timeout,
             lambda: f"{len(matching())}/{count} {method} calls; got {self._summary()}",
         )
+        return calls
 
     async def wait_for_call_async(
         self,

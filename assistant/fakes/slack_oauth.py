@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.fakes import ids
+from assistant.fakes.slack_conversations import Conversations
 from assistant.fakes.slack_params import Handler
 from assistant.fakes.slack_store import SlackError
 
@@ -47,6 +48,7 @@ class OAuthMethods:
 
     app_id: str
     bot_user_id: str
+    conversations: Conversations
 
     def _init_oauth(self) -> None:
         self.workspaces: dict[str, Workspace] = {}
@@ -80,7 +82,7 @@ class OAuthMethods:
         workspace = Workspace(team_id, name or f"Team {team_id}", bot_user_id, rotating)
         self.workspaces[team_id] = workspace
         for channel in channels:
-            self.conversations.public(channel, [ids.USER_ID], team=team_id)  # type: ignore[attr-defined]
+            self.conversations.public(channel, [ids.USER_ID], team=team_id)
         if bot_token is not None:
             self._grant(workspace, bot_token)
         return workspace
@@ -121,7 +123,7 @@ class OAuthMethods:
         if params.get("team_id") and params["team_id"] != team:
             raise SlackError("team_access_not_granted")
         for name in ("channel", "channel_id"):
-            owner = self.conversations.team_of(str(params.get(name) or ""))  # type: ignore[attr-defined]
+            owner = self.conversations.team_of(str(params.get(name) or ""))
             if owner is not None and owner != team:
                 raise SlackError("channel_not_found")
 

@@ -170,6 +170,7 @@ def _text(params: dict[str, Any], required: bool) -> tuple[str | None, str]:
     chunks = _json(params.get("chunks")) if params.get("chunks") is not None else None
     if markdown is not None and chunks is not None:
         raise SlackError("cannot_provide_both_markdown_text_and_chunks")
+    mode: str | None
     if chunks is not None:
         text, mode = chunk_text(chunks), "chunks"
     else:

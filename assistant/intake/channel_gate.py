@@ -1,45 +1,38 @@
 """Whether a person's message is taken in its channel (README "Configuring channels"): not
 at all in a channel where the bot is off; from a person who may not use it there, one short
-ephemeral note instead (docs/log-format.md#refusals), and no run."""
+ephemeral note instead (docs/log-format.md#refusals), and no run. When Slack cannot say
+whether they may (a user group's members cannot be listed just now), the message is taken and
+its run decides (`assistant.run.channel_access`): a person is never refused for Slack's fault.
+"""
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from cachetools import TTLCache
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.run.channel_access import NOTE, ChannelAccess, refusal_line
 from assistant.run.channel_rules import ChannelRules, Channels
 from assistant.run.recorder import Recorder
+from assistant.run.stream_leftovers import SLACK_FAILURES
 from assistant.slack.connection import slack_reason
-from context.channels import may_use
-from context.storage import EntryMeta, ThreadKey
+from context.storage import ThreadKey
+
+__all__ = ["NOTE", "ChannelGate", "refusal_line"]
 
 log = logging.getLogger(__name__)
-
-NOTE = (
-    "Sorry, I'm not available to you in this channel: its settings list who may use me. "
-    "A workspace admin can change them in my App Home."
-)
-GROUPS_SECONDS = 60  # how long a user group's members are taken as Slack last listed them
-
-
-def refusal_line(user: str) -> str:
-    """The system entry of a refusal in a thread that has a log: once per person."""
-    return f"<@{user}> may not use the assistant in this channel; they were told so privately."
 
 
 @dataclass
 class ChannelGate:
     channels: Channels
-    client: AsyncWebClient
+    access: ChannelAccess
     recorder: Recorder
-    # (team, group) → its members, as usergroups.users.list last gave them.
-    _members: TTLCache[tuple[str, str], frozenset[str]] = field(
-        default_factory=lambda: TTLCache(maxsize=1024, ttl=GROUPS_SECONDS)
-    )
+
+    @property
+    def client(self) -> AsyncWebClient:
+        return self.access.client
 
     async def admit(
         self, team: str, key: ThreadKey, user: str, event_id: str | None, threaded: bool
@@ -50,49 +43,15 @@ class ChannelGate:
         rules = await self.channels.rules(team, key.channel)
         if not rules.enabled:
             return None  # quietly: the admins turned the bot off here
-        if may_use(rules.access, rules.users, user, await self._in_groups(team, user, rules)):
-            return rules
-        await self._refuse(key, user, event_id, threaded)
-        return None
-
-    async def _in_groups(self, team: str, user: str, rules: ChannelRules) -> bool:
-        if rules.access != "listed" or user in rules.users:
-            return False  # not needed: no Slack call
-        for group in rules.groups:
-            members = self._members.get((team, group))
-            if members is None:
-                try:
-                    response = await self.client.usergroups_users_list(
-                        usergroup=group, team_id=team
-                    )
-                except SlackApiError as exc:
-                    log.warning("cannot list user group %s: %s", group, slack_reason(exc))
-                    continue  # its members are not admitted on its account
-                members = frozenset(response.get("users") or ())
-                self._members[(team, group)] = members
-            if user in members:
-                return True
-        return False
-
-    async def _refuse(
-        self, key: ThreadKey, user: str, event_id: str | None, threaded: bool
-    ) -> None:
-        line = refusal_line(user)
-        store = self.recorder.store
-        if await self.recorder.read(store.has_thread, key):
-            entries = await self.recorder.entries(key)
-            if any(entry.content == line for entry in entries):
-                return  # told already in this thread
         try:
-            await self.client.chat_postEphemeral(
-                channel=key.channel,
-                user=user,
-                text=NOTE,
-                thread_ts=key.thread_ts if threaded else None,
-            )
-        except SlackApiError as exc:
-            log.warning("cannot tell %s in %s: %s", user, key, slack_reason(exc))
-            return
-        if await self.recorder.read(store.has_thread, key):
-            # Only in a thread the bot is in already: a refused mention starts no log.
-            await self.recorder.record(key, line, meta=EntryMeta(event_id=event_id))
+            if await self.access.may_use(team, user, rules):
+                return rules
+        except SLACK_FAILURES as exc:
+            log.warning(
+                "whether %s may use the bot in %s is undecided (%s): the message is taken, "
+                "and its run asks Slack again",
+                user, key, slack_reason(exc),
+            )  # fmt: skip
+            return rules
+        await self.access.refuse(self.recorder, key, user, event_id, threaded)
+        return None

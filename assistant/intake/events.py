@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.intake import references
+from assistant.intake.bot_exchanges import from_bot, may_take_bot_message
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.deadline import READ_SECONDS, InFlight
 from assistant.intake.event_shapes import Checked
@@ -24,7 +26,7 @@ from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace
 from context.entry import UserContent, now_timestamp
-from context.storage import EntryMeta, ThreadKey, ThreadMessage
+from context.storage import EntryMeta, Opening, ThreadKey, ThreadMessage
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +79,11 @@ class EventRecorder:
         )
         if rules is None:
             return  # the bot is off in this channel, or this person may not use it there
+        if from_bot(event) and not await may_take_bot_message(
+            self.recorder, gate.client, key, event["user"],
+            self.settings.assistant_max_bot_exchanges_per_thread, rules.post_as,
+        ):  # fmt: skip
+            return  # two bots answering each other: this thread has had enough
         raw = event.get("text", "")
         media = event.get("files") or references.links_in(raw)
         # A second delivery waits while the first is read here, then finds it recorded.
@@ -93,14 +100,14 @@ class EventRecorder:
         mention: bool,
         direct: bool,
         deadline: float,
-        persona: str,
+        persona: Callable[[], str],
     ) -> None:
         """`persona`: the channel's now, entry 0 if the thread is new (an old thread keeps
         its own)."""
         event, event_id = message.event, message.event_id
         userid = f"<@{event['user']}>"
         if direct:
-            await self._note_viewing(message.team, key, event, bot_user_id, deadline)
+            await self._note_viewing(message.team, key, event, bot_user_id, deadline, persona)
         content = await self.content.of(message.team)
         if content is None:
             return  # uninstalled meanwhile
@@ -169,9 +176,11 @@ class EventRecorder:
         event: dict[str, Any],
         bot_user_id: str | None,
         deadline: float,
+        persona: Callable[[], str],
     ) -> None:
         """What the person views, if it changed since it was last in a log: a system entry in
-        this thread, before their message."""
+        this thread, before their message; entry 0 from `persona` (the DM's, as their message
+        would have it) if the note starts the thread."""
         store, user = self.recorder.store, event["user"]
         viewing = await self.recorder.read(store.viewing, team, event["channel"], user)
         if viewing is None:
@@ -182,7 +191,7 @@ class EventRecorder:
         text = await viewing_text(
             viewing.entities, team, user, content.client, content.links, bot_user_id, deadline
         )
-        opening = (self.settings.instructions(), now_timestamp())
+        opening = Opening(persona, now_timestamp())
         await self.recorder.record_by(
             store.record_viewing, key, user, viewing.version, text, opening
         )

@@ -66,7 +66,8 @@ async def fetch(client: AsyncWebClient, link: Link) -> dict[str, Any] | None:
         page = await client.conversations_history(
             channel=link.channel, oldest=link.ts, latest=link.ts, inclusive=True, limit=1
         )
-    return next((m for m in page.get("messages", []) if m.get("ts") == link.ts), None)
+    messages: list[dict[str, Any]] = page.get("messages", [])
+    return next((m for m in messages if m.get("ts") == link.ts), None)
 
 
 def reference_text(message: dict[str, Any], reader: str, bot_user_id: str | None) -> str:

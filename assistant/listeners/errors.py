@@ -1,7 +1,8 @@
 """What Bolt does with an exception its listeners and middleware did not catch: Slack still
 gets a 500 (an event is then sent again, so a message the store could not take is not lost),
 and the console gets one line when the store could not be used just now (a connection cut, a
-server restarting or read-only: `assistant.run.scheduler.store_unavailable`), a traceback
+server restarting or read-only: `assistant.run.scheduler.store_unavailable`) or a workspace's
+token has expired while Slack does not refresh it (`TokenUnavailable`), a traceback
 otherwise."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 
 from assistant.run.store_errors import log_failure
+from assistant.slack.workspaces import TokenUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +21,11 @@ log = logging.getLogger(__name__)
 def register(app: AsyncApp) -> None:
     @app.error
     async def handle_error(error: Exception, body: dict[str, Any]) -> None:
-        log_failure(error, f"{_request(body)} not handled; Slack is answered 500", log)
+        what = f"{_request(body)} not handled; Slack is answered 500"
+        if isinstance(error, TokenUnavailable):  # Slack's own failure: no traceback to show
+            log.warning("%s: %s", what, error)
+        else:
+            log_failure(error, what, log)
 
 
 def _request(body: dict[str, Any]) -> str:

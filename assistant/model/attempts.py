@@ -11,12 +11,17 @@ connection, a timeout, HTTP 408, 409, 429 and 5xx are retried (`x-should-retry` 
 the server sends it), after the server's `Retry-After` or 0.5 s doubling up to 8 s; and, as a
 5xx, a 200 whose body is not a chat completion (a proxy between may answer properly next
 time). A `Retry-After` longer than `OPENAI_TIMEOUT` is not waited for: the call fails.
+
+A refusal of the model itself (OpenAI's 404 `model_not_found`, or a 400 or 404 that names the
+model) is never retried: it is `ModelRefused`, which names the model, and no attempt does
+better until the model asked for, or the server's models, change.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -42,23 +47,43 @@ class ModelError(Exception):
     and holds no secret. `kind`: the failure in a word, for telemetry's `error.type` (an HTTP
     status, "timeout", "connection_error", "not_a_completion", "stream_error")."""
 
-    def __init__(self, what: str, kind: str = "ModelError") -> None:
+    def __init__(self, what: str, kind: str = "ModelError", reason: str = "") -> None:
         super().__init__(what)
         self.kind = kind
+        self.reason = reason  # what the connection said ("Connection refused"), when known
+
+
+class ModelRefused(ModelError):
+    """The model service refused `model` itself: it does not exist there, or this key may
+    not use it; `detail` says how (its HTTP status and error code)."""
+
+    def __init__(self, model: str, detail: str, kind: str) -> None:
+        super().__init__(f"the model service refused the model {model!r} ({detail})", kind)
+        self.model = model
+        self.detail = detail
 
 
 class AttemptFailed(Exception):
     """One attempt failed: `what` for the log; whether another attempt may do better; how
-    long the server asked to wait before it (None: it did not say)."""
+    long the server asked to wait before it (None: it did not say); `refused`: the model the
+    server refused, if that was the failure."""
 
     def __init__(
-        self, what: str, retry: bool = True, wait: float | None = None, kind: str = "stream_error"
+        self,
+        what: str,
+        retry: bool = True,
+        wait: float | None = None,
+        kind: str = "stream_error",
+        reason: str = "",
+        refused: str | None = None,
     ) -> None:
         super().__init__(what)
         self.what = what
         self.retry = retry
         self.wait = wait
         self.kind = kind
+        self.reason = reason
+        self.refused = refused
 
 
 @dataclass(frozen=True)
@@ -69,32 +94,38 @@ class Attempts:
     retries: int
 
     async def run(
-        self, attempt: Callable[[], Awaitable[T]], used: Callable[[], bool] = lambda: False
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        used: Callable[[], bool] = lambda: False,
+        model: str = "",
     ) -> T:
-        """The first attempt that succeeds; raises ModelError. `used`: whether the failed
-        attempt's answer has begun to be used (a stream's first calls): then it is final."""
+        """The first attempt that succeeds; raises ModelError (ModelRefused when the server
+        refused `model`, the model asked for). `used`: whether the failed attempt's answer has
+        begun to be used (a stream's first calls): then it is final."""
         for number in range(self.retries + 1):
             deadline = asyncio.timeout(self.timeout)
             try:
                 async with deadline:
                     return await attempt()
             except Exception as exc:
-                failed = _failure(exc, deadline.expired())
+                failed = _failure(exc, deadline.expired(), model)
                 if failed is None:
                     raise
                 quiet = not isinstance(exc, NotACompletion)
+            if failed.refused is not None:
+                raise ModelRefused(failed.refused, failed.what, failed.kind) from None
             wait = failed.wait
             if wait is None:
                 wait = min(RETRY_DELAY * 2**number, MAX_RETRY_DELAY, self.timeout)
             if not failed.retry or used() or number == self.retries or wait > self.timeout:
-                raise ModelError(failed.what, failed.kind) from None
+                raise ModelError(failed.what, failed.kind, failed.reason) from None
             # The client's own retries were info; an answer that is not a completion warned.
             log.log(logging.INFO if quiet else logging.WARNING, "%s; retrying", failed.what)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def _failure(exc: Exception, expired: bool) -> AttemptFailed | None:
+def _failure(exc: Exception, expired: bool, model: str) -> AttemptFailed | None:
     """What a failed attempt says, or None for an exception that is not the model's."""
     if isinstance(exc, AttemptFailed):
         return exc
@@ -103,6 +134,9 @@ def _failure(exc: Exception, expired: bool) -> AttemptFailed | None:
     if isinstance(exc, NotACompletion):
         what = f"the model service answered with {exc}, not a chat completion"
         return AttemptFailed(what, kind="not_a_completion")
+    if isinstance(exc, openai.APIStatusError) and refuses_model(exc, model):
+        detail = f"HTTP {exc.status_code}" + (f", {exc.code}" if exc.code else "")
+        return AttemptFailed(detail, retry=False, kind=str(exc.status_code), refused=model)
     if isinstance(exc, openai.APIStatusError):
         response = exc.response
         return AttemptFailed(
@@ -115,8 +149,20 @@ def _failure(exc: Exception, expired: bool) -> AttemptFailed | None:
         retry = isinstance(exc, openai.APIConnectionError)  # not an error event in a stream
         kind = "connection_error" if retry else "stream_error"
         what = what_failed(exc, "the model service", "the model")
-        return AttemptFailed(what, retry=retry, kind=kind)
+        return AttemptFailed(what, retry=retry, kind=kind, reason=connection_reason(exc))
     return None
+
+
+def refuses_model(error: openai.APIStatusError, model: str) -> bool:
+    """Whether the server refused the model itself: OpenAI's `model_not_found` (HTTP 404),
+    or a 400 or 404 whose error names the model (its `param`, or its message: vLLM's and
+    Ollama's say "The model `x` does not exist", "model \"x\" not found"). A 404 that names
+    no model (a wrong OPENAI_BASE_URL) is not one."""
+    if error.code == "model_not_found":
+        return True
+    if error.status_code not in (400, 404) or not model:
+        return False
+    return error.param == "model" or model in str(error.message)
 
 
 def _retried(response: httpx2.Response) -> bool:
@@ -149,6 +195,20 @@ def what_failed(error: openai.APIError, service: str, responder: str) -> str:
     if not isinstance(error, openai.APIConnectionError):  # an error event in a stream
         return f"{service} sent an error instead of the rest of its answer"
     return f"{service} could not be reached"
+
+
+def connection_reason(error: BaseException) -> str:
+    """What the connection under a failed call said, in a few words ("Connection refused",
+    "Server disconnected"), from the first OS or aiohttp error among its causes; "" if none.
+    Never the error's own text: it may hold a URL."""
+    cause: BaseException | None = error
+    while cause is not None:
+        if isinstance(cause, OSError) and cause.errno:
+            return os.strerror(cause.errno)
+        if isinstance(cause, aiohttp.ServerDisconnectedError):
+            return "Server disconnected"
+        cause = cause.__cause__ or cause.__context__
+    return ""
 
 
 def _connection_failed(error: BaseException) -> bool:

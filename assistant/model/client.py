@@ -15,7 +15,7 @@ import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from assistant.model.attempts import AttemptFailed, Attempts, what_failed
+from assistant.model.attempts import AttemptFailed, Attempts, refuses_model, what_failed
 from assistant.model.completion import ModelReply, parse_completion, reply_of
 from assistant.model.handoff import Handoff
 from assistant.model.observer import CallWatch, CallWatcher
@@ -31,6 +31,7 @@ from assistant.model.stream import (
     whole_events,
 )
 from assistant.model.tool_calls import TOOL_SCHEMAS
+from context.urls import shown_url
 
 T = TypeVar("T")
 
@@ -87,6 +88,8 @@ class ModelClient:
             # every open connection on each request, and hundreds of runs keep hundreds open.
             http_client=DefaultAioHttpClient(),
         )
+        # Where the model's server is, as the log names it (never its key or path).
+        self.where = shown_url(str(self._client.base_url))
         # Transcriptions keep the client's retries: their reads are bounded by the event's
         # own deadline (assistant/intake/deadline.py).
         self._transcriber = self._client.with_options(max_retries=options.max_retries)
@@ -181,15 +184,17 @@ class ModelClient:
     ) -> ModelReply:
         started = time.perf_counter()
 
+        body = self._body(prompt_text, images, model)
+
         async def attempt() -> ModelReply:
-            async with self._request(self._body(prompt_text, images, model), False) as response:
+            async with self._request(body, False) as response:
                 # The body is read by then: the attempt's deadline covered all of it.
                 completion = parse_completion(
                     response.content, response.headers.get("content-type", "")
                 )
             return reply_of(completion, (time.perf_counter() - started) * 1000)
 
-        return await self._attempts.run(attempt)
+        return await self._attempts.run(attempt, model=body["model"])
 
     async def _stream_step(
         self,
@@ -237,6 +242,8 @@ class ModelClient:
                     emit(assembler.end((time.perf_counter() - started) * 1000))
                     return True
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if refuses_model(exc, asked):
+                    raise  # the model, not the stream: ModelRefused
                 # Some servers refuse to stream an answer with tools: ask for it whole.
                 self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
                 return False
@@ -246,8 +253,9 @@ class ModelClient:
                     raise AttemptFailed(what, retry=False) from None
                 raise
 
-        if not await self._attempts.run(attempt, used=lambda: sent):
-            emit(whole_events(await self._next_step(prompt_text, images)))
+        asked = self._model_args(model)["model"]
+        if not await self._attempts.run(attempt, used=lambda: sent, model=asked):
+            emit(whole_events(await self._next_step(prompt_text, images, model)))
 
     def _body(
         self, prompt_text: str, images: Sequence[ImagePart], model: str | None

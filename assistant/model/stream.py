@@ -111,6 +111,7 @@ class ReplyAssembler:
         """Chunks, as JSON (those of one read of the stream): their events, the pieces of
         one call's arguments that follow each other in one event. `checked`: the chunks
         came from `parse_chunks` (else their shape is checked here)."""
+        # `checked` says what mypy cannot see: parse_chunks made these Chunks already.
         chunks: list[Chunk] = data if checked else _checked(_CHUNKS.validate_python, data)  # type: ignore[assignment]
         events: list[StepEvent] = []
         for chunk in chunks:

@@ -31,7 +31,7 @@ from assistant.run.recorder import Recorder
 from assistant.settings import Settings
 from assistant.slack.text import clean_user_text
 from context.entry import now_timestamp
-from context.storage import EntryMeta, PanelThread, ThreadKey
+from context.storage import EntryMeta, Opening, PanelThread, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class Panel:
             text,
             now,
             EntryMeta(event_id=event_id),
-            (persona, now),
+            Opening(persona, now),
         )
         return bool(recorded)
 

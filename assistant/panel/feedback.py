@@ -61,8 +61,8 @@ class Feedback:
         thread_ts = message.get("thread_ts") or message.get("ts")
         try:
             # The ids are checked as a message's are (`assistant.intake.event_shapes`).
-            where = ClickPlace(
-                team=team, channel=channel, thread_ts=thread_ts, user=person.get("id")
+            where = ClickPlace.model_validate(
+                {"team": team, "channel": channel, "thread_ts": thread_ts, "user": person.get("id")}
             )
         except ValidationError:
             where = None

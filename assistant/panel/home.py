@@ -25,7 +25,7 @@ from assistant.panel.home_views import (
 )
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
-from context.storage import ChannelStore
+from context.storage import Store
 from context.storage.reads import read
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ Role = Literal["admin", "editor"]
 
 @dataclass(frozen=True)
 class AppHome:
-    store: ChannelStore
+    store: Store  # not ChannelStore alone: `read` needs its local_reads
     personas: Mapping[str, str]  # ASSISTANT_PERSONAS_FILE's, offered in the modal
 
     async def role(self, client: AsyncWebClient, team: str, user: str) -> Role | None:

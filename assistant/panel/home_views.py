@@ -155,7 +155,7 @@ def _plain(initial: str | None, multiline: bool = False) -> dict[str, Any]:
     return element
 
 
-def _select(options: list[dict[str, Any]], initial: str) -> dict[str, Any]:
+def _select(options: list[dict[str, Any]], initial: str | None) -> dict[str, Any]:
     chosen = next(o for o in options if o["value"] == initial)
     if len(options) <= MAX_OPTIONS:
         return {"type": "static_select", "options": options, "initial_option": chosen}
@@ -198,11 +198,13 @@ def edit_modal(
         ))  # fmt: skip
     else:
         blocks.append(
-            _input("persona", "Persona (the system message)", _plain(c and c.persona, True))
+            _input(
+                "persona", "Persona (the system message)", _plain(c.persona if c else None, True)
+            )
         )
     if personas:
         blocks.append(_input("persona_name", "Or a named persona", _persona_name(c, personas)))
-    blocks.append(_input("model", "Model", _plain(c and c.model)))
+    blocks.append(_input("model", "Model", _plain(c.model if c else None)))
     on = {None: INHERIT, True: "on", False: "off"}[c.enabled if c else None]
     switch = [_option(INHERIT, "As the default"), _option("on", "On"), _option("off", "Off")]
     blocks.append(_input("enabled", "Answers here", _select(switch, on)))
@@ -217,7 +219,7 @@ def edit_modal(
         users["initial_users"] = list(c.users)
     blocks.append(_input("users", "People", users))
     groups = ", ".join(c.groups) if c else ""
-    if len(groups) > MAX_TEXT:
+    if c and len(groups) > MAX_TEXT:
         blocks.append(
             _note(
                 f"{len(c.groups)} user groups are listed, more than a Slack text input"
@@ -226,8 +228,10 @@ def edit_modal(
         )
     else:
         blocks.append(_input("groups", "User group ids (S…), comma-separated", _plain(groups)))
-    blocks.append(_input("username", "Post as (name)", _plain(c and c.username)))
-    blocks.append(_input("icon_emoji", "Post with icon (:emoji:)", _plain(c and c.icon_emoji)))
+    blocks.append(_input("username", "Post as (name)", _plain(c.username if c else None)))
+    blocks.append(
+        _input("icon_emoji", "Post with icon (:emoji:)", _plain(c.icon_emoji if c else None))
+    )
     if channel == WORKSPACE_DEFAULT and admin:
         editors: dict[str, Any] = {"type": "multi_users_select"}
         if c and c.editors:

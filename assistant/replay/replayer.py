@@ -56,12 +56,12 @@ def _replay_tools(recorded: Sequence[Entry]) -> dict[str, ToolFunction]:
             # As in Slack: a message the last prompt showed whole is named by its entry's index.
             shown = entry.index if ctx.shown.in_full(entry.index) else None
             if isinstance(entry, UserEntry):
-                author = entry.content.userid
+                author, text = entry.content.userid, entry.content.text
             elif isinstance(entry, AssistantEntry) and isinstance(entry.content, PostMessage):
-                author = ctx.bot_mention
+                author, text = ctx.bot_mention, entry.content.text
             else:
                 continue
-            lines.append(HistoryLine(entry.timestamp, author, entry.content.text, shown))
+            lines.append(HistoryLine(entry.timestamp, author, text, shown))
         return format_history(lines, call)
 
     return {

@@ -12,9 +12,10 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.model.attempts import ModelError
+from assistant.model.attempts import ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
+from assistant.model.request import ImagePart
 from assistant.model.tool_calls import ToolCallError, parse_tool_call
 from assistant.run.answer_so_far import count_so_far
 from assistant.run.apologies import (
@@ -23,10 +24,12 @@ from assistant.run.apologies import (
     SORRY_SLACK,
     SORRY_STEPS,
     SORRY_UNEXPECTED,
+    sorry_refused,
 )
-from assistant.run.channel_rules import Channels
+from assistant.run.channel_access import ChannelAccess
+from assistant.run.channel_rules import ChannelRules, Channels
 from assistant.run.deferral import RESTARTED
-from assistant.run.images import ImagePart, ImageParts
+from assistant.run.images import ImageParts
 from assistant.run.lease import LeaseLost, ensure_lease
 from assistant.run.panel_status import PanelStatus
 from assistant.run.post_limits import PostCaps, PostLimits
@@ -55,13 +58,19 @@ from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
-from context.entry import FAILURE_PREFIX
+from context.entry import FAILURE_PREFIX, UserEntry, now_timestamp
 from context.log import ContextLog
-from context.storage import EntryMeta, ThreadKey
+from context.storage import EntryMeta, ModelRefusal, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
 
 log = logging.getLogger(__name__)
 
+
+NO_ONE_ALLOWED = (
+    "Not answered: the channel's settings do not list the people this run would answer, "
+    "as Slack said once it could be asked."
+)
+NOT_CARRIED_OUT = "Error: the {name} of entry {index} was not carried out: {why}."
 
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,
@@ -87,6 +96,7 @@ class Agent:
     outages: SlackOutages | None = None  # None: a Slack error ends the run at once
     channels: Channels | None = None  # None: ASSISTANT_MODEL, posts as the app (replay)
     sessions: AgentSessions | None = None  # None: no agent sessions (replay)
+    access: ChannelAccess | None = None  # None: who asked is not checked again (replay)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -109,13 +119,17 @@ class Agent:
             )  # fmt: skip
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
-            await self._answer(ctx, requests)
+            await self._answer(ctx, requests, rules)
         finally:
             await progress.end()
 
-    async def _answer(self, ctx: RunContext, requests: list[AnswerRequest]) -> None:
+    async def _answer(
+        self, ctx: RunContext, requests: list[AnswerRequest], rules: ChannelRules | None
+    ) -> None:
         key = ctx.key
         try:
+            if not await self._admitted(ctx, requests, rules):
+                return
             # The caps and the step cap bound the answer, not this process: count what the
             # runs before this one (killed, or stopped by a lost lease) did for it.
             steps_taken = await count_so_far(ctx, requests[0].index)
@@ -136,11 +150,35 @@ class Agent:
                 raise  # the request stays owed: the scheduler resumes it
             await self._fail_unexpectedly(ctx, exc)
 
+    async def _admitted(
+        self, ctx: RunContext, requests: list[AnswerRequest], rules: ChannelRules | None
+    ) -> bool:
+        """Whether the run answers anyone: in a channel whose settings list who may use the
+        bot, the people it answers are asked about again (the ack takes a message whose
+        author Slack could not decide on; a Slack failure here defers the run). Those who may
+        not are told as at the ack; a run left with no one to answer ends at once."""
+        if self.access is None or rules is None or rules.access != "listed":
+            return True
+        authors: dict[str, bool] = {}  # user -> in a reply in the thread
+        for request in requests:
+            entry = ctx.log.entries[request.index]
+            if isinstance(entry, UserEntry):
+                user = entry.content.userid.removeprefix("<@").removesuffix(">")
+                authors[user] = request.message_ts != ctx.key.thread_ts
+        refused = [u for u in authors if not await self.access.may_use(ctx.key.team, u, rules)]
+        for user in refused:
+            await self.access.refuse(self.recorder, ctx.key, user, None, authors[user])
+        if not authors or len(refused) < len(authors):
+            return True
+        await self.recorder.record(ctx.key, NO_ONE_ALLOWED, answered_through=len(ctx.log) - 1)
+        return False
+
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
         prompts = self.budget.prompts(ctx.log)
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
+        served = False  # whether a call with the channel's model succeeded in this run
         seen_through = len(ctx.log) - 1
         for _ in range(max(self.max_steps - taken, 0)):
             # Pick up what was recorded since the last step: our own entries, new messages.
@@ -172,9 +210,25 @@ class Agent:
                 else:
                     reply = await self.model.next_step(prompt.text, images, ctx.model)
                     finished = await self._carry_out(ctx, reply, seen_through)
+            except ModelRefused as exc:
+                await self._refused(ctx, exc, seen_through)
+                return
             except ModelError as exc:
+                # The console's trace shows the Error entry; stderr says which server failed
+                # and why, for whoever runs the process.
+                why = f" ({exc.reason})" if exc.reason else ""
+                log.warning(
+                    "the model server at %s failed a run in %s: %s%s",
+                    self.model.where, ctx.key, exc, why,
+                )  # fmt: skip
                 await self._fail(ctx, f"the model call failed: {exc}", SORRY_MODEL, seen_through)
                 return
+            if ctx.model is not None and not served:
+                # A refusal of the channel's model kept in the store is no longer true.
+                await self.recorder.call(
+                    self.recorder.store.model_served, ctx.key.team, ctx.key.channel, ctx.model
+                )
+                served = True
             if finished:
                 return
         reason = f"stopped after {self.max_steps} steps without finishRequest"
@@ -184,7 +238,7 @@ class Agent:
         """Record and carry out one reply's tool calls; True once the request is finished
         (its finishRequest also records that the entries through `seen_through` are answered)."""
         ctx.posts.new_reply()
-        meta = usage_of(reply)
+        meta: EntryMeta | None = usage_of(reply)
         if not reply.calls:
             await self.recorder.record(
                 ctx.key,
@@ -213,6 +267,7 @@ class Agent:
     ) -> tuple[bool, int]:
         """Record and carry out one tool call as the model made it: (whether it finished
         the request, the index of its entry)."""
+        refused = ctx.posts.call_refusal()
         try:
             call = parse_tool_call(raw.name, raw.arguments)
         except ToolCallError as exc:
@@ -222,6 +277,17 @@ class Agent:
             assert entry is not None
             return False, entry.index
         finished = isinstance(call, FinishRequest)
+        if refused is not None and not finished:
+            # Recorded as the model made it, then why it was not carried out, as a post past
+            # the caps is (assistant.run.post_limits).
+            if stream is not None:
+                await stream.discard()
+            entry = await self.recorder.record(ctx.key, call, meta=meta)
+            assert entry is not None
+            why = NOT_CARRIED_OUT.format(name=call.name, index=entry.index, why=refused)
+            left = still_there(stream.left) if stream is not None else ""
+            await self.recorder.record(ctx.key, f"{why} {left}".strip())
+            return False, entry.index
         index = await self._call(ctx, call, meta, seen_through, stream)
         return finished, index
 
@@ -260,23 +326,43 @@ class Agent:
             await ctx.cards.close()  # the cards no post took stand above what comes next
         return entry.index
 
+    async def _refused(self, ctx: RunContext, exc: ModelRefused, seen_through: int) -> None:
+        """The model service refused the model asked for: never retried (it would refuse
+        again), said in the thread, the log and `assistant channels list` (for a channel's
+        model), naming the model."""
+        where = f"{ctx.key.team}/{ctx.key.channel}"
+        if ctx.model is not None:
+            log.warning("%s in %s, the channel's model: a run there cannot answer", exc, where)
+            refusal = ModelRefusal(
+                ctx.key.team, ctx.key.channel, exc.model, exc.detail, now_timestamp()
+            )
+            await self.recorder.call(self.recorder.store.refuse_model, refusal)
+        else:
+            log.warning("%s in %s, ASSISTANT_MODEL: no run can answer", exc, where)
+        sorry = sorry_refused(exc.model, exc.detail, ctx.model is not None)
+        await self._fail(ctx, f"the model call failed: {exc}", sorry, seen_through)
+
     async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
         """One short message for the people in the thread, the reason for the log."""
         outcome = "No one was told (replay)."
-        if ctx.cards is not None:
-            ctx.cards.ts = None  # deleted below, with the thread's other open streams
         if self.client is not None:
             ensure_lease()
+            told = None  # the message the thread was told in
+            if ctx.cards is not None:  # the steps on show: told in their message, below them
+                with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
+                    told = await ctx.cards.finish_with(sorry, NOTICE_METADATA, [])
+                ctx.cards.ts = None  # not stopped: deleted below, with the other open streams
             left = still_there([Undeleted("the thread could not be read")])
             with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
                 # No stream left half-written; what cannot be deleted yet stays owed.
                 left = still_there((await finish_interrupted_streams(ctx, None)).left)
             try:
-                await self.client.chat_postMessage(
-                    channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
-                    metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
-                    **ctx.post_as,
-                )  # fmt: skip
+                if told is None:
+                    await self.client.chat_postMessage(
+                        channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
+                        metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
+                        **ctx.post_as,
+                    )  # fmt: skip
                 outcome = f'The user was told: "{sorry}"'
             except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
                 outcome = "The thread could not be told."

@@ -7,33 +7,45 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, Literal, TypedDict
 
 from context.channels import Access, ChannelConfig, merged
-from context.storage import ChannelStore
+from context.storage import Store
 from context.storage.reads import read
 
 log = logging.getLogger(__name__)
 
 
+class PostAs(TypedDict, total=False):
+    """The name and icon a channel's posts carry (chat:write.customize)."""
+
+    username: str
+    icon_emoji: str
+    icon_url: str
+
+
 @dataclass(frozen=True)
 class ChannelRules:
-    persona: str  # entry 0 of a thread started now
+    # Entry 0 of a thread started now: asked for only when a thread starts (the deployment's
+    # own is a read of ASSISTANT_PROMPT_FILE, which no other event or run needs).
+    persona: Callable[[], str]
     model: str | None  # None: the deployment's ASSISTANT_MODEL
     enabled: bool
     access: Access | None
     users: tuple[str, ...]
     groups: tuple[str, ...]
     # chat.postMessage / chat.startStream arguments: username, icon_emoji or icon_url.
-    post_as: dict[str, str] = field(default_factory=dict)
+    post_as: PostAs = field(default_factory=PostAs)
 
 
 @dataclass(frozen=True)
 class Channels:
     """`personas`: the named personas of ASSISTANT_PERSONAS_FILE; `own_persona`: the
-    deployment's (read when asked: ASSISTANT_PROMPT_FILE may change between threads)."""
+    deployment's (read when a thread starts: ASSISTANT_PROMPT_FILE may change between
+    threads, see `assistant.persona_file.PromptFile`)."""
 
-    store: ChannelStore
+    store: Store  # not ChannelStore alone: `read` needs its local_reads
     own_persona: Callable[[], str]
     personas: Mapping[str, str] = field(default_factory=dict)
 
@@ -50,13 +62,13 @@ class Channels:
             persona = self.personas.get(name)
             if persona is None:  # the file changed since it was chosen
                 log.warning("no persona %r in ASSISTANT_PERSONAS_FILE: the default is used", name)
-        post_as = {
-            key: values[key]
-            for key in ("username", "icon_emoji", "icon_url")
-            if values[key] is not None
-        }
+        post_as: PostAs = {}
+        key: Literal["username", "icon_emoji", "icon_url"]
+        for key in ("username", "icon_emoji", "icon_url"):
+            if values[key] is not None:
+                post_as[key] = values[key]
         return ChannelRules(
-            persona=persona or self.own_persona(),
+            persona=partial(str, persona) if persona else self.own_persona,
             model=values["model"],
             enabled=values["enabled"] is not False,
             access=values["access"],

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from context.storage import PanelStore, ThreadKey
+from context.storage import Store, ThreadKey
 from context.storage.reads import read
 
 STATUS = "is thinking…"  # what the panel shows while a run works
@@ -17,7 +17,7 @@ STATUS = "is thinking…"  # what the panel shows while a run works
 @dataclass(frozen=True)
 class PanelStatus:
     client: AsyncWebClient
-    store: PanelStore
+    store: Store  # not PanelStore alone: `read` needs its local_reads
     loading_messages: tuple[str, ...]  # ASSISTANT_LOADING_MESSAGES
 
     async def applies(self, key: ThreadKey) -> bool:

@@ -26,6 +26,9 @@ class PostCaps:
     messages_per_run: int = 10  # Slack messages (a long text split in several counts each)
     chars_per_run: int = 40_000  # characters of postMessage text, as the model wrote them
     people_per_message: int = 5  # distinct people a postMessage text may mention
+    # Tool calls carried out per model reply (finishRequest always is): the model's output
+    # tokens alone would let one reply read hundreds of entries into the next prompt.
+    calls_per_reply: int = 10
 
 
 @dataclass(frozen=True)
@@ -52,12 +55,29 @@ class PostLimits:
     def __init__(self, caps: PostCaps | None = None) -> None:
         self.caps = caps or PostCaps()
         self.reply_posts = 0
+        self.reply_calls = 0
         self.messages = 0
         self.chars = 0
 
     def new_reply(self) -> None:
         """The calls that follow come from another model reply."""
         self.reply_posts = 0
+        self.reply_calls = 0
+
+    @property
+    def calls_used_up(self) -> bool:
+        """The reply's next tool call will be refused (`call_refusal`)."""
+        return self.reply_calls >= self.caps.calls_per_reply
+
+    def call_refusal(self) -> str | None:
+        """Why the reply's next tool call may not be carried out (None: it may); counts it."""
+        self.reply_calls += 1
+        if self.reply_calls <= self.caps.calls_per_reply:
+            return None
+        return (
+            f"this reply already made {self.caps.calls_per_reply} tool calls, the most one "
+            "reply may (ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)"
+        )
 
     def chunks(self, text: str) -> list[str]:
         """The Slack messages `text` becomes: mentions made safe, split where it is long."""

@@ -25,7 +25,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.model.json_stream import MemberDecoder
 from assistant.run.lease import LeaseLost, ensure_lease
-from assistant.run.step_cards import DISPLAY_MODE, text_args
+from assistant.run.step_cards import DISPLAY_MODE, STOP_ATTEMPTS, text_args
 from assistant.run.stream_leftovers import (
     SLACK_FAILURES,
     Undeleted,
@@ -51,7 +51,6 @@ log = logging.getLogger(__name__)
 APPEND_INTERVAL = 0.25  # seconds between two calls to one stream, at least
 MIN_BATCH = 24  # characters: fewer wait for more, up to BATCH_WAIT
 BATCH_WAIT = 1.0
-STOP_ATTEMPTS = 3
 
 
 class PostStream:

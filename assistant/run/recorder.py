@@ -17,7 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from assistant.run.lease import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
-from context.storage import EntryMeta, ImageRef, Store, ThreadKey, ThreadMessage
+from context.storage import EntryMeta, ImageRef, Opening, Store, ThreadKey, ThreadMessage
 from context.storage.reads import read
 from context.trace import Trace
 
@@ -110,11 +110,12 @@ class Recorder:
         content: UserContent,
         timestamp: str,
         meta: EntryMeta,
-        instructions: str,
+        persona: Callable[[], str],
         images: Sequence[ImageRef] = (),
     ) -> Entry | None:
         """Record and print a person's message in one write (see `Store.record_message`):
-        entry 0 first if the thread is new; None when it was recorded already."""
+        entry 0 first, from `persona`, if the thread is new; None when it was recorded
+        already."""
         noted = self.observer.recording(key, content, meta) if self.observer else None
         meta = noted.meta if noted is not None and noted.meta is not None else meta
         copy = ThreadMessage(meta.slack_ts or "", content.userid, content.text)
@@ -124,7 +125,7 @@ class Recorder:
             content,
             timestamp,
             meta,
-            (instructions, now_timestamp()),
+            Opening(persona, now_timestamp()),
             copy,
             images,
         )

@@ -99,6 +99,9 @@ class RunScheduler:
     tidy: Callable[[ThreadKey], Awaitable[None]] | None = None  # after the runs, leased
     # Records a stop (the stop button) and what it stopped; None: stops are not looked for.
     stopped: StopFunction | None = None
+    # Whether this process answers threads of a team (with one SLACK_BOT_TOKEN, only those of
+    # its own workspace: another's are left owed, to the process that has its token).
+    answers_team: Callable[[str], bool] | None = None
 
     def __post_init__(self) -> None:
         self._threads: dict[ThreadKey, _Thread] = {}
@@ -109,6 +112,7 @@ class RunScheduler:
         self._sweep_now = asyncio.Event()
         self._stopping = False
         self._retries = Retries()  # deferred runs (RunDeferred), when due
+        self._elsewhere: set[str] = set()  # teams whose threads this process leaves alone
 
     def request(self, key: ThreadKey, request: AnswerRequest | None = None) -> None:
         """Something in the thread may be owed an answer (it is already in the store)."""
@@ -116,6 +120,15 @@ class RunScheduler:
             self._bot_ids[key.team] = request.bot_user_id
         if self._stopping:
             return  # it stays owed: the next process's first sweep runs it
+        if self.answers_team is not None and not self.answers_team(key.team):
+            if key.team not in self._elsewhere:  # said once per team, not at every sweep
+                self._elsewhere.add(key.team)
+                log.warning(
+                    "threads of workspace %s are owed answers that this process's bot token "
+                    "cannot give: left to a process with that workspace's token",
+                    key.team,
+                )
+            return
         thread = self._threads.get(key)
         if thread is None:
             thread = self._threads[key] = _Thread()

@@ -21,29 +21,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 
 from assistant.run.deferral import RESTARTED, SLACK_BACK, RunDeferred
-from context.storage import RunStore, ThreadKey
+from assistant.slack.connection import may_pass
+from context.storage import Store, ThreadKey
 from context.storage.reads import read
 
 if TYPE_CHECKING:
     from assistant.run.recorder import Recorder
 
-PASSING_ERRORS = frozenset(
-    {"fatal_error", "internal_error", "service_unavailable", "request_timeout", "ratelimited"}
-)
 FIRST_RETRY_SECONDS = 1.0
 MAX_RETRY_SECONDS = 60.0
-
-
-def may_pass(exc: BaseException) -> bool:
-    """Whether Slack failing with `exc` may be over if asked again later."""
-    if isinstance(exc, SlackApiError):
-        status = exc.response.status_code
-        return status >= 500 or status == 429 or exc.response.get("error") in PASSING_ERRORS
-    return isinstance(exc, aiohttp.ClientError | TimeoutError)
 
 
 def _retry_after(exc: BaseException) -> float:
@@ -66,7 +55,7 @@ def duration(seconds: float) -> str:
 
 @dataclass(frozen=True)
 class SlackOutages:
-    store: RunStore
+    store: Store  # not RunStore alone: `read` needs its local_reads
     seconds: float  # ASSISTANT_SLACK_OUTAGE_SECONDS
 
     async def wait(

@@ -2,10 +2,11 @@
 shown is `assistant.run.steps` of the run's log, sent as `task_update` chunks as it changes.
 
 The cards go into a stream of their own, in Slack's timeline display, started at the first
-step to show; the run's next post that streams goes on in that same message (it takes the
-stream over: `take`), so the cards stand above the answer's text. A stream no post took (the
-post came whole, or the run ended without one) is stopped as it is, with the app's notice
-metadata, so it is never taken for a half-written post. Like a post's streams it is in the
+step to show; the run's next post goes on in that same message, so the cards stand above the
+answer's text: one that streams takes the stream over (`take`), one posted whole ends it with
+its text (`finish_with`), as a failed run's apology does. A stream no post took (the run ended
+without one) is stopped as it is, with the app's notice metadata, so it is never taken for a
+half-written post. Like a post's streams it is in the
 store's open streams from before Slack is asked until it is stopped: a crash leaves it to the
 resumed run, which deletes it. Cards are shown as far as Slack lets them: a failed call, or
 a call past the stream tiers, shows no more cards in the run; it never fails the run.
@@ -17,6 +18,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.lease import ensure_lease
@@ -29,6 +31,7 @@ from assistant.run.stream_leftovers import (
     drop_stream,
     forget_or_owe,
     may_have_happened,
+    retry_after,
     start_marker,
 )
 from assistant.run.stream_pacing import WorkspacePacing
@@ -41,6 +44,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DISPLAY_MODE = "timeline"  # each card in the message, in order with the streamed text
+# Cards one stream shows at most: Slack holds a message to 50 blocks ("Block Kit": "up to 50
+# blocks in each message"), and the answer's text and its feedback buttons need some of them.
+MAX_CARDS = 40
+STOP_ATTEMPTS = 3  # a stop Slack answered 429 is sent again, this many times in all
 STEPS_METADATA = {"event_type": NOTICE_EVENT, "event_payload": {"kind": "steps"}}
 
 
@@ -75,6 +82,8 @@ class StepCards:
         self._first = first
         self._new: list[Entry] = []  # recorded since the log the model was last shown
         self._shown: dict[str, str] = {}  # step id -> the status Slack shows
+        self._cards = 0  # cards in the stream now open (or the next one)
+        self._hidden: set[str] = set()  # steps past MAX_CARDS: never shown
         self._off = False
         self.ts: str | None = None  # the cards' stream, while no post has taken it
 
@@ -85,7 +94,21 @@ class StepCards:
         entries = list(self._ctx.log.entries)
         last = entries[-1].index if entries else -1
         entries += [entry for entry in self._new if entry.index > last]
-        return [s.chunk() for s in steps(entries, self._first) if self._shown.get(s.id) != s.status]
+        room = MAX_CARDS - self._cards
+        chunks: list[dict[str, Any]] = []
+        for step in steps(entries, self._first):
+            if step.id in self._hidden or self._shown.get(step.id) == step.status:
+                continue
+            if step.id not in self._shown and room <= 0:
+                if not self._hidden:
+                    log.info(
+                        "%s: no more than %d step cards in one message", self._ctx.key, MAX_CARDS
+                    )
+                self._hidden.add(step.id)
+                continue
+            room -= step.id not in self._shown
+            chunks.append(step.chunk())
+        return chunks
 
     async def note(self, *entries: Entry) -> None:
         """Entries the run recorded (a tool call, its result): show what they change."""
@@ -112,6 +135,7 @@ class StepCards:
         chunks = self.pending()
         self._mark(chunks)
         ts, self.ts = self.ts, None
+        self._cards = 0  # the next cards go into a stream of their own
         return ts, chunks
 
     async def close(self) -> None:
@@ -119,11 +143,13 @@ class StepCards:
         ts, self.ts = self.ts, None
         if ts is None:
             return
-        key = self._ctx.key
+        key, chunks = self._ctx.key, self.pending()
+        self._mark(chunks)
+        self._cards = 0  # the next cards go into a stream of their own
         try:
             ensure_lease()
             await self._client.chat_stopStream(
-                channel=key.channel, ts=ts, chunks=self.pending() or None,
+                channel=key.channel, ts=ts, chunks=chunks or None,
                 metadata=STEPS_METADATA, session_status=self._ctx.session_status,
             )  # fmt: skip
         except SLACK_FAILURES as exc:
@@ -132,6 +158,38 @@ class StepCards:
             await forget_or_owe(self._ctx, OpenStream(ts), undeleted, [])
             return
         await asyncio.to_thread(self._ctx.store.change_open_streams, key, (), [OpenStream(ts)])
+
+    async def finish_with(
+        self, text: str, metadata: dict[str, Any], blocks: list[dict[str, Any]]
+    ) -> str | None:
+        """Stop the cards' stream, if one is open, with `text` below the cards and `metadata`
+        (`blocks` under it): one answer, one message. Its ts; None when no stream is open,
+        or Slack did not take the stop (the stream is deleted then, and the caller posts the
+        text whole)."""
+        if self.ts is None:
+            return None
+        ts, chunks = self.take()
+        assert ts is not None
+        key = self._ctx.key
+        for _ in range(STOP_ATTEMPTS):
+            ensure_lease()
+            try:
+                await self._client.chat_stopStream(
+                    channel=key.channel, ts=ts, metadata=metadata, blocks=blocks or None,
+                    chunks=[*chunks, {"type": "markdown_text", "text": text}],
+                    session_status=self._ctx.session_status,
+                )  # fmt: skip
+            except SLACK_FAILURES as exc:
+                if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
+                    await asyncio.sleep(retry_after(exc))  # the stop must go through
+                    continue
+                log.info("step cards %s could not take the text: %s", ts, briefly(exc))
+                break
+            await asyncio.to_thread(self._ctx.store.change_open_streams, key, (), [OpenStream(ts)])
+            return ts
+        undeleted = await drop_stream(self._ctx, ts, self._client)
+        await forget_or_owe(self._ctx, OpenStream(ts), undeleted, [])
+        return None
 
     async def _start(self, chunks: list[dict[str, Any]]) -> None:
         if not self._pacing.take_start():
@@ -158,4 +216,5 @@ class StepCards:
 
     def _mark(self, chunks: list[dict[str, Any]]) -> None:
         for chunk in chunks:
+            self._cards += chunk["id"] not in self._shown
             self._shown[chunk["id"]] = chunk["status"]

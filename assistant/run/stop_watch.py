@@ -9,10 +9,11 @@ import asyncio
 import contextlib
 import logging
 import time
+from typing import Any
 
 from assistant.run.lease import Lease
 from assistant.run.store_errors import briefly
-from context.storage import StopStore
+from context.storage import Store
 from context.storage.reads import read
 
 log = logging.getLogger(__name__)
@@ -21,7 +22,7 @@ STOP_CHECK_SECONDS = 1.0  # how often a run's scheduler reads the store for a st
 
 
 async def wait_for_run(
-    task: asyncio.Future[None], lease: Lease, store: StopStore | None, seconds: float
+    task: asyncio.Future[None], lease: Lease, store: Store | None, seconds: float
 ) -> bool:
     """Wait for the run's `task` up to `seconds`: True once it is done. With a `store`, look
     for a stop meanwhile: one found is set on the lease (`lease.stop`), and the wait ends."""
@@ -31,7 +32,8 @@ async def wait_for_run(
         if store is None:
             done, _ = await asyncio.wait({task}, timeout=max(left, 0.0))
             return bool(done)
-        woken = asyncio.ensure_future(lease.woken.wait())
+        # Any: waited on in one set with `task`, a Future[None].
+        woken: asyncio.Future[Any] = asyncio.ensure_future(lease.woken.wait())
         try:
             done, _ = await asyncio.wait(
                 {task, woken},

@@ -45,7 +45,8 @@ async def streamed_step(
     try:
         async for event in events:
             if isinstance(event, CallStarted) and event.name == "postMessage":
-                stream = None if finished else streaming.open(ctx)
+                # A post past the reply's tool calls is refused: nothing of it is shown.
+                stream = None if finished or ctx.posts.calls_used_up else streaming.open(ctx)
             elif isinstance(event, CallArguments) and stream is not None:
                 stream.feed(event.piece)
             elif isinstance(event, CallEnded) and not finished:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TextIO, cast
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
@@ -73,6 +74,7 @@ def run_demo(database_url: str, trace: TextIO) -> Played:
 async def _play(settings: Settings, slack: FakeSlack, trace: TextIO) -> Played:
     # No resuming: this store may hold other threads owed an answer, which are not the demo's.
     assistant = create_assistant(settings, trace, resume=False)
+    assert assistant.scheduler is not None  # runs=True: it runs what it records
     try:
         parent, moment = None, 0.0
         for said in CONVERSATION:
@@ -107,7 +109,10 @@ async def _deliver(assistant: Assistant, event: dict[str, object]) -> None:
     """One event through Bolt as Slack delivers it over HTTP: signed, verified, acknowledged
     once recorded."""
     body, headers = signed_event_request(event_callback(event))
-    request = AsyncBoltRequest(body=body.decode(), headers=headers)
+    # Bolt only reads the headers: its `dict` of `str | Sequence[str]` should be a Mapping.
+    request = AsyncBoltRequest(
+        body=body.decode(), headers=cast(dict[str, str | Sequence[str]], headers)
+    )
     response = await assistant.app.async_dispatch(request)
     if response.status != 200:
         raise DemoError(f"the app answered HTTP {response.status} to a {event['type']} event")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TextIO
 
@@ -17,13 +18,13 @@ from slack_bolt.adapter.starlette.async_handler import AsyncSlackRequestHandler
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from assistant.app import create_assistant
 from assistant.serving.health import StoreHealth
 from assistant.serving.request_guard import SlackRequestGuard
-from assistant.serving.web_server import Server, server_config
+from assistant.serving.web_server import Server, listening_socket, server_config
 from assistant.settings import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.tokens import refused_bot_token
@@ -31,6 +32,8 @@ from assistant.telemetry.setup import check as check_telemetry
 from context.storage import open_store
 
 INSTALL_PATH, REDIRECT_PATH = "/slack/install", "/slack/oauth_redirect"  # Bolt's defaults
+INSTALLS_FULL = "Too many installs are under way just now: try again in a few minutes.\n"
+RETRY_LATER = {"Retry-After": "60"}
 STATE_SECRET_UNUSED = (
     "assistant serve: SLACK_STATE_SECRET is not used: Bolt keeps each install's state in the "
     "database (used once, expiring), tied to the browser by its state cookie"
@@ -48,7 +51,7 @@ def create_web_app(
     assert settings.slack_signing_secret is not None
 
     @asynccontextmanager
-    async def lifespan(web: Starlette):  # type: ignore[no-untyped-def]
+    async def lifespan(web: Starlette) -> AsyncIterator[None]:
         assistant = create_assistant(settings, trace, identity=identity, runs=runs)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
@@ -62,7 +65,8 @@ def create_web_app(
     async def slack_events(request: Request) -> Response:
         # When it arrived: its files and links are read until a deadline counted from here.
         arrival = {"received_at": asyncio.get_running_loop().time()}
-        return await request.app.state.handler.handle(request, arrival)
+        response: Response = await request.app.state.handler.handle(request, arrival)
+        return response
 
     async def healthz(request: Request) -> Response:
         # Anyone can ask: the answer says whether the app can work, nothing about its work.
@@ -73,7 +77,11 @@ def create_web_app(
     async def installs(request: Request) -> Response:
         # Bolt's own OAuth flow: the install page (a state, and its cookie) and Slack's
         # redirect back (the state checked, the code exchanged, the installation stored).
-        return await request.app.state.handler.handle(request)
+        flow = request.app.state.assistant.app.oauth_flow
+        if request.url.path == INSTALL_PATH and await flow.settings.state_store.async_full():
+            return PlainTextResponse(INSTALLS_FULL, status_code=429, headers=RETRY_LATER)
+        response: Response = await request.app.state.handler.handle(request)
+        return response
 
     oauth = [
         Route(path, installs, methods=["GET"])
@@ -88,7 +96,7 @@ def create_web_app(
         ],
         middleware=[
             Middleware(
-                SlackRequestGuard,  # type: ignore[arg-type]
+                SlackRequestGuard,
                 signing_secret=settings.slack_signing_secret.get_secret_value(),
                 path="/slack/events",
             )
@@ -114,5 +122,6 @@ def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
     # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
     open_store(settings.database_url).close()
     check_telemetry()  # likewise: a protocol OTEL_* asks for that cannot be used is one line
+    listening = listening_socket(host, settings.port)  # PortUnavailable: one line, status 2
     web = create_web_app(settings, identity=identity, runs=runs)
-    Server(server_config(web, host=host, port=settings.port)).run()
+    Server(server_config(web, host=host, port=settings.port)).run(sockets=[listening])

@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, cast
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.payload_utils import (
@@ -157,7 +157,9 @@ def bolt_cannot_read(body: str, headers: dict[str, str]) -> str | None:
     part it cannot, in a few words (never the payload's content)."""
     try:
         # Bolt's own request: its parsing and its ids (team, enterprise, user, channel).
-        request = AsyncBoltRequest(body=body, headers=headers)
+        # Bolt only reads the headers (into a dict of its own): its `dict` of `str | Sequence[str]`
+        # should be a Mapping, which a dict[str, str] is.
+        request = AsyncBoltRequest(body=body, headers=cast(dict[str, str | Sequence[str]], headers))
     except (ValueError, RecursionError):  # not JSON, or nested past Python's recursion limit
         return "not a payload Bolt can read"
     except Exception as exc:  # whatever Bolt raises here, it would raise serving it

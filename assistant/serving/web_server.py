@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+import socket
 from collections.abc import Iterator
 from types import FrameType
 from typing import Any
@@ -41,6 +43,7 @@ class BoundedH11Protocol(H11Protocol):
 
     _head_deadline: asyncio.TimerHandle | None = None
 
+    # Transport, not asyncio's BaseTransport: as uvicorn's own H11Protocol declares it.
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._await_head()
@@ -101,6 +104,33 @@ class Server(uvicorn.Server):
 
     def _stop(self, sig: int, frame: FrameType | None) -> None:
         self.should_exit = True
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        if sockets and not self.should_exit:
+            # uvicorn says where it listens only on sockets it bound itself; `serve` binds its
+            # own first (`listening_socket`), and people and tests wait for the line.
+            self._log_started_message(sockets)
+
+
+class PortUnavailable(Exception):
+    """The address to listen on cannot be had (in use, not this machine's, not allowed):
+    one line, before the app starts."""
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening before the app is built: uvicorn binds only
+    after the app's startup, and a port in use was then an error log line, the app started
+    and stopped again, and exit status 1."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family, backlog=BACKLOG)
+    except OSError as exc:  # gaierror too: a host name that does not resolve
+        # The errno's own words: create_server's message repeats the address as a tuple.
+        errno = exc.errno or 0
+        reason = os.strerror(errno) if errno > 0 else (exc.strerror or str(exc))
+        raise PortUnavailable(f"cannot listen on {where}: {reason}") from None
 
 
 def server_config(

@@ -20,7 +20,9 @@ from typing import TextIO
 from assistant.app import create_assistant
 from assistant.serving.signals import stopped_by_signals
 from assistant.settings import Settings, SettingsError
-from assistant.slack.tokens import refused_tokens
+from assistant.slack.bot_identity import BotIdentity
+from assistant.slack.installs import installed_workspaces
+from assistant.slack.tokens import refused_bot_token
 from assistant.telemetry.setup import check as check_telemetry
 from context.storage import database_url, open_store
 from context.storage.wakeups import listen_for_owed
@@ -30,6 +32,25 @@ ROLES_NEED_POSTGRESQL = (
     "wakes the workers); DATABASE_URL is SQLite, where `assistant serve` alone both "
     "acknowledges and answers"
 )
+
+
+def token_source_problem(settings: Settings) -> str | None:
+    """Why a process with one SLACK_BOT_TOKEN must not serve this database, if it must not:
+    the database holds installs through OAuth, whose threads that token cannot answer."""
+    if settings.slack_bot_token is None:
+        return None
+    store = open_store(settings.database_url)
+    try:
+        installed = installed_workspaces(store)
+    finally:
+        store.close()
+    if not installed:
+        return None
+    return (
+        f"SLACK_BOT_TOKEN: this database holds installs through OAuth ({installed} "
+        "workspaces), whose threads one bot token cannot answer: set SLACK_CLIENT_ID and "
+        "SLACK_CLIENT_SECRET instead, as the processes that installed them have"
+    )
 
 
 def split_roles_problem(settings: Settings) -> str | None:
@@ -42,7 +63,16 @@ def split_roles_problem(settings: Settings) -> str | None:
 async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
     """Run owed threads until SIGTERM or SIGINT; then end the runs under way as `serve` does
     (`RunScheduler.stop`: what they answer stays owed, for another worker)."""
-    assistant = create_assistant(settings, trace)
+    identity = None
+    if settings.slack_bot_token is not None:  # else each workspace's token is its installation's
+        # Checked before any run starts: the token's workspace is the one whose threads this
+        # worker answers (`RunScheduler.answers_team`).
+        token = settings.slack_bot_token.get_secret_value()
+        identity = BotIdentity(token)
+        problems = await refused_bot_token("worker", token, settings.slack_api_base, identity)
+        if problems:
+            raise SettingsError("\n".join(problems))
+    assistant = create_assistant(settings, trace, identity=identity)
     scheduler = assistant.scheduler
     assert scheduler is not None
 
@@ -54,12 +84,6 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
         url = database_url(settings.database_url)
         listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
         try:
-            problems = []
-            identity = assistant.identity
-            if identity is not None:  # else each workspace's token is its installation's
-                problems = await refused_tokens("worker", assistant.client, identity=identity)
-            if problems:
-                raise SettingsError("\n".join(problems))
             await asyncio.Event().wait()  # until a signal
         finally:
             stopping.set()

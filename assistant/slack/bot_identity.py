@@ -73,6 +73,14 @@ class BotIdentity(AsyncAuthorize):
             bot_user_id=known.get("user_id"),
         )
 
+    def serves(self, team: str) -> bool:
+        """Whether the token is `team`'s (its workspace as `auth.test` said; any while
+        unknown, and any of an Enterprise Grid org for an org-wide install)."""
+        known = self._known or {}
+        if known.get("is_enterprise_install"):  # an org-wide token: every workspace of it
+            return True
+        return known.get("team_id") in (None, team)
+
     def remember(self, answer: object) -> None:
         """Keep what `auth.test` answered (a slack-sdk response)."""
         data = getattr(answer, "data", None)

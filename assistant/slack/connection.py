@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import logging
 import re
-from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
-from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
+from slack_sdk.socket_mode.aiohttp import SocketModeClient
 from slack_sdk.web.async_client import AsyncWebClient
+
+from context.urls import shown_url
 
 # The messages of slack-sdk's records that this rewrites (tests/e2e/test_socket_mode.py checks
 # that slack-sdk still logs them, by the output of a real run against an unreachable Slack).
@@ -23,6 +24,10 @@ CONNECT_FAILED = "Failed to connect (error:"
 URL_FAILED = "Failed to retrieve WSS URL:"
 # How a run that Slack failed says so in its `Error:` entry (docs/log-format.md).
 SLACK_FAILED = "Slack failed: "
+# Slack's errors that say "not now" rather than "no" (docs.slack.dev, each method's errors).
+PASSING_ERRORS = frozenset(
+    {"fatal_error", "internal_error", "service_unavailable", "request_timeout", "ratelimited"}
+)
 _FAILED = re.compile(
     re.escape(SLACK_FAILED)
     + r"(?:(?P<code>\w+) \(from [\w.]+\)|Slack could not be reached \((?P<type>\w+)\))"
@@ -35,11 +40,11 @@ class ConnectionLog(logging.Filter):
     def __init__(self, web_client: AsyncWebClient) -> None:
         super().__init__()
         self._web_client = web_client
-        self._socket: AsyncBaseSocketModeClient | None = None
+        self._socket: SocketModeClient | None = None
         self.logger = logging.getLogger("assistant.slack.connection")
         self.logger.addFilter(self)
 
-    def watch(self, socket_client: AsyncBaseSocketModeClient) -> None:
+    def watch(self, socket_client: SocketModeClient) -> None:
         """The client whose retries these are (made with `self.logger`)."""
         self._socket = socket_client
 
@@ -63,9 +68,8 @@ class ConnectionLog(logging.Filter):
     def _where(self) -> str:
         wss = self._socket.wss_uri if self._socket is not None else None
         if not wss:
-            return self._web_client.base_url  # asking for a websocket URL failed
-        parts = urlsplit(wss)  # its query is a one-time ticket: not for logs
-        return f"{parts.scheme}://{parts.netloc}{parts.path}"
+            return shown_url(self._web_client.base_url)  # asking for a websocket URL failed
+        return shown_url(wss)  # its query is a one-time ticket: not for logs
 
 
 def failure_reason(error: BaseException | None) -> str:
@@ -98,3 +102,12 @@ def slack_error_type(failure: str) -> str | None:
     when Slack did not fail it."""
     found = _FAILED.match(failure)
     return (found["code"] or found["type"]) if found else None
+
+
+def may_pass(exc: BaseException) -> bool:
+    """Whether Slack failing with `exc` may be over if asked again later: HTTP 5xx, a 429,
+    one of `PASSING_ERRORS`, or Slack not reached at all."""
+    if isinstance(exc, SlackApiError):
+        status = exc.response.status_code
+        return status >= 500 or status == 429 or exc.response.get("error") in PASSING_ERRORS
+    return isinstance(exc, aiohttp.ClientError | TimeoutError)

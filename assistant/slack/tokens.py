@@ -13,6 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import close_slack_client, create_slack_client
 from assistant.slack.connection import failure_reason
+from context.urls import shown_url
 
 # What Slack answers for a token that will never work; retrying cannot help.
 REFUSED = {
@@ -54,8 +55,8 @@ async def refused_tokens(
                 problems.append(f"{name}: refused by Slack ({error})")
         except (aiohttp.ClientError, TimeoutError) as exc:
             print(
-                f"assistant {command}: cannot reach Slack at {client.base_url} to check {name} "
-                f"({failure_reason(exc)}); going on without the check",
+                f"assistant {command}: cannot reach Slack at {shown_url(client.base_url)} to "
+                f"check {name} ({failure_reason(exc)}); going on without the check",
                 file=sys.stderr,
                 flush=True,
             )

@@ -14,7 +14,7 @@ import json
 import os
 from collections.abc import Mapping
 
-from context.render import printable
+from context.render import printable as printable  # runs.py uses it too, as genai.printable
 
 SEMCONV_VERSION = "1.44.0"
 SCHEMA_URL = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"

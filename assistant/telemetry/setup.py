@@ -11,13 +11,19 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from context.urls import shown_url
+
 log = logging.getLogger(__name__)
 
 DEFAULT_SERVICE = "slack-context-assistant"
+# A stop's time for what is queued to be sent, both providers together: within the 10 s a stop
+# takes (README "Operations"), whatever OTEL_EXPORTER_OTLP_TIMEOUT says.
+SHUTDOWN_SECONDS = 5.0
 # The SDK's exporters log every failed batch; `Unreachable` says it once instead.
 _EXPORTER_LOGGERS = (
     "opentelemetry.exporter.otlp.proto.http.trace_exporter",
@@ -108,7 +114,7 @@ def _watched_spans(exporter: Any, unreachable: Unreachable) -> Any:
 
     class Watched(SpanExporter):
         def export(self, spans: Sequence[Any]) -> SpanExportResult:
-            result = exporter.export(spans)
+            result: SpanExportResult = exporter.export(spans)
             unreachable.outcome(result is SpanExportResult.SUCCESS)
             return result
 
@@ -116,7 +122,8 @@ def _watched_spans(exporter: Any, unreachable: Unreachable) -> Any:
             exporter.shutdown()
 
         def force_flush(self, timeout_millis: int = 30000) -> bool:
-            return exporter.force_flush(timeout_millis)
+            flushed: bool = exporter.force_flush(timeout_millis)
+            return flushed
 
     return Watched()
 
@@ -147,12 +154,33 @@ def check(env: Mapping[str, str] = os.environ) -> None:
 class Providers:
     tracer_provider: Any  # opentelemetry.sdk.trace.TracerProvider
     meter_provider: Any | None  # None: metrics not exported
+    where: str = ""  # the collector, as output shows it (`shown_url`)
 
-    def shutdown(self) -> None:
-        """Export what is queued (within the SDK's timeouts), then stop."""
-        self.tracer_provider.shutdown()
+    def shutdown(self, deadline: float = SHUTDOWN_SECONDS) -> bool:
+        """Export what is queued, then stop: both providers at once, each in a thread of its
+        own, within one `deadline` (seconds) for the two. One after the other, a collector
+        that accepts and never answers cost each its whole exporter timeout (10 s by
+        default): a stop took 20 s. What is not sent by the deadline is dropped, with one
+        line; False then."""
+        parts = [self.tracer_provider]
         if self.meter_provider is not None:
-            self.meter_provider.shutdown()
+            parts.append(self.meter_provider)
+        threads = [
+            threading.Thread(target=part.shutdown, name=f"otel-{type(part).__name__}", daemon=True)
+            for part in parts
+        ]
+        for thread in threads:
+            thread.start()
+        ends = time.monotonic() + deadline
+        for thread in threads:
+            thread.join(max(0.0, ends - time.monotonic()))
+        if any(thread.is_alive() for thread in threads):
+            log.warning(
+                "the OpenTelemetry collector at %s did not take what was queued within %g s; "
+                "it is dropped", self.where, deadline,
+            )  # fmt: skip
+            return False
+        return True
 
 
 def open_providers(env: Mapping[str, str] = os.environ) -> Providers:
@@ -168,9 +196,11 @@ def open_providers(env: Mapping[str, str] = os.environ) -> Providers:
     if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
         resource = resource.merge(Resource({SERVICE_NAME: DEFAULT_SERVICE}))
     where = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") or env["OTEL_EXPORTER_OTLP_ENDPOINT"]
-    unreachable = Unreachable(where)
+    unreachable = Unreachable(shown_url(where))
     spans = _watched_spans(_exporters(env, "TRACES")(), unreachable)
-    tracer_provider = TracerProvider(resource=resource)  # the sampler: OTEL_TRACES_SAMPLER
+    # The sampler: OTEL_TRACES_SAMPLER. Not shut down at exit: `Providers.shutdown` does it,
+    # within its deadline (the SDK's exit hook would start a second, unbounded one).
+    tracer_provider = TracerProvider(resource=resource, shutdown_on_exit=False)
     tracer_provider.add_span_processor(BatchSpanProcessor(spans))
     meter_provider = None
     metrics_endpoint = env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get(
@@ -179,5 +209,7 @@ def open_providers(env: Mapping[str, str] = os.environ) -> Providers:
     if metrics_endpoint and env.get("OTEL_METRICS_EXPORTER", "otlp").strip() != "none":
         exporter = _watched_metrics(_exporters(env, "METRICS")(), unreachable)
         reader = PeriodicExportingMetricReader(exporter)
-        meter_provider = MeterProvider(resource=resource, metric_readers=[reader])
-    return Providers(tracer_provider, meter_provider)
+        meter_provider = MeterProvider(
+            resource=resource, metric_readers=[reader], shutdown_on_exit=False
+        )
+    return Providers(tracer_provider, meter_provider, shown_url(where))

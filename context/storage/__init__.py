@@ -5,13 +5,13 @@ The store is split by concern, each with its own Protocol (in `base`) and its ow
 all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
-  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-  `StopStore`, and `Store`, all of them.
+  `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
+  `ModelRefusalStore`, `Housekeeping`, `StopStore`, and `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
-- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `housekeeping`, `stops`: one
-  repository per concern.
+- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `housekeeping`,
+  `stops`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -36,6 +36,7 @@ from context.storage.base import (
     ImageStore,
     LogStore,
     MessageCopies,
+    ModelRefusalStore,
     PanelStore,
     RunStore,
     StopStore,
@@ -44,6 +45,8 @@ from context.storage.base import (
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    ModelRefusal,
+    Opening,
     OpenStream,
     PanelThread,
     Pending,
@@ -55,6 +58,7 @@ from context.storage.values import (
     Viewing,
     Vote,
 )
+from context.urls import shown_url
 
 __all__ = [
     "DEFAULT_URL",
@@ -65,7 +69,10 @@ __all__ = [
     "ImageStore",
     "LogStore",
     "MessageCopies",
+    "ModelRefusal",
+    "ModelRefusalStore",
     "OpenStream",
+    "Opening",
     "PanelStore",
     "PanelThread",
     "Pending",
@@ -111,7 +118,7 @@ def database_url(url: str | None) -> URL:
     if driver is None:
         raise ValueError(
             f"DATABASE_URL scheme {parsed.drivername!r} is not supported "
-            f"({parsed.render_as_string(hide_password=True)}); "
+            f"({shown_url(parsed)}); "
             "use sqlite:///FILE or postgresql://USER@HOST/DBNAME"
         )
     return parsed.set(drivername=driver)
@@ -119,7 +126,7 @@ def database_url(url: str | None) -> URL:
 
 class StoreUnavailable(Exception):
     """The store could not be opened (the server unreachable, a SQLite file in a missing
-    directory or not a database, …): one line naming where, the password hidden."""
+    directory or not a database, …): one line naming where (`shown_url`)."""
 
 
 def open_store(url: str | None = None) -> Store:
@@ -132,8 +139,7 @@ def open_store(url: str | None = None) -> Store:
         return SqlStore(parsed)
     except SQLAlchemyError as exc:
         raise StoreUnavailable(
-            f"cannot open the store at {parsed.render_as_string(hide_password=True)}: "
-            f"{store_error(exc)}"
+            f"cannot open the store at {shown_url(parsed)}: {store_error(exc)}"
         ) from exc
 
 

@@ -16,10 +16,14 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
-from context.storage.base_slack import ChannelStore, PanelStore, StopStore
+from context.storage.base_slack import ChannelStore as ChannelStore
+from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
+from context.storage.base_slack import PanelStore as PanelStore
+from context.storage.base_slack import StopStore as StopStore
 from context.storage.values import (
     EntryMeta,
     ImageRef,
+    Opening,
     OpenStream,
     Pending,
     ThreadKey,
@@ -60,13 +64,13 @@ class LogStore(Protocol):
         content: UserContent,
         timestamp: str,
         meta: EntryMeta,
-        instructions: tuple[str, str],
+        opening: Opening,
         copy: ThreadMessage,
         images: Sequence[ImageRef] = (),
     ) -> list[Entry]:
         """A person's message and what goes with it, in one transaction (an event is
-        acknowledged after this one write): entry 0 from `instructions` (text, timestamp) if
-        the thread has no entry yet, the user entry with its images, and the thread's copy
+        acknowledged after this one write): entry 0 from `opening` if the
+        thread has no entry yet, the user entry with its images, and the thread's copy
         of the message. The entries recorded; [] when the message already was (as `append`
         drops duplicates)."""
         ...
@@ -217,6 +221,7 @@ class Store(
     ImageStore,
     PanelStore,
     ChannelStore,
+    ModelRefusalStore,
     Housekeeping,
     StopStore,
     Protocol,

@@ -4,6 +4,7 @@ Messages tab (`PanelStore`), the channels' settings (`ChannelStore`) and the sto
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -11,6 +12,8 @@ from context.channels import ChannelConfig
 from context.entry import Entry
 from context.storage.values import (
     EntryMeta,
+    ModelRefusal,
+    Opening,
     PanelThread,
     StopRequest,
     ThreadKey,
@@ -30,10 +33,10 @@ class PanelStore(Protocol):
         content: str,
         timestamp: str,
         meta: EntryMeta,
-        instructions: tuple[str, str],
+        opening: Opening,
     ) -> list[Entry]:
         """The panel of a thread was opened, or shows another context: in one transaction,
-        entry 0 from `instructions` (text, timestamp) if the thread has no entry yet, the
+        entry 0 from `opening` if the thread has no entry yet, the
         system entry `content`, and `panel`'s user and context kept as the thread's (its
         title stays). The entries recorded; [] when `meta.event_id` is recorded already."""
         ...
@@ -75,10 +78,10 @@ class PanelStore(Protocol):
         ...
 
     def record_viewing(
-        self, key: ThreadKey, user: str, version: int, content: str, instructions: tuple[str, str]
+        self, key: ThreadKey, user: str, version: int, content: str, opening: Opening
     ) -> list[Entry]:
         """In one transaction, the system entry `content` in `key` (entry 0 first from
-        `instructions` in a new thread), and change `version` of what `user` views in the
+        `opening` in a new thread), and change `version` of what `user` views in the
         thread's DM marked recorded; [] when it is recorded already or is not the latest."""
         ...
 
@@ -104,6 +107,30 @@ class ChannelStore(Protocol):
     def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
         """Keep `config` as its channel's settings, replacing what was kept, in one write;
         what was kept (stamped with `updated_at`)."""
+        ...
+
+    def set_channel_configs(self, configs: Sequence[ChannelConfig]) -> list[ChannelConfig]:
+        """`set_channel_config` for each of `configs`, all in one transaction: every one kept,
+        or (the database failing part-way) none."""
+        ...
+
+
+class ModelRefusalStore(Protocol):
+    """What the model service refused in each channel (a model it does not serve, or that
+    the key may not use), for `assistant channels list`."""
+
+    def refuse_model(self, refusal: ModelRefusal) -> None:
+        """Keep that the model service refused a model in a channel (the latest refusal
+        there replaces an earlier one)."""
+        ...
+
+    def model_served(self, team: str, channel: str, model: str) -> None:
+        """The model service answered `model` in the channel: a refusal of it kept there is
+        no longer true."""
+        ...
+
+    def model_refusals(self, team: str | None = None) -> list[ModelRefusal]:
+        """The refusals kept (only `team`'s when given), by team then channel."""
         ...
 
 

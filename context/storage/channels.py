@@ -3,6 +3,8 @@ default, holding a `ChannelConfig` as JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import Insert, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -65,18 +67,25 @@ class SqlChannels(Repository):
             return [ChannelConfig.model_validate_json(t) for t in connection.scalars(query)]
 
     def set_channel_config(self, config: ChannelConfig) -> ChannelConfig:
+        return self.set_channel_configs([config])[0]
+
+    def set_channel_configs(self, configs: Sequence[ChannelConfig]) -> list[ChannelConfig]:
         at = now()
-        kept = config.model_copy(update={"updated_at": at})
-        row = {
-            "team": config.team,
-            "channel": config.channel,
-            "config_json": kept.model_dump_json(exclude_defaults=True),
-            "updated_at": at,
-        }
+        kept = [config.model_copy(update={"updated_at": at}) for config in configs]
         with self._db.transaction() as connection:
-            # Replaced whole: a reader sees the old settings or the new.
+            # Each replaced whole, all in one transaction: a reader sees the old settings or
+            # the new, and a failure part-way keeps none of them.
             upsert = (
                 _UPSERT_POSTGRESQL if connection.dialect.name == "postgresql" else _UPSERT_SQLITE
             )
-            connection.execute(upsert, row)
+            rows = [
+                {
+                    "team": config.team,
+                    "channel": config.channel,
+                    "config_json": config.model_dump_json(exclude_defaults=True),
+                    "updated_at": at,
+                }
+                for config in kept
+            ]
+            connection.execute(upsert, rows)
         return kept

@@ -19,6 +19,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, func, select
 from sqlalchemy.engine import URL, ExceptionContext, make_url
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.pool import ConnectionPoolEntry
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -67,7 +68,7 @@ def _take_over_sqlite_transactions(engine: Engine) -> None:
     two, `thread_messages`, needs none across them), so it takes no BEGIN."""
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record) -> None:
+    def _connect(dbapi_connection: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_connection.isolation_level = None
         dbapi_connection.execute(f"PRAGMA busy_timeout = {int(SQLITE_BUSY_TIMEOUT_S * 1000)}")
         dbapi_connection.execute("PRAGMA foreign_keys = ON")
@@ -92,6 +93,7 @@ def _begin_immediate(connection: Connection) -> None:
     execution machinery it cost more CPU than SQLite's work for it. Its error is
     SQLAlchemy's, as a statement's would be."""
     try:
+        # driver_connection is None only once the connection is closed; a writer's is open.
         connection.connection.driver_connection.execute("BEGIN IMMEDIATE")  # type: ignore[union-attr]
     except sqlite3.OperationalError as exc:
         raise OperationalError("BEGIN IMMEDIATE", None, exc) from exc

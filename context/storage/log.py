@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict
+from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, literal, select
 
@@ -26,7 +27,7 @@ from context.storage.tables import (
 )
 from context.storage.thread_rows import lock_thread
 from context.storage.usage import author_of, person_for
-from context.storage.values import EntryMeta, ImageRef, ThreadKey, ThreadMessage
+from context.storage.values import EntryMeta, ImageRef, Opening, ThreadKey, ThreadMessage
 from context.storage.wakeups import notify_owed
 
 
@@ -69,7 +70,7 @@ class SqlLog(Repository):
         content: UserContent,
         timestamp: str,
         meta: EntryMeta,
-        instructions: tuple[str, str],
+        opening: Opening,
         copy: ThreadMessage,
         images: Sequence[ImageRef] = (),
     ) -> list[Entry]:
@@ -80,8 +81,7 @@ class SqlLog(Repository):
             tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
             recorded = []
             if thread.next_index == 0:
-                text, opened_at = instructions
-                first, tail = _insert(connection, thread.id, tail, text, opened_at, EntryMeta())
+                first, tail = _open(connection, thread.id, tail, opening)
                 recorded.append(first)
             entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images)
             recorded.append(entry)
@@ -174,14 +174,14 @@ _SAME_MESSAGE = (
 
 def append_locked(
     connection: Connection,
-    thread: Row,
+    thread: Row[*tuple[Any, ...]],
     content: Content,
     timestamp: str,
     meta: EntryMeta,
-    opening: tuple[str, str] | None = None,
+    opening: Opening | None = None,
 ) -> list[Entry]:
     """For a write that records an entry together with facts of another concern, inside the
-    caller's transaction, after `lock_thread`: entry 0 from `opening` (text, timestamp) first
+    caller's transaction, after `lock_thread`: entry 0 from `opening` first
     when the thread has none, then the entry; its tail saved. [] for a duplicate (as `append`
     drops them), writing nothing."""
     if _already_recorded(connection, thread, role_of(content), meta):
@@ -189,12 +189,19 @@ def append_locked(
     tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
     recorded = []
     if opening is not None and thread.next_index == 0:
-        first, tail = _insert(connection, thread.id, tail, opening[0], opening[1], EntryMeta())
+        first, tail = _open(connection, thread.id, tail, opening)
         recorded.append(first)
     entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta)
     recorded.append(entry)
     _save_tail(connection, thread.id, tail, answered_through=thread.answered_through)
     return recorded
+
+
+def _open(
+    connection: Connection, thread_id: int, tail: Tail, opening: Opening
+) -> tuple[Entry, Tail]:
+    """Entry 0 of a new thread, its persona asked for now that it is needed."""
+    return _insert(connection, thread_id, tail, opening.persona(), opening.timestamp, EntryMeta())
 
 
 def _insert(
@@ -253,7 +260,9 @@ def _save_tail(connection: Connection, thread_id: int, tail: Tail, answered_thro
     )
 
 
-def _already_recorded(connection: Connection, thread: Row, role: Role, meta: EntryMeta) -> bool:
+def _already_recorded(
+    connection: Connection, thread: Row[*tuple[Any, ...]], role: Role, meta: EntryMeta
+) -> bool:
     """Slack retries an event with the same event id, and sends a channel mention twice
     (`app_mention` and `message`) with different event ids and the same message ts.
     `thread`: its locked row (a thread with no entry yet has recorded nothing)."""

@@ -29,7 +29,7 @@ from context.storage.tables import (
     viewing_table,
 )
 from context.storage.thread_rows import lock_thread
-from context.storage.values import EntryMeta, PanelThread, ThreadKey, Viewing, Vote
+from context.storage.values import EntryMeta, Opening, PanelThread, ThreadKey, Viewing, Vote
 from context.toolcalls import PostMessage
 
 # Read at the start of every run: built once (see `THREAD`).
@@ -46,12 +46,12 @@ class SqlPanel(Repository):
         content: str,
         timestamp: str,
         meta: EntryMeta,
-        instructions: tuple[str, str],
+        opening: Opening,
     ) -> list[Entry]:
         context = json.dumps(panel.context, sort_keys=True)
         with self._db.transaction() as connection:
             thread = lock_thread(connection, key)
-            recorded = append_locked(connection, thread, content, timestamp, meta, instructions)
+            recorded = append_locked(connection, thread, content, timestamp, meta, opening)
             if not recorded:
                 return []
             kept = _panel_row(connection, thread.id)
@@ -185,7 +185,7 @@ class SqlPanel(Repository):
         return Viewing(json.loads(row.entities_json), row.version)
 
     def record_viewing(
-        self, key: ThreadKey, user: str, version: int, content: str, instructions: tuple[str, str]
+        self, key: ThreadKey, user: str, version: int, content: str, opening: Opening
     ) -> list[Entry]:
         where = _viewer(key.team, key.channel, user)
         with self._db.transaction() as connection:
@@ -194,13 +194,13 @@ class SqlPanel(Repository):
             if row is None or row.version != version or row.recorded >= version:
                 return []
             recorded = append_locked(
-                connection, thread, content, instructions[1], EntryMeta(), instructions
+                connection, thread, content, opening.timestamp, EntryMeta(), opening
             )
             connection.execute(viewing_table.update().where(where).values(recorded=version))
         return recorded
 
 
-def _panel_row(connection: Connection, thread_id: int) -> Row | None:
+def _panel_row(connection: Connection, thread_id: int) -> Row[*tuple[Any, ...]] | None:
     query = select(panel_threads_table).where(panel_threads_table.c.thread_id == thread_id)
     return connection.execute(query).first()
 

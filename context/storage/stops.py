@@ -3,6 +3,8 @@ thread's row until the entry that records the stop raises answered_through past 
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Row, func, select
 
 from context.storage.engine import Repository
@@ -57,7 +59,7 @@ class SqlStops(Repository):
         return None if row is None else _pending(row)
 
 
-def _pending(row: Row) -> StopRequest | None:  # type: ignore[type-arg]
+def _pending(row: Row[*tuple[Any, ...]]) -> StopRequest | None:
     if row.stop_through is None or row.stop_through <= row.answered_through:
         return None  # none, or recorded already (its entry raised answered_through)
     streams = tuple((row.stop_streams or "").split())

@@ -12,13 +12,22 @@ from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
 
 
 class SqlStore(
-    SqlLog, SqlRuns, SqlMessageCopies, SqlImages, SqlPanel, SqlChannels, SqlHousekeeping, SqlStops
+    SqlLog,
+    SqlRuns,
+    SqlMessageCopies,
+    SqlImages,
+    SqlPanel,
+    SqlChannels,
+    SqlModelRefusals,
+    SqlHousekeeping,
+    SqlStops,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

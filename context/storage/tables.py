@@ -229,6 +229,19 @@ channel_settings_table = Table(
     PrimaryKeyConstraint("team", "channel", name="pk_channel_settings"),
 )
 
+# What the model service refused in each channel (`ChannelStore.refuse_model`), for
+# `assistant channels list`; migration 0014_model_refusals.
+model_refusals_table = Table(
+    "model_refusals",
+    metadata,
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("model", String, nullable=False),
+    Column("what", String, nullable=False),
+    Column("at", String, nullable=False),
+    PrimaryKeyConstraint("team", "channel", name="pk_model_refusals"),
+)
+
 # `is_thread` for statements built once (the hot ones: building a statement and its cache key
 # costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are
 # not the columns': an UPDATE takes a parameter named as a column for its SET.

@@ -4,6 +4,8 @@ row, not the entries."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Connection, Row, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -11,7 +13,7 @@ from context.storage.tables import now, threads_table
 from context.storage.values import ThreadKey
 
 
-def lock_thread(connection: Connection, key: ThreadKey) -> Row:
+def lock_thread(connection: Connection, key: ThreadKey) -> Row[*tuple[Any, ...]]:
     """The thread's row, created if new, locked until the transaction ends."""
     names = {"team": key.team, "channel": key.channel, "thread_ts": key.thread_ts}
     # FOR UPDATE on PostgreSQL; SQLite renders none, BEGIN IMMEDIATE already locked it all.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import BindParameter, Select, case, func, or_, select
 from sqlalchemy.sql import ColumnElement
@@ -61,7 +62,9 @@ def _group_columns(by: str | None) -> list[ColumnElement[str | None]]:
     raise ValueError(f"cannot group usage by {by!r}; choose from {', '.join(USAGE_GROUPS)}")
 
 
-def usage_query(by: str | None, since: datetime | None, until: datetime | None) -> Select:
+def usage_query(
+    by: str | None, since: datetime | None, until: datetime | None
+) -> Select[*tuple[Any, ...]]:
     """One row per group and model: the group's values, the model, then calls, input, cached
     and output tokens and answers, for entries recorded in [since, until)."""
     entries = entries_table.c

@@ -3,6 +3,7 @@ entries, summaries, the panel's threads and votes. Plain frozen dataclasses, no 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,28 @@ class ThreadKey:
         if len(parts) != 3 or not all(parts):
             raise ValueError(f"thread id {text!r} is not of the form TEAM/CHANNEL/THREAD_TS")
         return cls(*parts)
+
+
+@dataclass(frozen=True)
+class ModelRefusal:
+    """The model service refused `model`, asked for in `channel` of `team`, at `at`: `what`
+    says how (its HTTP status and error code)."""
+
+    team: str
+    channel: str
+    model: str
+    what: str
+    at: str
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Entry 0 of a thread a write may start: `persona` gives its text, asked for only when
+    the thread turns out to be new (the deployment's persona is a file read then, not on every
+    message), and `timestamp` is its time."""
+
+    persona: Callable[[], str]
+    timestamp: str
 
 
 @dataclass(frozen=True)

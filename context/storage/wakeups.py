@@ -23,6 +23,7 @@ from sqlalchemy import Connection, text
 from sqlalchemy.engine import URL
 
 from context.storage.values import ThreadKey
+from context.urls import shown_url
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ async def listen_for_owed(
 
     args, params = url.get_dialect()().create_connect_args(url)
     params.pop("context", None)  # SQLAlchemy's adapters map: the driver's own defaults do
-    where = url.render_as_string(hide_password=True)
+    where = shown_url(url)
     wait = retry
     while True:
         try:

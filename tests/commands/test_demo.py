@@ -26,6 +26,7 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
         SLACK_API_URL="http://127.0.0.1:9/api/",
         OPENAI_API_KEY="sk-not-for-the-demo",
         OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        ASSISTANT_STREAM="auto",  # as a person runs it: the steps shown as task cards
     )
     demo = run_assistant("demo", env=env, cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
@@ -53,6 +54,9 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
     ]
     assert "I reviewed and approved the migration" in log[3].content
     assert log[4].content.text.startswith("Where the release stands")
+    # Every point says something: the steps' own message is not read back as a blank one.
+    points = [line for line in log[4].content.text.splitlines() if line.startswith("•")]
+    assert len(points) == 2 and not any(point.rstrip().endswith(":") for point in points)
     listed = run_assistant("threads", "--json", env=env, cwd=tmp_path)
     assert [json.loads(line)["thread"] for line in listed.stdout.splitlines()] == [thread]
 

@@ -12,6 +12,7 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.settings import SettingsError, load_settings
+from tests.cli import ROOT
 from tests.process import TIMEOUT, AssistantProcess, clean_env, run_assistant
 
 REQUIRED = {
@@ -125,6 +126,20 @@ def test_a_prompt_file_that_does_not_exist_is_reported(tmp_path):
     result = start("replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_PROMPT_FILE="nope.txt")
     assert result.returncode == 2
     assert problems(result.stderr, "replay") == {"ASSISTANT_PROMPT_FILE": "no such file nope.txt"}
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b" \n\n", "persona.txt is empty"),
+        (b"You are \xff.", "persona.txt is not UTF-8 text (byte 8)"),
+    ],
+)
+def test_a_prompt_file_empty_or_not_utf8_at_start_is_reported(tmp_path, content, problem):
+    (tmp_path / "persona.txt").write_bytes(content)
+    result = start("replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_PROMPT_FILE="persona.txt")
+    assert result.returncode == 2
+    assert problems(result.stderr, "replay") == {"ASSISTANT_PROMPT_FILE": problem}
 
 
 def test_a_context_budget_with_no_room_for_the_log_is_reported(tmp_path):
@@ -265,11 +280,14 @@ def free_port() -> int:
 OAUTH = {"SLACK_CLIENT_ID": "111.222", "SLACK_CLIENT_SECRET": "topsecretclientsecret"}
 
 
+# An empty SLACK_BOT_TOKEN (left in a .env) is no token: OAuth stays on (issue 32).
+@pytest.mark.parametrize("bot_token", [{}, {"SLACK_BOT_TOKEN": ""}], ids=["unset", "empty"])
 def test_serve_through_oauth_needs_no_bot_token_and_says_the_state_secret_is_unused(
-    slack, model, tmp_path
+    bot_token, slack, model, tmp_path
 ):
     env = clean_env(
         **OAUTH,
+        **bot_token,
         SLACK_STATE_SECRET="topsecretstatesecret",
         SLACK_SIGNING_SECRET=SECRET_VALUES["SLACK_SIGNING_SECRET"],
         SLACK_API_URL=slack.api_url,
@@ -296,6 +314,31 @@ def test_serve_through_oauth_needs_no_bot_token_and_says_the_state_secret_is_unu
         assert secret not in app.stdout.text + app.stderr.text
 
 
+def test_env_example_copied_as_it_is_leaves_the_blank_bot_token_unset(slack, model, tmp_path):
+    # .env.example leaves SLACK_BOT_TOKEN blank: with OAuth set, a blank is no token (an
+    # empty one would be checked with Slack, refused, and the start would end).
+    (tmp_path / ".env").write_bytes((ROOT / ".env.example").read_bytes())
+    env = clean_env(
+        **OAUTH,
+        SLACK_SIGNING_SECRET=SECRET_VALUES["SLACK_SIGNING_SECRET"],
+        SLACK_API_URL=slack.api_url,
+        OPENAI_API_KEY=ids.OPENAI_API_KEY,
+        OPENAI_BASE_URL=model.base_url,
+        PORT=str(free_port()),
+    )
+    with AssistantProcess("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path) as app:
+        app.stderr.wait_for(r"Uvicorn running on")
+        connection = http.client.HTTPConnection("127.0.0.1", int(env["PORT"]), timeout=TIMEOUT)
+        try:
+            connection.request("GET", "/slack/install")
+            assert connection.getresponse().status == 200
+        finally:
+            connection.close()
+        assert app.stop(signal.SIGTERM) == 0, app.stderr.text
+    assert slack.calls == []
+    assert "SLACK_STATE_SECRET" not in app.stderr.text  # commented out in the example
+
+
 def test_oauth_settings_come_as_a_pair_and_not_with_a_bot_token(tmp_path):
     with pytest.raises(SettingsError) as half:
         load_settings("http", _env_file=None, slack_client_id="111.222")
@@ -311,3 +354,25 @@ def test_oauth_settings_come_as_a_pair_and_not_with_a_bot_token(tmp_path):
         load_settings("http", _env_file=None, slack_client_id="111.222", slack_client_secret="x")
     assert "SLACK_SIGNING_SECRET: missing" in str(incomplete.value)
     assert "SLACK_BOT_TOKEN" not in str(incomplete.value)
+
+
+def test_a_port_in_use_is_one_line_and_status_2_before_the_app_starts(slack, model, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = clean_env(
+            SLACK_BOT_TOKEN=ids.BOT_TOKEN,
+            SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
+            SLACK_API_URL=slack.api_url,
+            OPENAI_API_KEY=ids.OPENAI_API_KEY,
+            OPENAI_BASE_URL=model.base_url,
+            PORT=str(port),
+        )
+        result = run_assistant("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    # Nothing of the app's startup (no "Waiting for application startup", no lifespan).
+    assert result.stderr.splitlines() == [
+        f"assistant serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
+    assert result.stdout == ""

@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from context.channels import ChannelConfig, may_use, merged
+from context.storage import ModelRefusal
 
 
 def test_settings_are_kept_whole_replaced_and_listed_by_team(store):
@@ -29,6 +30,23 @@ def test_settings_are_kept_whole_replaced_and_listed_by_team(store):
         ("T2", "C7"),
     ]
     assert [c.channel for c in store.channel_configs("T2")] == ["C7"]
+
+
+def test_a_model_refusal_is_kept_per_channel_until_that_model_is_served_there(store):
+    first = ModelRefusal("T1", "C1", "gpt-x", "HTTP 404, model_not_found", "2026-11-26T10:00Z")
+    store.refuse_model(first)
+    later = ModelRefusal("T1", "C1", "gpt-y", "HTTP 400", "2026-11-26T11:00Z")
+    store.refuse_model(later)  # the latest there replaces it
+    store.refuse_model(ModelRefusal("T2", "C7", "gpt-x", "HTTP 404", "2026-11-26T12:00Z"))
+    assert store.model_refusals() == [
+        later,
+        ModelRefusal("T2", "C7", "gpt-x", "HTTP 404", "2026-11-26T12:00Z"),
+    ]
+    assert store.model_refusals("T1") == [later]
+    store.model_served("T1", "C1", "gpt-x")  # another model served: the refusal stays
+    assert store.model_refusals("T1") == [later]
+    store.model_served("T1", "C1", "gpt-y")
+    assert store.model_refusals("T1") == []
 
 
 def test_the_settings_in_force_are_the_workspace_default_and_the_channels_own(store):

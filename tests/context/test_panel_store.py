@@ -11,13 +11,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from context.entry import UserContent
-from context.storage import EntryMeta, PanelThread, Store, ThreadKey, Vote, open_store
+from context.storage import EntryMeta, Opening, PanelThread, Store, ThreadKey, Vote, open_store
 from context.toolcalls import FinishRequest, PostMessage
 from tests.cli import run_cli
 
 TS = "2025-04-04T12:33:00Z"
 KEY = ThreadKey("T1", "D1", "1712233980.000100")
-OPENING = ("persona", TS)
+OPENING = Opening(lambda: "persona", TS)
 CONTEXT = {"channel_id": "C1", "team_id": "T1", "enterprise_id": ""}
 
 

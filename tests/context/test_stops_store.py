@@ -5,7 +5,7 @@ answered_through, and changes nothing for a thread with nothing owed or a stop o
 from __future__ import annotations
 
 from context.entry import UserContent
-from context.storage import EntryMeta, StopRequest, Store, ThreadKey, ThreadMessage
+from context.storage import EntryMeta, Opening, StopRequest, Store, ThreadKey, ThreadMessage
 from context.toolcalls import FinishRequest
 
 TS = "2025-04-04T12:33:00Z"
@@ -18,7 +18,7 @@ def ask(store: Store, text: str, ts: str) -> None:
         UserContent(userid="<@U1>", text=text),
         TS,
         EntryMeta(slack_ts=ts, wants_answer=True),
-        ("persona", TS),
+        Opening(lambda: "persona", TS),
         ThreadMessage(ts, "<@U1>", text),
     )
 

@@ -17,6 +17,8 @@ from context.storage import (
     ImageStore,
     LogStore,
     MessageCopies,
+    ModelRefusalStore,
+    Opening,
     PanelStore,
     Pending,
     RunStore,
@@ -32,6 +34,7 @@ from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
@@ -48,6 +51,7 @@ CONCERNS = [
     (ImageStore, SqlImages),
     (PanelStore, SqlPanel),
     (ChannelStore, SqlChannels),
+    (ModelRefusalStore, SqlModelRefusals),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
 ]
@@ -91,6 +95,8 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers
     } | {"started_at"} | {"defer", "deferred_since"} | {
         "channel_config", "channel_configs_in_force", "channel_configs", "set_channel_config",
+        "set_channel_configs",  # `assistant channels import`, in one transaction
+        "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
         "trace_context",  # telemetry
     }  # fmt: skip
@@ -134,7 +140,7 @@ def test_repositories_over_one_database_see_each_other_s_writes(store_url: str):
             UserContent(userid="<@U1>", text="look"),
             TS,
             EntryMeta(slack_ts="1712233981.000100", wants_answer=True),
-            ("persona", TS),
+            Opening(lambda: "persona", TS),
             ThreadMessage("1712233981.000100", "<@U1>", "look"),
             images=[picture],
         )

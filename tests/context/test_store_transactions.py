@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 
 from context.entry import UserContent
-from context.storage import EntryMeta, ImageRef, Pending, Store, ThreadKey, ThreadMessage
+from context.storage import EntryMeta, ImageRef, Opening, Pending, Store, ThreadKey, ThreadMessage
 from context.toolcalls import FinishRequest, PostMessage
 
 TS = "2025-04-04T12:33:00Z"
@@ -25,7 +25,7 @@ def ask(store: Store, copy: ThreadMessage) -> list:
         UserContent(userid="<@U1>", text="hello?"),
         TS,
         EntryMeta(slack_ts=ASKED, wants_answer=True),
-        ("persona", TS),
+        Opening(lambda: "persona", TS),
         copy,
     )
 

@@ -15,6 +15,7 @@ from assistant.fakes.home_events import app_home_opened, home_click, view_submis
 from assistant.fakes.panel_events import signed_interaction_request
 from assistant.intake.channel_gate import NOTE, refusal_line
 from assistant.panel.home_views import EDIT_ACTION, READ_ONLY
+from assistant.run.agent import NO_ONE_ALLOWED
 from context.channels import ChannelConfig
 from tests.e2e.test_streaming import ANSWER, FINISH, answer_streaming, post
 from tests.harness import answered_log, mention, script_answers, seed, thread_of
@@ -195,3 +196,48 @@ def test_a_named_persona_from_the_file_and_the_channel_s_name_on_a_streamed_answ
         "https://icons.example/ship.png",
     )
     assert slack.calls_to("chat.postMessage") == []
+
+
+def listed_by_group(app, slack) -> None:
+    """The channel takes BOB (a member of GROUP) and no one else."""
+    slack.add_user(BOB, "bob")
+    slack.add_usergroup(GROUP, [BOB])
+    slack.conversations.public(ids.CHANNEL_ID, [ids.USER_ID, BOB], name="general")
+    app.assistant.store.set_channel_config(
+        ChannelConfig(team=ids.TEAM_ID, channel=ids.CHANNEL_ID, access="listed", groups=(GROUP,))
+    )
+
+
+def test_a_member_is_answered_once_slack_lists_the_group_again_never_refused(app, slack, model):
+    listed_by_group(app, slack)
+    end_outage = slack.outage("usergroups.users.list", status=200, error="internal_error")
+    script_answers(model)
+    asked = mention(slack, "a question", user=BOB)
+    assert app.send_event(asked).status == 200
+    # The ack could not ask Slack, nor the run: it is deferred, as for any Slack outage.
+    slack.wait_for_call("usergroups.users.list", count=2)
+    app.wait_listeners()
+    end_outage()
+    slack.wait_for_call("chat.postMessage")
+    app.wait_idle()
+
+    assert slack.ephemerals == []  # never told they may not
+    log = app.log(thread_of(asked))
+    assert log[1]["content"]["userid"] == f"<@{BOB}>"
+    deferred = [e["content"] for e in log if "tried again until Slack answers" in str(e["content"])]
+    assert len(deferred) == 1 and "usergroups.users.list" in deferred[0]
+    assert log[-1]["content"]["toolCall"] == "finishRequest"
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Seen."]
+
+
+def test_a_person_slack_could_not_decide_on_is_told_by_the_run_when_it_can(app, slack, model):
+    listed_by_group(app, slack)
+    slack.fail("usergroups.users.list", "internal_error")  # the ack's call only
+    asked = mention(slack, "a question")  # ids.USER_ID, not in the group
+    assert app.send_event(asked).status == 200
+    app.wait_handled()
+
+    assert [(e["user"], e["text"]) for e in slack.ephemerals] == [(ids.USER_ID, NOTE)]
+    log = app.log(thread_of(asked))
+    assert [e["content"] for e in log[-2:]] == [refusal_line(ids.USER_ID), NO_ONE_ALLOWED]
+    assert model.requests == [] and slack.calls_to("chat.postMessage") == []

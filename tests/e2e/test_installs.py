@@ -13,13 +13,14 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 from slack_sdk.oauth.installation_store import Installation
+from sqlalchemy import create_engine, text
 
 from assistant.app_oauth import bot_scopes
 from assistant.fakes import ids
 from assistant.fakes.event_requests import event_callback
 from assistant.fakes.slack_oauth import EXPIRES_IN
 from assistant.run.workspace_runs import NOT_INSTALLED
-from assistant.slack.installs import Installations
+from assistant.slack.installs import MAX_LIVE_STATES, Installations
 from context.storage import open_store
 from tests.e2e.test_durable_runs import crashed_after
 from tests.harness import mention, script_answers, thread_of
@@ -35,6 +36,11 @@ PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200)
 
 @pytest.fixture
 def oauth_app(make_app, slack):
+    return start_oauth_app(make_app, slack)
+
+
+def start_oauth_app(make_app, slack):
+    """The app installed through OAuth, and two workspaces it is not installed in yet."""
     slack.oauth_app(CLIENT_ID, CLIENT_SECRET)
     slack.add_workspace(TEAM_A, channels=(CHANNEL_A,))
     slack.add_workspace(TEAM_B, channels=(CHANNEL_B,))
@@ -102,6 +108,25 @@ def test_an_install_with_a_bad_state_is_refused_and_a_good_one_is_stored(
     assert bot.bot_user_id == ids.BOT_USER_ID and bot.bot_scopes
     # A state is used once: the same redirect again is refused.
     assert redirect(oauth_app, slack.authorize(TEAM_A), state, state).status != 200
+
+
+def test_install_states_expire_and_are_bounded(oauth_app, app_stores):
+    """Anyone may open the install page, and each visit writes a state: states expire and are
+    deleted, and at most MAX_LIVE_STATES are under way (then: 429, nothing written)."""
+    for _ in range(MAX_LIVE_STATES):
+        assert oauth_app.request("GET", "/slack/install").status == 200
+    refused = oauth_app.request("GET", "/slack/install")
+    assert refused.status == 429 and refused.headers["retry-after"] == "60"
+    database = create_engine(app_stores[0])
+    count = text("SELECT count(*) FROM slack_oauth_states")
+    with database.begin() as connection:
+        assert connection.execute(count).scalar_one() == MAX_LIVE_STATES
+        # Ten minutes later: every state has expired.
+        connection.execute(text("UPDATE slack_oauth_states SET expire_at = '2000-01-01'"))
+    start_install(oauth_app)  # a new install is welcome again, and the expired are gone
+    with database.begin() as connection:
+        assert connection.execute(count).scalar_one() == 1
+    database.dispose()
 
 
 def test_two_workspaces_are_answered_at_once_each_with_its_own_token(oauth_app, slack, model):
@@ -172,27 +197,12 @@ def test_after_an_uninstall_nothing_is_called_for_the_workspace_and_its_logs_sta
     assert oauth_app.log(thread_of(later, TEAM_A)) == []
 
 
-@pytest.mark.parametrize("installed", ["never", "refresh refused"])
 def test_a_thread_owed_in_a_workspace_no_longer_installed_ends_without_a_slack_call(
-    installed, make_app, slack, model, app_stores, caplog
+    make_app, slack, model, app_stores, caplog
 ):
     slack.oauth_app(CLIENT_ID, CLIENT_SECRET)
     slack.add_workspace(ids.TEAM_ID, channels=())
     key = crashed_after(app_stores[0], slack)  # a mention owed an answer, from before
-    lines = [f"thread {key} not answered: the app is not installed in its workspace"]
-    if installed == "refresh refused":  # an install whose token expires, never refreshed
-        store = open_store(app_stores[0])
-        Installations(store, CLIENT_ID).save(
-            Installation(
-                app_id=ids.APP_ID, enterprise_id=None, team_id=ids.TEAM_ID,
-                user_id=ids.USER_ID, bot_token="xoxb-expiring", bot_id=ids.BOT_ID,
-                bot_user_id=ids.BOT_USER_ID, bot_scopes="chat:write",
-                bot_refresh_token="xoxe-1-refused", bot_token_expires_in=60,
-            )
-        )  # fmt: skip
-        store.close()
-        refused = f"Slack refused to refresh the token of workspace {ids.TEAM_ID}"
-        lines.insert(0, f"{refused} (invalid_refresh_token)")
     with caplog.at_level(logging.WARNING):
         app = make_app(
             slack_bot_token=None, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET
@@ -201,11 +211,53 @@ def test_a_thread_owed_in_a_workspace_no_longer_installed_ends_without_a_slack_c
     log = app.log(key)
     assert log[-1]["content"] == NOT_INSTALLED and len(log) == 3
     assert app.assistant.store.pending(key) == []
-    assert [c.method for c in slack.calls] == (
-        ["oauth.v2.access"] if installed == "refresh refused" else []
-    )
-    assert model.requests == []
-    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == lines
+    assert slack.calls == [] and model.requests == []
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"thread {key} not answered: the app is not installed in its workspace"
+    ]
+
+
+def test_a_refused_refresh_keeps_the_request_owed_until_the_app_is_installed_again(
+    make_app, slack, model, app_stores, caplog
+):
+    slack.oauth_app(CLIENT_ID, CLIENT_SECRET)
+    slack.add_workspace(ids.TEAM_ID, channels=())
+    key = crashed_after(app_stores[0], slack)  # a mention owed an answer, from before
+    store = open_store(app_stores[0])
+    Installations(store, CLIENT_ID).save(
+        Installation(
+            app_id=ids.APP_ID, enterprise_id=None, team_id=ids.TEAM_ID,
+            user_id=ids.USER_ID, bot_token="xoxb-expired", bot_id=ids.BOT_ID,
+            bot_user_id=ids.BOT_USER_ID, bot_scopes="chat:write",
+            bot_refresh_token="xoxe-1-refused", bot_token_expires_in=-60,
+        )
+    )  # fmt: skip
+    store.close()
+    with caplog.at_level(logging.WARNING):
+        app = make_app(
+            slack_bot_token=None, slack_client_id=CLIENT_ID, slack_client_secret=CLIENT_SECRET
+        )
+        app.wait_idle()
+    assert len(app.log(key)) == 2  # nothing said in it: no token to say it with
+    assert len(app.assistant.store.pending(key)) == 1  # still owed
+    assert [c.method for c in slack.calls] == ["oauth.v2.access"]  # the one refused refresh
+    refused = f"Slack refused to refresh the token of workspace {ids.TEAM_ID}"
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == [
+        f"{refused} (invalid_refresh_token)",
+        f"stopped the run in thread {key} (the bot token of workspace {ids.TEAM_ID} has "
+        "expired and slack refused to refresh it (invalid_refresh_token)); its request stays "
+        "owed",
+    ]
+
+    install(app, slack, ids.TEAM_ID)  # installed again: a new token
+    script_answers(model, 1)
+    app.assistant.scheduler.sweep_now()
+    slack.wait_for_call("chat.postMessage")
+    app.wait_idle()
+    assert app.log(key)[-1]["content"]["toolCall"] == "finishRequest"
+    assert {c.token for c in slack.calls_to("chat.postMessage")} == {
+        slack.workspaces[ids.TEAM_ID].tokens[-1]
+    }
 
 
 def test_an_expiring_token_is_refreshed_and_used_and_no_secret_is_in_any_output(
@@ -234,24 +286,30 @@ def test_an_expiring_token_is_refreshed_and_used_and_no_secret_is_in_any_output(
     assert [s for s in secrets if s in output] == []
 
 
-def test_a_refused_refresh_is_one_clean_line_and_nothing_is_called_for_the_workspace(
+def test_a_refused_refresh_is_one_line_and_the_token_is_used_while_it_works(
     oauth_app, slack, model, caplog
 ):
     slack.workspaces[TEAM_A].rotating = True
     slack.workspaces[TEAM_A].expires_in = 60  # to be refreshed on its next use
     install(oauth_app, slack, TEAM_A)
+    token = slack.workspaces[TEAM_A].tokens[-1]
     slack.refuse_refresh(TEAM_A)
-    calls = len(slack.calls)
+    script_answers(model, 1)
     with caplog.at_level(logging.INFO):
         event = say_in(oauth_app, slack, TEAM_A, CHANNEL_A, "hello")
+        slack.wait_for_call("reactions.remove")
         oauth_app.wait_handled()
-    assert [c.method for c in slack.calls[calls:]] == ["oauth.v2.access"]  # the refresh only
-    assert oauth_app.log(thread_of(event, TEAM_A)) == []
+    assert len(refreshes_of(slack)) == 1  # refused once, not asked again
+    assert oauth_app.log(thread_of(event, TEAM_A))[-1]["content"]["toolCall"] == "finishRequest"
+    assert {c.token for c in slack.calls_to("chat.postMessage")} == {token}
     lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
-    assert lines == [
-        "Slack refused to refresh a workspace's bot token (invalid_refresh_token): its events "
-        "are refused until it is installed again"
+    assert [line for line in lines if "agent sessions" not in line] == [
+        f"Slack refused to refresh the token of workspace {TEAM_A} (invalid_refresh_token)"
     ]
+
+
+def refreshes_of(slack) -> list:
+    return [c for c in slack.calls_to("oauth.v2.access") if c.params.get("grant_type")]
 
 
 def test_with_one_bot_token_an_uninstall_is_one_line_and_nothing_else(app, slack, caplog):

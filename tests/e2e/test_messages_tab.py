@@ -18,6 +18,7 @@ from assistant.fakes.panel_events import (
     message_entity,
     open_messages_tab,
 )
+from context.channels import ChannelConfig
 from context.storage import ThreadKey
 from tests.harness import prompt_log, seed
 
@@ -130,6 +131,27 @@ def test_what_the_person_views_reaches_the_next_prompt_once_per_change(make_app,
     elsewhere = texts(app, ThreadKey(ids.TEAM_ID, ids.DM_CHANNEL_ID, other["ts"]))
     assert elsewhere[1] == f"{ME} is no longer viewing anything the app can read."
     assert texts(app, key).count(seen) == 1
+
+
+def test_a_thread_its_viewing_note_starts_gets_the_persona_a_dm_thread_gets(make_app, slack, model):
+    app = make_app()
+    store = app.assistant.store
+    store.set_channel_config(ChannelConfig(team=ids.TEAM_ID, channel="*", persona="Be brief."))
+    assert app.send_event(app_context_changed(channel_entity("C0WATCHED1"))).status == 200
+    app.wait_handled()
+    question = ask(app, slack, model, "Summarise it")
+    logged = texts(app, ThreadKey(ids.TEAM_ID, ids.DM_CHANNEL_ID, question["ts"]))
+    assert logged[0] == "Be brief."  # the workspace's default, not the deployment's
+    assert logged[1] == f"{ME} is now viewing <#C0WATCHED1>."
+
+    # The DM's own settings come first, as for any message in it.
+    dm = ChannelConfig(team=ids.TEAM_ID, channel=ids.DM_CHANNEL_ID, persona="Speak French.")
+    store.set_channel_config(dm)
+    assert app.send_event(app_context_changed(channel_entity("C0WATCHED2"))).status == 200
+    app.wait_handled()
+    question = ask(app, slack, model, "Et maintenant ?")
+    logged = texts(app, ThreadKey(ids.TEAM_ID, ids.DM_CHANNEL_ID, question["ts"]))
+    assert logged[:2] == ["Speak French.", f"{ME} is now viewing <#C0WATCHED2>."]
 
 
 def test_a_viewed_message_is_quoted_only_if_the_person_may_see_it(make_app, slack, model):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import socket
+
 import pytest
 
 from assistant.fakes import openai_responses as replies
@@ -10,9 +13,9 @@ from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say
 
 
-def answered(app: RunningApp, slack, text: str) -> list[dict]:
-    """Mention the bot and wait for the run to end; the thread's log."""
-    event = say(slack, text)
+def answered(app: RunningApp, slack, text: str = "", event: dict | None = None) -> list[dict]:
+    """Mention the bot (or send `event`) and wait for the run to end; the thread's log."""
+    event = event or say(slack, text)
     before = len(slack.calls_to("reactions.remove"))
     assert app.send_event(event).status == 200
     slack.wait_for_call("reactions.remove", count=before + 1)
@@ -153,3 +156,26 @@ def test_plain_text_is_posted_and_finishes(app, slack, model):
         "Try the **risotto**."
     ]
     assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_a_model_server_that_cannot_be_reached_is_named_on_stderr(make_app, slack, caplog, stream):
+    """Not only the trace's Error entry: one warning (stderr) names the server, by scheme, host
+    and port only, and what the connection said."""
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    caplog.set_level(logging.WARNING)
+    app = make_app(openai_base_url=f"http://127.0.0.1:{port}/model-key/v1", assistant_stream=stream)
+    event = say(slack, "hello")
+    log = answered(app, slack, event=event)
+    assert system_texts(log) == [
+        "Error: the model call failed: the model service could not be reached. "
+        f'The user was told: "{SORRY_MODEL}"'
+    ]
+    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.agent"]
+    assert lines == [
+        f"the model server at http://127.0.0.1:{port} failed a run in {thread_of(event)}: "
+        "the model service could not be reached (Connection refused)"
+    ]
+    assert "model-key" not in caplog.text

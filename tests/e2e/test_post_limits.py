@@ -60,12 +60,20 @@ def test_a_reply_with_200_posts_posts_three_and_records_why_not_the_rest(app, sl
     calls = post_calls(log)
     assert len(calls) == 200  # every call the model made is recorded
     refused = refusals(log)
-    assert sorted(refused) == [call["index"] for call in calls[3:]]
+    assert sorted(refused) == [call["index"] for call in calls[3:10]]
     assert set(refused.values()) == {
         "this reply already posted 3 times, the most one reply may (ASSISTANT_MAX_POSTS_PER_REPLY)"
     }
+    # Past ASSISTANT_MAX_TOOL_CALLS_PER_REPLY (10) calls, none is carried out at all.
+    for call in calls[10:]:
+        assert log[call["index"] + 1]["content"] == (
+            f"Error: the postMessage of entry {call['index']} was not carried out: this reply "
+            "already made 10 tool calls, the most one reply may "
+            "(ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)."
+        )
     # Each refusal follows its call, before the next call is carried out.
-    for index in refused:
+    for call in calls[3:]:
+        index = call["index"]
         assert log[index + 1]["content"].startswith(f"Error: the postMessage of entry {index} ")
     assert log[-1]["content"]["toolCall"] == "finishRequest"
 

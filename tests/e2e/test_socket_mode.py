@@ -146,7 +146,9 @@ def test_a_refused_token_is_one_clear_message_not_endless_retries(slack, model, 
 
 
 def test_run_with_slack_unreachable_says_so_once_per_attempt(slack, model, tmp_path):
-    nowhere = f"http://127.0.0.1:{free_port()}/api/"  # nothing listens there
+    port = free_port()
+    nowhere = f"http://127.0.0.1:{port}/api/"  # nothing listens there
+    shown = f"http://127.0.0.1:{port}"  # a URL in output: scheme, host and port
     env = socket_env(slack, model, tmp_path, SLACK_API_URL=nowhere)
     with AssistantProcess("run", env=env, cwd=tmp_path) as app:
         app.stderr.wait_for(r"retrying in \d+ s\n")
@@ -155,11 +157,11 @@ def test_run_with_slack_unreachable_says_so_once_per_attempt(slack, model, tmp_p
     lines = app.stderr.text.splitlines()
     assert lines[0] == "assistant run: connecting to Slack…"
     assert lines[1].startswith(
-        f"assistant run: cannot reach Slack at {nowhere} to check SLACK_BOT_TOKEN ("
+        f"assistant run: cannot reach Slack at {shown} to check SLACK_BOT_TOKEN ("
     )
     assert lines[1].endswith("); going on without the check")
     attempt = re.fullmatch(
-        rf"assistant run: cannot reach Slack at {re.escape(nowhere)} \((.+)\), retrying in 10 s",
+        rf"assistant run: cannot reach Slack at {re.escape(shown)} \((.+)\), retrying in 10 s",
         lines[2],
     )
     assert attempt, lines

@@ -8,8 +8,10 @@ from __future__ import annotations
 from assistant.fakes import ids
 from assistant.fakes import openai_responses as replies
 from assistant.fakes.openai_stream import Streamed, StreamStyle
+from assistant.run.apologies import SORRY_STEPS
 from assistant.run.step_cards import STEPS_METADATA
-from assistant.run.tools.post_message import post_metadata
+from assistant.run.stream_leftovers import NOTICE_METADATA
+from assistant.run.tools.post_message import final_blocks, post_metadata
 from tests.e2e.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
 from tests.harness import mention as say
 from tests.harness import thread_of
@@ -77,25 +79,74 @@ def test_a_run_that_reads_the_thread_shows_it_as_a_card_above_its_streamed_answe
     assert app.assistant.store.open_streams(thread_of(event)) == []
 
 
-def test_an_expanded_entry_is_a_card_and_a_whole_post_comes_after_the_cards(make_app, slack, model):
+def test_an_expanded_entry_is_a_card_and_a_whole_post_goes_into_the_cards_message(
+    make_app, slack, model
+):
     app = make_app(assistant_stream="auto")
     expand = ("expandEntry", {"index": 1, "reasoning": "read it all"})
     whole = StreamStyle(whole_calls=True)  # the post's text comes at once: posted whole
     done = Streamed(replies.tool_calls(post("Done."), FINISH), whole)
     model.script(replies.tool_calls(expand), done)
     event = say(slack, "summarise")
-    answer(app, slack, event)
+    log = answer(app, slack, event)
 
-    steps, reply = bot_messages(slack, event)
-    assert cards(slack, steps["ts"]) == [
+    # One answer, one message: the card, then the post's text below it, with its metadata
+    # and feedback buttons, as a streamed post ends.
+    (message,) = bot_messages(slack, event)
+    assert cards(slack, message["ts"]) == [
         ("entry-2", "Reading entry 1 in full", "in_progress"),
         ("entry-2", "Reading entry 1 in full", "complete"),
     ]
+    assert message["streaming_state"] == "completed" and message["text"] == "Done."
+    assert message["metadata"] == post_metadata(4, 0)
+    assert message["blocks"] == final_blocks(None, 4)
+    assert slack.calls_to("chat.postMessage") == []
+    assert log[4]["content"]["toolCall"] == "postMessage"
+    assert app.assistant.store.metadata(thread_of(event))[4].slack_ts == message["ts"]
+    assert app.assistant.store.open_streams(thread_of(event)) == []
+
+
+def test_a_run_that_only_reads_leaves_its_cards_stopped_as_they_are(make_app, slack, model):
+    app = make_app(assistant_stream="auto")
+    model.script(replies.tool_calls(HISTORY), replies.tool_calls(FINISH))
+    event = say(slack, "anything new?")
+    answer(app, slack, event)
+
+    (steps,) = bot_messages(slack, event)
     # The cards' stream no post took is stopped as it is, never taken for a half post.
     assert steps["streaming_state"] == "completed" and steps["text"] == ""
     assert steps["metadata"]["event_type"] == STEPS_METADATA["event_type"]
-    assert reply["text"] == "Done."
     assert app.assistant.store.open_streams(thread_of(event)) == []
+
+
+def test_the_step_cap_s_apology_goes_into_the_cards_message(make_app, slack, model):
+    app = make_app(assistant_stream="auto", assistant_max_steps=2)
+    model.script(replies.tool_calls(HISTORY), replies.tool_calls(HISTORY))
+    event = say(slack, "keep reading")
+    log = answer(app, slack, event)
+
+    (message,) = bot_messages(slack, event)
+    assert [status for _, _, status in cards(slack, message["ts"])][-1] == "complete"
+    assert message["text"] == SORRY_STEPS and message["streaming_state"] == "completed"
+    assert message["metadata"] == NOTICE_METADATA
+    assert slack.calls_to("chat.postMessage") == [] and slack.calls_to("chat.delete") == []
+    assert log[-1]["content"] == (
+        f'Error: stopped after 2 steps without finishRequest. The user was told: "{SORRY_STEPS}"'
+    )
+    assert app.assistant.store.open_streams(thread_of(event)) == []
+
+
+def test_the_history_leaves_out_the_cards_message(make_app, slack, model):
+    app = make_app(assistant_stream="auto")
+    model.script(replies.tool_calls(HISTORY), replies.tool_calls(post("Ok."), FINISH))
+    event = say(slack, "what was said?")
+    log = answer(app, slack, event)
+
+    # The cards' message was in the thread, still streaming, when the history was read.
+    assert log[3]["content"].splitlines() == [
+        "Thread history (1 message, newest first):",
+        "(entry 1)",
+    ]
 
 
 def test_a_thread_that_cannot_be_read_shows_its_card_in_error(make_app, slack, model):

@@ -63,6 +63,9 @@ def answered(make_app, slack: FakeSlack, model: FakeOpenAI, url: str) -> None:
     )
     ask(mini, slack, mention(slack, "first", user=ALICE, channel="C0USAGE001", ts="1.000001"))
     ask(mini, slack, mention(slack, "second", user=BOB, channel="C0USAGE002", ts="2.000001"))
+    # The second app is the other workspace's: its token's auth.test says so, and one bot
+    # token answers only its own workspace's threads.
+    slack.team_id = OTHER_TEAM
     big = make_app(database_url=url, assistant_model=BIG, assistant_stream="auto")
     model.script(replies.tool_calls(POST, FINISH, usage=usage(500, 0, 20)))
     third = mention(slack, "third", user=ALICE, channel="C0USAGE003", ts="3.000001")

@@ -168,7 +168,7 @@ def room_of(module: str) -> str | None:
     )
     if top in rooms:
         return top
-    if top in ("settings", "panel_settings", "price_settings", "persona_file"):
+    if top in ("settings", "panel_settings", "price_settings", "persona_file", "input_files"):
         return "settings"
     if top in ("app", "app_oauth", "listeners"):
         return "wiring"

@@ -4,16 +4,20 @@ too (simulated: the extra is installed for the tests, tests/e2e/test_telemetry_g
 
 from __future__ import annotations
 
+import logging
 import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from assistant.fakes import ids
-from assistant.telemetry.setup import TelemetryError, open_providers, wanted
+from assistant.telemetry.setup import SHUTDOWN_SECONDS, TelemetryError, open_providers, wanted
 from tests.cli import ROOT
+from tests.otlp_receiver import HungCollector
 from tests.process import clean_env, run_assistant
 
 ENDPOINT = "http://127.0.0.1:4318"
@@ -110,3 +114,54 @@ def test_the_bot_does_not_start_without_the_grpc_extra(command, slack, tmp_path)
     result = run_assistant(command, env=env, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"assistant {command}: {MISSING}"]
+
+
+def test_the_collectors_warning_names_its_scheme_host_and_port_only(monkeypatch, caplog):
+    secret = "collector-key-never-shown"
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv(
+        "OTEL_EXPORTER_OTLP_ENDPOINT", f"http://aya:{secret}@127.0.0.1:{port}/{secret}"
+    )
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "none")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    caplog.set_level(logging.INFO)
+    providers = open_providers()
+    with providers.tracer_provider.get_tracer("test").start_as_current_span("a span"):
+        pass
+    providers.shutdown()  # the span is exported, or fails to be, before it returns
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("assistant.telemetry")]
+    assert lines == [
+        f"the OpenTelemetry collector at http://127.0.0.1:{port} did not take the telemetry; "
+        "it is dropped until it does (runs go on)"
+    ]
+    assert secret not in caplog.text
+
+
+def test_a_hung_collector_costs_one_deadline_for_both_providers(monkeypatch, caplog):
+    """Both providers' shutdowns run at once: the metrics export reaches the collector while
+    the traces export still waits on it (one after the other, each waited its whole exporter
+    timeout: a stop took 20 s). And the stop gives up at its deadline, not the exporter's."""
+    with HungCollector() as hung:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", hung.endpoint)
+        # Longer than a stop may take: only the deadline can end the shutdown in time.
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "60")
+        monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")  # sent at shutdown only
+        monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", "600000")
+        providers = open_providers()
+        with providers.tracer_provider.get_tracer("test").start_as_current_span("a span"):
+            pass
+        providers.meter_provider.get_meter("test").create_counter("stops").add(1)
+        outcome: list[bool] = []
+        stopping = threading.Thread(target=lambda: outcome.append(providers.shutdown()))
+        stopping.start()
+        assert hung.overlapped.wait(SHUTDOWN_SECONDS * 4), "one export waited for the other"
+        stopping.join(SHUTDOWN_SECONDS * 4)  # generous, and well under the exporters' 60 s
+        assert not stopping.is_alive()
+        assert outcome == [False]
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("assistant.telemetry")]
+    assert lines[-1] == (
+        f"the OpenTelemetry collector at {hung.endpoint} did not take what was queued within "
+        f"{SHUTDOWN_SECONDS:g} s; it is dropped"
+    )

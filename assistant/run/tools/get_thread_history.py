@@ -3,7 +3,8 @@
 
 A message the prompt already shows whole as an entry (a person's user entry, or a reply of the
 bot's postMessage, with the same text) is not written again: the result names that entry by
-index. Messages from before the bot was there, edited ones, and those whose entries the
+index. A message with no text (the task cards of a run, in a message of their own) is left
+out. Messages from before the bot was there, edited ones, and those whose entries the
 prompt left out or cut are written in full.
 """
 
@@ -51,8 +52,12 @@ def history_lines(
     entries = ctx.log.entries  # as the model was last shown them
     slack_ts = {entry.index: meta.slack_ts for entry, meta in zip(entries, metas, strict=False)}
     held = shown_messages(((slack_ts.get(entry.index), entry) for entry in entries), ctx.shown)
+    # A message with no text (the run's task cards, alone in theirs) has nothing to read:
+    # left out, never written as a blank line.
     return [
-        HistoryLine(slack_time(m.ts), m.user, m.text, held.get((m.ts, m.text))) for m in messages
+        HistoryLine(slack_time(m.ts), m.user, m.text, held.get((m.ts, m.text)))
+        for m in messages
+        if m.text.strip()
     ]
 
 

@@ -154,9 +154,12 @@ async def _post(
     posted = []
     for part, chunk in enumerate(chunks):
         ts = already.get(part)
+        last = blocks if part == len(chunks) - 1 else []
+        if ts is None and part == 0 and ctx.cards is not None:
+            # The run's steps are on show: the answer goes into their message, below them.
+            ts = await ctx.cards.finish_with(chunk, post_metadata(index, part), last)
         if ts is None:
             ensure_lease()  # a run that may have lost its thread to another posts nothing
-            last = blocks if part == len(chunks) - 1 else []
             response = await ctx.client.chat_postMessage(
                 channel=ctx.key.channel,
                 thread_ts=ctx.key.thread_ts,

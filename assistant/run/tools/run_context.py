@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.run.channel_rules import PostAs
 from assistant.run.post_limits import PostLimits
 from assistant.run.prompt import ShownPrompt
 from assistant.run.sessions import PROCESSING
@@ -30,6 +31,9 @@ class Cards(Protocol):
     def take(self) -> tuple[str | None, list[dict[str, Any]]]: ...
     async def note(self, *entries: Entry) -> None: ...
     async def close(self) -> None: ...
+    async def finish_with(
+        self, text: str, metadata: dict[str, Any], blocks: list[dict[str, Any]]
+    ) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class RunContext:
     # The channel's (README "Configuring channels"): the model asked (None: ASSISTANT_MODEL),
     # and the name and icon its posts and streams carry (chat:write.customize).
     model: str | None = None
-    post_as: dict[str, str] = field(default_factory=dict)
+    post_as: PostAs = field(default_factory=PostAs)
     # The run's agent session is `processing` (assistant.run.progress): a stream it stops
     # before its end says so, or Slack's default (`active`) would take the stop button away.
     in_session: bool = False

@@ -9,6 +9,8 @@ Revises: 0011_stops
 Create Date: 2026-11-25
 """
 
+from typing import Any
+
 import sqlalchemy as sa
 from alembic import op
 
@@ -20,7 +22,7 @@ depends_on = None
 _ID, _NAME, _TOKEN, _SCOPES = sa.String(32), sa.String(200), sa.String(200), sa.String(1000)
 
 
-def _bot_columns() -> list[sa.Column]:
+def _bot_columns() -> list[sa.Column[Any]]:
     """The columns slack_installations and slack_bots share, in their order."""
     return [
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -31,7 +33,7 @@ def _bot_columns() -> list[sa.Column]:
     ]
 
 
-def _bot() -> list[sa.Column]:
+def _bot() -> list[sa.Column[Any]]:
     return [
         sa.Column("team_id", _ID),
         sa.Column("team_name", _NAME),
