@@ -46,7 +46,7 @@ MAX_CONCURRENCY = 64
 CONFIRM_CALLS = 200  # a run over this many model calls is estimated and asks to go on
 
 
-def register(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "eval",
         help="run every recorded decision again against a model configuration and score it",
@@ -198,7 +198,7 @@ class Sources:
         if self.paths or self.threads:
             return None
         try:
-            return sum(read_manifest(directory)["cases"] for directory in self.sets)
+            return sum(int(read_manifest(directory)["cases"]) for directory in self.sets)
         except EvalSetError:
             return None
 

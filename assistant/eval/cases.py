@@ -89,15 +89,8 @@ def cases_of(
     for indexes in decisions(entries, metadata):
         if indexes[0] == 0:
             continue
-        reference = tuple(entries[i] for i in indexes)
-        assert all(isinstance(entry, AssistantEntry) for entry in reference)
-        yield Case(
-            source,
-            entries,
-            indexes[0],
-            reference,  # type: ignore[arg-type]
-            feedback_of(indexes, votes),
-        )
+        reference = tuple(e for e in (entries[i] for i in indexes) if isinstance(e, AssistantEntry))
+        yield Case(source, entries, indexes[0], reference, feedback_of(indexes, votes))
 
 
 def case_of_json(source: str, entries: Sequence[Entry], data: object) -> Case:
@@ -107,16 +100,17 @@ def case_of_json(source: str, entries: Sequence[Entry], data: object) -> Case:
     at, reference, feedback = data.get("at"), data.get("reference"), data.get("feedback")
     if not isinstance(at, int) or isinstance(at, bool) or not 1 <= at < len(entries):
         raise ValueError(f"`at` must be an entry index from 1 to {len(entries) - 1}")
-    if not _indexes_from(reference, at, len(entries)):
+    if not isinstance(reference, list) or not _indexes_from(reference, at, len(entries)):
         raise ValueError(
             "`reference` must be the increasing indexes of the step's entries, from `at` on"
         )
     steps = [entries[i] for i in reference]
-    if not all(isinstance(entry, AssistantEntry) for entry in steps):
+    calls = [entry for entry in steps if isinstance(entry, AssistantEntry)]
+    if len(calls) != len(steps):
         raise ValueError("`reference` names an entry that is not a tool call")
-    if feedback not in (None, "beat", "keep"):
+    if feedback is not None and feedback not in ("beat", "keep"):
         raise ValueError('`feedback` must be null, "beat" or "keep"')
-    return Case(source, entries, at, tuple(steps), feedback)  # type: ignore[arg-type]
+    return Case(source, entries, at, tuple(calls), feedback)
 
 
 def _indexes_from(value: object, at: int, size: int) -> bool:

@@ -51,7 +51,7 @@ def language_of(text: str) -> str | None:
     script = _script(text)
     if script != "latin":
         return script
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for token in _TOKEN.findall(text.lower()):
         for language, words in _VOCABULARY.items():
             if token in words:
@@ -79,4 +79,5 @@ def _script(text: str) -> str | None:
     # Kana among kanji is Japanese, whatever the count.
     if seen["ja"] and seen["zh"]:
         return "ja"
-    return seen.most_common(1)[0][0]
+    most: str = seen.most_common(1)[0][0]
+    return most

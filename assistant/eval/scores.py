@@ -42,7 +42,7 @@ LINK = re.compile(r"https?://[^\s<>|]+")
 
 
 def kind_of(call: ToolCall) -> str:
-    return KINDS.get(call.toolCall, call.toolCall)
+    return KINDS.get(call.name, call.name)
 
 
 @dataclass(frozen=True)
