@@ -8,7 +8,17 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from assistant.commands import CliError, channels, demo, logs, replay, slack, threads, usage
+from assistant.commands import (
+    CliError,
+    channels,
+    demo,
+    eval,
+    logs,
+    replay,
+    slack,
+    threads,
+    usage,
+)
 from assistant.telemetry.setup import TelemetryError
 from context.storage import StoreUnavailable
 
@@ -22,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, usage, channels, slack, replay, demo):
+    for group in (logs, threads, usage, channels, slack, replay, eval, demo):
         group.register(commands)
     return parser
 

@@ -34,6 +34,7 @@ BENCHMARKS = {
     "cpu": "bench.cpu",
     "ingress": "bench.ingress",
     "floor": "bench.floor",
+    "eval": "bench.evaluation",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.

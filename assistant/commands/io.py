@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -63,6 +64,32 @@ def write_output(text: str, out: str | None) -> None:
         Path(out).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"cannot write {named(out)}: {exc.strerror}") from None
+
+
+def redaction_key_path(path: str, apart_from: Path | None) -> Path:
+    """Where a redaction key may go: a new file, never inside what it redacted
+    (`apart_from`: the redacted file or directory). Checked before anything is written."""
+    where = Path(path).resolve()
+    if apart_from is not None:
+        redacted = apart_from.resolve()
+        if where == redacted or redacted in where.parents:
+            raise CliError(f"{named(path)}: the redaction key must be kept apart from the output")
+    if where.exists():
+        raise CliError(f"{named(path)}: exists; a redaction key is never written over")
+    return where
+
+
+def write_redaction_key(key: dict[str, str], path: str, apart_from: Path | None) -> None:
+    """The key that undoes a redaction (placeholder to original), in its own new file."""
+    where = redaction_key_path(path, apart_from)
+    try:
+        with open(where, "x", encoding="utf-8") as file:
+            json.dump({"placeholders": key}, file, ensure_ascii=False, indent=1)
+            file.write("\n")
+    except FileExistsError:
+        raise CliError(f"{named(path)}: exists; a redaction key is never written over") from None
+    except OSError as exc:
+        raise CliError(f"cannot write {named(path)}: {exc.strerror}") from None
 
 
 def check_writable(out: str) -> None:

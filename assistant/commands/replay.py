@@ -104,21 +104,9 @@ def run_replay(args: argparse.Namespace) -> int:
     for out in (args.out, args.report):
         if out is not None:
             check_writable(out)  # before the model is asked anything
-    persona = _persona(args.prompt_file) if args.prompt_file else None
+    persona = read_persona(args.prompt_file) if args.prompt_file else None
     with contextlib.ExitStack() as stack:
-        overrides: dict[str, object] = {}
-        if args.model:
-            overrides["assistant_model"] = args.model
-        if args.demo_model:
-            from assistant.fakes import ids
-            from assistant.serving.demo import scripted_model
-
-            model = stack.enter_context(scripted_model())
-            overrides.update(openai_api_key=ids.OPENAI_API_KEY, openai_base_url=model.base_url)
-        try:
-            settings = load_settings("replay", **overrides)
-        except SettingsError as exc:
-            raise _settings_error("the settings are incomplete", exc) from None
+        settings = model_settings(stack, args.model, args.demo_model)
         inputs = _load(args.inputs)
         outcomes, extended = asyncio.run(_replay_all(settings, inputs, args.at, persona))
     if args.out and extended is not None:
@@ -134,7 +122,26 @@ def run_replay(args: argparse.Namespace) -> int:
     return 0 if all(o.status == "ran" for o in outcomes) else 1
 
 
-def _persona(path: str) -> str:
+def model_settings(stack: contextlib.ExitStack, model: str | None, demo_model: bool) -> Settings:
+    """The settings a command that asks the model runs with (`replay`, `eval`): `model`
+    instead of ASSISTANT_MODEL; with `demo_model`, the demo's scripted model, started on
+    loopback until `stack` closes."""
+    overrides: dict[str, object] = {}
+    if model:
+        overrides["assistant_model"] = model
+    if demo_model:
+        from assistant.fakes import ids
+        from assistant.serving.demo import scripted_model
+
+        fake = stack.enter_context(scripted_model())
+        overrides.update(openai_api_key=ids.OPENAI_API_KEY, openai_base_url=fake.base_url)
+    try:
+        return load_settings("replay", **overrides)
+    except SettingsError as exc:
+        raise _settings_error("the settings are incomplete", exc) from None
+
+
+def read_persona(path: str) -> str:
     text = read_text(path).strip()
     if not text:
         raise CliError(f"{path} is empty: a persona is needed to replace entry 0")

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict
+from pathlib import Path
 
 from assistant.commands import CliError, when
-from assistant.commands.io import write_output
+from assistant.commands.io import redaction_key_path, write_output, write_redaction_key
 from assistant.commands.stored import existing_store
 from context.canonical import export_json
+from context.redaction import Redactor
 from context.storage import ThreadKey
 
 
@@ -48,6 +50,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "each entry's side metadata (Slack ts, event id, model, token usage, latency), the token "
         "totals, the assistant panel's (who opened it, what they view, the title; null for "
         "other threads) and the feedback votes",
+    )
+    export.add_argument(
+        "--redact-key",
+        metavar="KEY_FILE",
+        help="redact secrets, e-mail addresses, phone numbers and Slack user ids (README, "
+        "Evaluating a change) and write the key that undoes it to the new file KEY_FILE",
     )
     export.set_defaults(handler=run_export)
 
@@ -108,8 +116,13 @@ def run_export(args: argparse.Namespace) -> int:
         if not store.has_thread(key):
             raise CliError(f"no thread {key} in the store (see `assistant threads`)")
         entries = store.entries(key)
+        redactor = Redactor() if args.redact_key else None
+        if args.redact_key:
+            redaction_key_path(args.redact_key, Path(args.out) if args.out else None)
+        if redactor is not None:
+            entries = [redactor.entry(entry) for entry in entries]
         if not args.with_metadata:
-            write_output(export_json(entries), args.out)
+            _export(export_json(entries), args, redactor)
             return 0
         metadata = [asdict(meta) for meta in store.metadata(key)]
         panel = store.panel(key)
@@ -129,5 +142,13 @@ def run_export(args: argparse.Namespace) -> int:
                 "votes": [asdict(vote) for vote in votes],
             },
         }
-        write_output(json.dumps(document, ensure_ascii=False, indent=2) + "\n", args.out)
+        if redactor is not None:
+            document = redactor.value(document)
+        _export(json.dumps(document, ensure_ascii=False, indent=2) + "\n", args, redactor)
     return 0
+
+
+def _export(text: str, args: argparse.Namespace, redactor: Redactor | None) -> None:
+    if redactor is not None:  # the key first: no redacted output that cannot be undone
+        write_redaction_key(redactor.key, args.redact_key, Path(args.out) if args.out else None)
+    write_output(text, args.out)

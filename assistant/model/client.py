@@ -71,6 +71,8 @@ class ModelClient:
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, options.answer_tokens)
         self._answer_tokens = options.answer_tokens
+        self._temperature = options.temperature
+        self._instructions = options.instructions
         # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
         # are made with it (assistant/model/attempts.py): the client makes one per request.
         self._attempts = Attempts(options.timeout, options.max_retries)
@@ -259,10 +261,11 @@ class ModelClient:
         self, prompt_text: str, images: Sequence[ImagePart], model: str | None
     ) -> dict[str, Any]:
         return {
-            "messages": build_messages(prompt_text, images),
+            "messages": build_messages(prompt_text, images, *filter(None, [self._instructions])),
             "tools": TOOL_SCHEMAS,
             "tool_choice": "required",
             **self._model_args(model),
+            **({"temperature": self._temperature} if self._temperature is not None else {}),
         }
 
     @contextlib.asynccontextmanager

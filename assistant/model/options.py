@@ -17,3 +17,5 @@ class ModelOptions:
     model: str
     transcription_model: str
     answer_tokens: int
+    temperature: float | None = None  # None: the service's default (`assistant eval` sets it)
+    instructions: str | None = None  # None: SYSTEM_MESSAGE (`assistant eval` may replace it)

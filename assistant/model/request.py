@@ -12,14 +12,17 @@ from assistant.model.instructions import SYSTEM_MESSAGE
 ImagePart = dict[str, Any]  # {"type": "image_url", "image_url": {"url": "data:…"}}
 
 
-def build_messages(prompt_text: str, images: Sequence[ImagePart] = ()) -> list[dict[str, object]]:
-    """The two messages of every call: the fixed instructions, then the log (followed by the
-    recent images as parts, when there are any: the text part stays the cached prefix)."""
+def build_messages(
+    prompt_text: str, images: Sequence[ImagePart] = (), instructions: str = SYSTEM_MESSAGE
+) -> list[dict[str, object]]:
+    """The two messages of every call: the fixed instructions (another text only in
+    `assistant eval --instructions-file`), then the log (followed by the recent images as
+    parts, when there are any: the text part stays the cached prefix)."""
     content: object = prompt_text
     if images:
         content = [{"type": "text", "text": prompt_text}, *images]
     return [
-        {"role": "system", "content": SYSTEM_MESSAGE},
+        {"role": "system", "content": instructions},
         {"role": "user", "content": content},
     ]
 

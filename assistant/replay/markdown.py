@@ -22,8 +22,8 @@ def markdown_report(outcomes: Sequence[Outcome], model: str, persona: str) -> st
         "# Replay report",
         "",
         f"- date: {datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}",
-        f"- model: {_inline(model)}",
-        f"- persona: {_inline(persona)}",
+        f"- model: {inline(model)}",
+        f"- persona: {inline(persona)}",
         f"- cut: {cut}",
         "",
     ]
@@ -34,22 +34,22 @@ def markdown_report(outcomes: Sequence[Outcome], model: str, persona: str) -> st
 
 
 def _section(number: int, o: Outcome) -> list[str]:
-    out = [f"## {number}. {_inline(o.source)}", ""]
+    out = [f"## {number}. {inline(o.source)}", ""]
     if o.status == "not run":
-        return [*out, f"Not run: {_inline(o.problem or 'unknown')}", ""]
+        return [*out, f"Not run: {inline(o.problem or 'unknown')}", ""]
     sent = o.at if o.at is not None else o.log_entries
     where = f"Cut before entry {o.at}" if o.at is not None else "The whole log"
     out.append(f"{where}: entries 0 to {sent - 1} sent (of {o.log_entries}).")
     if isinstance(o.asked, UserEntry):
         text = _quoted(o.asked.content.text)
-        who = _inline(o.asked.content.userid)
+        who = inline(o.asked.content.userid)
         out.append(f"Last message before it: entry {o.asked.index}, {who}:")
-        out += ["", *_fenced([text])]
+        out += ["", *fenced([text])]
     if o.stops:
         # A stopped thread says so, and when, whether the stop is before the cut or after it.
-        out += ["", "Stopped in the log:", "", *[f"- {_inline(stop.line())}" for stop in o.stops]]
+        out += ["", "Stopped in the log:", "", *[f"- {inline(stop.line())}" for stop in o.stops]]
     if o.problem:
-        out += ["", f"The replay failed: {_inline(o.problem)}"]
+        out += ["", f"The replay failed: {inline(o.problem)}"]
     replay = o.replay or Side()
     rows = [
         ("entries", _count(o.recorded), _count(replay)),
@@ -62,13 +62,13 @@ def _section(number: int, o: Outcome) -> list[str]:
         ),
         ("thinking steps", _cards(o.recorded), _cards(replay)),
         ("errors", str(len(o.recorded.errors)), str(len(replay.errors))),
-        ("ended", _inline(o.recorded.ended), _inline(replay.ended)),
+        ("ended", inline(o.recorded.ended), inline(replay.ended)),
     ]
     out += ["", "| | recorded | replay |", "|---|---|---|"]
     out += [f"| {name} | {a} | {b} |" for name, a, b in rows]
     for title, side in (("Recorded next", o.recorded), ("Replay", replay)):
         if side.entries:
-            out += ["", f"{title}:", "", *_fenced([_describe(e) for e in side.entries])]
+            out += ["", f"{title}:", "", *fenced([_describe(e) for e in side.entries])]
     return [*out, ""]
 
 
@@ -87,7 +87,7 @@ def _describe(entry: Entry) -> str:
     return f"{entry.index} 🤖 {_one_line(name)} {shown}".rstrip()
 
 
-def _fenced(lines: list[str]) -> list[str]:
+def fenced(lines: list[str]) -> list[str]:
     """A code block whose fence is longer than any run of backticks inside it."""
     longest = max((len(run) for line in lines for run in re.findall(r"`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
@@ -105,7 +105,7 @@ def _one_line(text: str) -> str:
     return _quoted(text)[1:-1]
 
 
-def _inline(text: str) -> str:
+def inline(text: str) -> str:
     """Text for a table cell, a heading or a line of prose: one line, no table pipes."""
     return _one_line(text).replace("|", "\\|")
 
@@ -118,7 +118,7 @@ def _count(side: Side) -> str:
 
 
 def _cards(side: Side) -> str:
-    return "; ".join(_inline(step_line(card)) for card in side.cards) or "—"
+    return "; ".join(inline(step_line(card)) for card in side.cards) or "—"
 
 
 def _maybe(value: int | None) -> str:

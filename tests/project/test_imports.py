@@ -124,11 +124,13 @@ ALLOWED: dict[str, set[str]] = {
     "intake": {"settings", "run", "slack", "model", "context"},
     "panel": {"intake", "settings", "run", "slack", "model", "context"},
     "replay": {"settings", "run", "slack", "model", "context"},
+    "eval": {"replay", "settings", "run", "slack", "model", "context"},
     "wiring": {"panel", "intake", "settings", "telemetry", "run", "slack", "model", "context"},
     "serving": {"wiring", "settings", "telemetry", "slack", "context", "fakes"},
     # The CLI: everything, and the fakes for `replay --demo-model`.
     "commands": {
         "serving",
+        "eval",
         "replay",
         "wiring",
         "panel",
@@ -152,7 +154,18 @@ def room_of(module: str) -> str | None:
     if parts[0] != "assistant" or len(parts) == 1:
         return "commands" if parts == ["assistant"] else None
     top = parts[1]
-    rooms = ("slack", "model", "run", "intake", "panel", "replay", "serving", "fakes", "telemetry")
+    rooms = (
+        "slack",
+        "model",
+        "run",
+        "intake",
+        "panel",
+        "replay",
+        "eval",
+        "serving",
+        "fakes",
+        "telemetry",
+    )
     if top in rooms:
         return top
     if top in ("settings", "panel_settings", "price_settings", "persona_file", "input_files"):

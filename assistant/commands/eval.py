@@ -1,0 +1,525 @@
+"""`assistant eval`: every recorded decision of the assistant as a test case, asked again of a
+model configuration; scored offline, with pass@1 and pass^k, a table, JSON or a Markdown
+report, and an exit status for CI (README, "Evaluating a change")."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TextIO
+
+from assistant.commands import CliError, when
+from assistant.commands.io import (
+    check_writable,
+    file_or_thread,
+    named,
+    read_input,
+    read_text,
+    redaction_key_path,
+    write_output,
+    write_redaction_key,
+)
+from assistant.commands.replay import model_settings, read_persona
+from assistant.commands.stored import existing_store
+from assistant.eval.ask import Asker, Config
+from assistant.eval.cases import Case, cases_of
+from assistant.eval.judge import Judge
+from assistant.eval.report import Run, as_json, markdown, summary_line, table
+from assistant.eval.runner import CaseResult, Totals, run_cases
+from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
+from assistant.run.prompt import PromptBudget
+from assistant.settings import Settings, SettingsError, load_usage_settings
+from context.entry import Entry
+from context.redaction import Redactor
+from context.storage import Store, ThreadKey
+from context.validate import validate_log
+
+MAX_TRIALS = 100
+MAX_CONCURRENCY = 64
+CONFIRM_CALLS = 200  # a run over this many model calls is estimated and asks to go on
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = commands.add_parser(
+        "eval",
+        help="run every recorded decision again against a model configuration and score it",
+        description="Each assistant decision in the given logs becomes a case: the log as it "
+        "stood before it, the recorded step as the reference. Each case is asked of the model "
+        "(one step, nothing carried out, nothing posted, no store written) and scored. Exit "
+        "status 0, 1 when a trial could not ask the model or the pass rate is below --min-pass, "
+        "2 for bad input. Needs OPENAI_API_KEY, unless --demo-model.",
+    )
+    parser.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help="a log file, a directory of log files, an eval set (a directory with a "
+        "manifest.json, from --save) or a stored thread TEAM/CHANNEL/THREAD_TS",
+    )
+    parser.add_argument(
+        "--all", action="store_true", help="every stored thread that matches the filters"
+    )
+    parser.add_argument("--team", metavar="TEAM", help="with --all: only this workspace's")
+    parser.add_argument("--channel", metavar="CHANNEL", help="with --all: only this channel's")
+    parser.add_argument(
+        "--since",
+        metavar="WHEN",
+        type=when.since,
+        help="with --all: only threads updated since WHEN (30m, 2h, 7d, or a UTC date or time)",
+    )
+    parser.add_argument(
+        "--until",
+        metavar="WHEN",
+        type=when.since,
+        help="with --all: only threads last updated before WHEN (same forms as --since)",
+    )
+    parser.add_argument(
+        "--feedback",
+        choices=("good", "bad", "any"),
+        help="with --all: only threads with a 👍 (good), a 👎 (bad) or any vote",
+    )
+    parser.add_argument("--model", help="the model to ask, instead of ASSISTANT_MODEL")
+    parser.add_argument("--base-url", metavar="URL", help="the server, instead of OPENAI_BASE_URL")
+    parser.add_argument(
+        "--prompt-file", metavar="FILE", help="a persona: its text replaces entry 0 of each case"
+    )
+    parser.add_argument(
+        "--instructions-file",
+        metavar="FILE",
+        help="instructions to try: the text replaces the fixed system message of every call",
+    )
+    parser.add_argument("--temperature", type=_temperature, help="the sampling temperature, 0 to 2")
+    parser.add_argument(
+        "--demo-model",
+        action="store_true",
+        help="ask the scripted model of `assistant demo` (local; needs no OPENAI_API_KEY)",
+    )
+    parser.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help="ask MODEL whether each new post is better, as good or worse than the recorded one",
+    )
+    parser.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="the judge's OpenAI-compatible server (default: the one evaluated; same key)",
+    )
+    parser.add_argument(
+        "--against",
+        metavar="CONFIG",
+        help="compare with another configuration: a model name, or a JSON file "
+        '{"model", "base_url", "prompt_file", "instructions_file", "temperature", "name"}',
+    )
+    parser.add_argument(
+        "--trials", metavar="K", type=_count(MAX_TRIALS), default=1, help="trials per case (1)"
+    )
+    parser.add_argument(
+        "--concurrency",
+        metavar="N",
+        type=_count(MAX_CONCURRENCY),
+        default=4,
+        help="model calls at once (4)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--report", metavar="FILE", help="write a Markdown report to FILE")
+    parser.add_argument(
+        "--min-pass",
+        metavar="RATE",
+        type=_rate,
+        help="exit 1 when pass^k over the cases (every trial passed) is below RATE (0 to 1)",
+    )
+    parser.add_argument(
+        "--save",
+        metavar="DIR",
+        help="write the cases as an eval set in the new directory DIR and run nothing",
+    )
+    parser.add_argument(
+        "--redact-key",
+        metavar="KEY_FILE",
+        help="with --save: redact secrets, e-mail addresses, phone numbers and Slack user ids "
+        "in the set, and write the key that undoes it to the new file KEY_FILE, outside DIR",
+    )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help=f"run without asking when the estimate is over {CONFIRM_CALLS} model calls",
+    )
+    parser.set_defaults(handler=run_eval)
+
+
+def _count(most: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not 1 <= value <= most:
+            raise argparse.ArgumentTypeError(f"must be from 1 to {most}, not {value}")
+        return value
+
+    return parse
+
+
+def _fraction(text: str, most: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or not 0 <= value <= most:
+        raise argparse.ArgumentTypeError(f"must be from 0 to {most:g}, not {text!r}")
+    return value
+
+
+def _rate(text: str) -> float:
+    return _fraction(text, 1)
+
+
+def _temperature(text: str) -> float:
+    return _fraction(text, 2)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """Where the cases come from, read again for each configuration."""
+
+    paths: list[Path]  # log files, in order (directories expanded)
+    sets: list[Path]  # eval sets
+    threads: list[ThreadKey]
+
+    def known_total(self) -> int | None:
+        """The number of cases, when the inputs are eval sets alone (their manifests say)."""
+        if self.paths or self.threads:
+            return None
+        try:
+            return sum(int(read_manifest(directory)["cases"]) for directory in self.sets)
+        except EvalSetError:
+            return None
+
+    def cases(self, store: Store | None) -> Iterator[Case]:
+        for path in self.paths:
+            yield from cases_of(str(path), _log_file(path))
+        for directory in self.sets:
+            try:
+                for _, _, cases in read_set(directory):
+                    yield from cases
+            except EvalSetError as exc:
+                raise CliError(str(exc)) from None
+        for key in self.threads:
+            assert store is not None
+            yield from _thread_cases(store, key)
+
+    def logs(self, store: Store | None) -> Iterator[tuple[str, list[Entry], list[Case]]]:
+        """Each log with its cases (for --save)."""
+        for path in self.paths:
+            entries = _log_file(path)
+            yield str(path), entries, list(cases_of(str(path), entries))
+        for directory in self.sets:
+            try:
+                yield from read_set(directory)
+            except EvalSetError as exc:
+                raise CliError(str(exc)) from None
+        for key in self.threads:
+            assert store is not None
+            entries = store.entries(key)
+            yield str(key), entries, list(_thread_cases(store, key, entries))
+
+
+def _thread_cases(
+    store: Store, key: ThreadKey, entries: list[Entry] | None = None
+) -> Iterator[Case]:
+    entries = store.entries(key) if entries is None else entries
+    yield from cases_of(str(key), entries, store.metadata(key), store.votes(key))
+
+
+def _log_file(path: Path) -> list[Entry]:
+    report = validate_log(read_input(str(path)))
+    if report.problems:
+        raise CliError(f"{named(str(path))}: not a valid log: {report.problems[0]}")
+    return report.entries
+
+
+def _sources(args: argparse.Namespace, store: Store | None) -> Sources:
+    paths: list[Path] = []
+    sets: list[Path] = []
+    threads: list[ThreadKey] = []
+    for item in args.inputs:
+        if item == "-":
+            raise CliError("eval reads files, directories and stored threads, not standard input")
+        found = file_or_thread(item)
+        if isinstance(found, ThreadKey):
+            threads.append(found)
+            continue
+        path = Path(found)
+        if is_eval_set(path):
+            try:
+                read_manifest(path)
+            except EvalSetError as exc:
+                raise CliError(str(exc)) from None
+            sets.append(path)
+        elif path.is_dir():
+            paths += sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+        else:
+            paths.append(path)
+    if threads or args.all:
+        assert store is not None
+        for key in threads:
+            if not store.has_thread(key):
+                raise CliError(f"no thread {key} in the store (see `assistant threads`)")
+        if args.all:
+            threads += _matching(store, args)
+    return Sources(paths, sets, threads)
+
+
+def _matching(store: Store, args: argparse.Namespace) -> list[ThreadKey]:
+    """The stored threads the filters keep, oldest update first (a stable order to rerun)."""
+    found = []
+    for summary in reversed(store.threads(args.channel, args.since)):
+        if args.team and summary.key.team != args.team:
+            continue
+        if args.until is not None and summary.updated_at >= when.shown(args.until):
+            continue
+        votes = {"good": summary.good_votes, "bad": summary.bad_votes}
+        if args.feedback == "any" and not any(votes.values()):
+            continue
+        if args.feedback in votes and not votes[args.feedback]:
+            continue
+        found.append(summary.key)
+    return found
+
+
+def _needs_store(args: argparse.Namespace) -> bool:
+    if args.all:
+        return True
+    return any(item != "-" and isinstance(file_or_thread(item), ThreadKey) for item in args.inputs)
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    if not args.inputs and not args.all:
+        raise CliError("name log files, directories, eval sets or threads, or use --all")
+    filters = [args.team, args.channel, args.since, args.until, args.feedback]
+    if not args.all and any(value is not None for value in filters):
+        raise CliError("--team, --channel, --since, --until and --feedback filter --all")
+    if args.redact_key and not args.save:
+        raise CliError("--redact-key redacts a set written with --save")
+    if args.report:
+        check_writable(args.report)  # before the model is asked anything
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(existing_store("eval")) if _needs_store(args) else None
+        sources = _sources(args, store)
+        if args.save:
+            return _save(Path(args.save), sources, store, args.redact_key)
+        settings = model_settings(stack, args.model, args.demo_model)
+        configs = [_config(args, settings)]
+        if args.against:
+            configs.append(_against(args.against, settings))
+        if not args.demo_model:  # the demo's model is local and free
+            _estimate(args, settings, configs, sources, store)
+        runs = [asyncio.run(_run(config, settings, sources, store, args)) for config in configs]
+    _show(args, runs)
+    if not runs[0].totals.cases:
+        print("eval: the inputs hold no decision to evaluate", file=sys.stderr)
+    errors = sum(run.totals.errors for run in runs)
+    if errors:
+        print(f"eval: {errors} trials could not ask the model (see the results)", file=sys.stderr)
+    below = args.min_pass is not None and runs[0].totals.pass_k < args.min_pass
+    if below:
+        print(
+            f"eval: pass^{args.trials} {runs[0].totals.pass_k:.2f} is below --min-pass "
+            f"{args.min_pass:g}",
+            file=sys.stderr,
+        )
+    return 1 if errors or below else 0
+
+
+def _estimate(
+    args: argparse.Namespace,
+    settings: Settings,
+    configs: list[Config],
+    sources: Sources,
+    store: Store | None,
+) -> None:
+    """The run's calls, tokens and cost on stderr; over CONFIRM_CALLS calls, go on only with
+    --yes or when the person at the terminal says so."""
+    from assistant.eval.cost import estimate
+
+    try:
+        prices = load_usage_settings().assistant_prices
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    found = estimate(
+        sources.cases(store),
+        _budget(configs[0], settings),
+        [config.model for config in configs],
+        args.trials,
+        prices,
+    )
+    print(f"eval: estimate: {found.line()}", file=sys.stderr, flush=True)
+    if found.calls <= CONFIRM_CALLS or args.yes:
+        return
+    if not sys.stdin.isatty():
+        raise CliError(f"{found.calls} model calls is over {CONFIRM_CALLS}: add --yes to run")
+    answer = input(f"eval: {found.calls} model calls; go on? [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise CliError("not run")
+
+
+def _budget(config: Config, settings: Settings) -> PromptBudget:
+    return PromptBudget.for_window(
+        config.model, settings.assistant_context_tokens, settings.assistant_answer_tokens
+    )
+
+
+def _save(directory: Path, sources: Sources, store: Store | None, key_file: str | None) -> int:
+    redactor = Redactor() if key_file else None
+    if key_file is not None:
+        redaction_key_path(key_file, directory)
+    try:
+        writer = SetWriter(directory)
+        for source, entries, cases in sources.logs(store):
+            if redactor is not None:
+                source = redactor.text(source)
+                entries = [redactor.entry(entry) for entry in entries]
+            writer.add(source, entries, cases)
+        if redactor is not None and key_file is not None:
+            write_redaction_key(redactor.key, key_file, directory)
+        writer.finish({"redacted": redactor is not None})
+    except EvalSetError as exc:
+        raise CliError(str(exc)) from None
+    print(f"eval: saved {writer.cases} cases of {len(writer.files)} logs in {directory}")
+    return 0
+
+
+def _config(args: argparse.Namespace, settings: Settings) -> Config:
+    persona = read_persona(args.prompt_file) if args.prompt_file else None
+    name = "demo model" if args.demo_model else ""
+    return Config(
+        settings.assistant_model,
+        args.base_url,
+        persona,
+        args.prompt_file,
+        args.temperature,
+        name,
+        _instructions(args.instructions_file) if args.instructions_file else None,
+        args.instructions_file,
+    )
+
+
+def _instructions(path: str) -> str:
+    text = read_text(path).strip()
+    if not text:
+        raise CliError(f"{named(path)} is empty: instructions are needed to replace the fixed ones")
+    return text
+
+
+def _against(text: str, settings: Settings) -> Config:
+    path = Path(text)
+    if not path.is_file():
+        return Config(text)  # a model name, on the same server
+    try:
+        data = json.loads(read_input(text))
+    except ValueError as exc:
+        raise CliError(f"{named(text)}: not JSON ({exc})") from None
+    known = {"model", "base_url", "prompt_file", "instructions_file", "temperature", "name"}
+    if not isinstance(data, dict) or not set(data) <= known:
+        raise CliError(f"{named(text)}: must be an object with {', '.join(sorted(known))}")
+    strings = {k: data.get(k) for k in sorted(known - {"temperature"})}
+    if not all(v is None or isinstance(v, str) for v in strings.values()):
+        raise CliError(f"{named(text)}: {', '.join(sorted(strings))} are strings")
+    temperature = data.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not 0 <= temperature <= 2
+    ):
+        raise CliError(f"{named(text)}: temperature must be a number from 0 to 2")
+    prompt_file, instructions_file = strings["prompt_file"], strings["instructions_file"]
+    return Config(
+        strings["model"] or settings.assistant_model,
+        strings["base_url"],
+        read_persona(prompt_file) if prompt_file else None,
+        prompt_file,
+        temperature,
+        strings["name"] or "",
+        _instructions(instructions_file) if instructions_file else None,
+        instructions_file,
+    )
+
+
+async def _run(
+    config: Config,
+    settings: Settings,
+    sources: Sources,
+    store: Store | None,
+    args: argparse.Namespace,
+) -> Run:
+    totals = Totals()
+    progress = Progress(sys.stderr, config.label, sources.known_total())
+    options = settings.model_options()
+    async with contextlib.AsyncExitStack() as stack:
+        asker = await stack.enter_async_context(Asker(config, options, _budget(config, settings)))
+        judge = None
+        if args.judge:
+            base_url = args.judge_base_url or config.base_url or options.base_url
+            judging = replace(options, model=args.judge, base_url=base_url)
+            judge = await stack.enter_async_context(Judge(judging))
+        results = await run_cases(
+            sources.cases(store),
+            asker,
+            args.trials,
+            args.concurrency,
+            settings.post_caps(),
+            progress.done,
+            totals,
+            judge,
+            shown=bool(args.json or args.report),
+        )
+    progress.end()
+    return Run(config, results, totals)
+
+
+class Progress:
+    """A bar on a terminal (a count when the number of cases is not known ahead: threads and
+    log files are read as they are run); elsewhere a line every 100 cases."""
+
+    WIDTH = 30
+
+    def __init__(self, stream: TextIO, label: str, total: int | None) -> None:
+        self.stream, self.label, self.total = stream, label, total
+        self.count = self.passed = 0
+        self.tty = stream.isatty()
+
+    def done(self, result: CaseResult) -> None:
+        self.count += 1
+        self.passed += result.pass_all
+        if self.tty:
+            shown = f"{self.count} cases"
+            if self.total:
+                filled = min(self.WIDTH, self.WIDTH * self.count // self.total)
+                bar = "#" * filled + "-" * (self.WIDTH - filled)
+                shown = f"[{bar}] {self.count}/{self.total} cases"
+            line = f"\reval {self.label}: {shown}, {self.passed} passed"
+            print(line, end="", file=self.stream, flush=True)
+        elif self.count % 100 == 0:
+            print(f"eval {self.label}: {self.count} cases done", file=self.stream, flush=True)
+
+    def end(self) -> None:
+        if self.tty and self.count:
+            print(file=self.stream)
+
+
+def _show(args: argparse.Namespace, runs: list[Run]) -> None:
+    if args.report:
+        write_output(markdown(runs, args.trials), args.report)
+    if args.json:
+        write_output(as_json(runs, args.trials), None)
+    else:
+        write_output(table(runs, args.trials), None)
+    for run in runs:
+        print(f"eval: {summary_line(run, args.trials)}", file=sys.stderr)

@@ -1,0 +1,193 @@
+"""Running cases against a configuration: each case `trials` times, at most `concurrency`
+model calls at once, the cases read as they are needed (at most `concurrency` cases held), and
+each case's result kept small: its scores and two rendered steps, not its log."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.eval.ask import Answer, Asker
+from assistant.eval.cases import Case, Feedback
+from assistant.eval.judge import Judge
+from assistant.eval.scores import Trial, judged, kind_of, posts, question_of, score, wilson
+from assistant.model.tool_calls import ToolCallError
+from assistant.run.post_limits import PostCaps
+from context.entry import make_entry
+from context.render import printable, render_entry
+
+
+@dataclass
+class CaseResult:
+    """One case's trials under one configuration."""
+
+    number: int  # its place among the cases read
+    id: str
+    feedback: Feedback | None
+    reference_kind: str
+    reference_shown: str  # the recorded step, as the console trace shows it
+    trials: list[Trial] = field(default_factory=list)
+    answer_shown: str = ""  # one trial's step: the first that failed, else the first
+
+    @property
+    def passes(self) -> int:
+        return sum(trial.passed for trial in self.trials)
+
+    @property
+    def pass_at_1(self) -> float:
+        return self.passes / len(self.trials) if self.trials else 0.0
+
+    @property
+    def pass_all(self) -> bool:
+        """pass^k: every one of its k trials passed."""
+        return bool(self.trials) and self.passes == len(self.trials)
+
+    def as_json(self) -> dict[str, Any]:
+        low, high = wilson(self.passes, len(self.trials))
+        return {
+            "case": self.id,
+            "feedback": self.feedback,
+            "reference_kind": self.reference_kind,
+            "trials": len(self.trials),
+            "passes": self.passes,
+            "pass@1": round(self.pass_at_1, 4),
+            "pass^k": self.pass_all,
+            "interval": [round(low, 4), round(high, 4)] if len(self.trials) > 1 else None,
+            "scores": [
+                {
+                    "kind": t.kind,
+                    "valid": t.valid,
+                    "same_kind": t.same_kind,
+                    "passed": t.passed,
+                    "problems": list(t.problems),
+                    "checks": t.checks,
+                    "verdict": t.verdict,
+                    "reason": t.reason,
+                }
+                for t in self.trials
+            ],
+            "reference": self.reference_shown,
+            "answer": self.answer_shown,
+        }
+
+
+@dataclass
+class Totals:
+    """The run's figures over every case."""
+
+    cases: int = 0
+    trials: int = 0
+    passes: int = 0
+    all_passed: int = 0
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, result: CaseResult) -> None:
+        self.cases += 1
+        self.trials += len(result.trials)
+        self.passes += result.passes
+        self.all_passed += result.pass_all
+        self.errors += sum(trial.failed for trial in result.trials)
+
+    @property
+    def pass_at_1(self) -> float:
+        return self.passes / self.trials if self.trials else 0.0
+
+    @property
+    def pass_k(self) -> float:
+        return self.all_passed / self.cases if self.cases else 0.0
+
+    def as_json(self, k: int) -> dict[str, Any]:
+        figures: dict[str, Any] = {
+            "cases": self.cases,
+            "trials_per_case": k,
+            "pass@1": round(self.pass_at_1, 4),
+            "pass^k": round(self.pass_k, 4),
+            "errors": self.errors,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }
+        if k > 1:
+            figures["pass@1_interval"] = [round(v, 4) for v in wilson(self.passes, self.trials)]
+            figures["pass^k_interval"] = [round(v, 4) for v in wilson(self.all_passed, self.cases)]
+        return figures
+
+
+def shown_step(case: Case, answer: Answer) -> str:
+    """The answer as the console trace would show it, had it been recorded at the case's
+    place; what is not a usable call is said in a line of its own."""
+    if answer.failure is not None:
+        return printable(f"⚠️ {answer.failure}")
+    if not answer.calls:
+        return printable(f'⚠️ answered in plain text: "{answer.text or ""}"')
+    first = case.reference[0]
+    blocks = []
+    for offset, call in enumerate(answer.calls):
+        if isinstance(call, ToolCallError):
+            blocks.append(printable(f"⚠️ {call}"))
+        else:
+            entry = make_entry(case.at + offset, first.turn, first.timestamp, call)
+            blocks.append(render_entry(entry))
+    return "\n\n".join(blocks)
+
+
+async def run_cases(
+    cases: Iterable[Case],
+    asker: Asker,
+    trials: int,
+    concurrency: int,
+    caps: PostCaps,
+    done: Callable[[CaseResult], None],
+    totals: Totals,
+    judge: Judge | None = None,
+    shown: bool = True,
+) -> list[CaseResult]:
+    """Every case's result, in the order the cases came; `done` is told of each as it ends.
+    `shown`: keep each case's two steps rendered (for --json and the report)."""
+    units = _units(cases, trials)
+    open_cases: dict[int, tuple[Case, CaseResult]] = {}
+    finished: list[CaseResult] = []
+
+    async def worker() -> None:
+        for number, case, first in units:
+            if first:
+                reference = (
+                    "\n\n".join(render_entry(entry) for entry in case.reference) if shown else ""
+                )
+                kind = kind_of(case.reference[0].content)
+                open_cases[number] = (
+                    case,
+                    CaseResult(number, case.id, case.feedback, kind, reference),
+                )
+            answer = await asker.ask(case)
+            trial = score(case, answer, caps)
+            compared = posts(case, answer) if judge is not None else None
+            if judge is not None and compared is not None:
+                judgement = await judge.judge(question_of(case), *compared)
+                trial = judged(case, trial, judgement)
+            result = open_cases[number][1]
+            totals.prompt_tokens += answer.prompt_tokens
+            totals.completion_tokens += answer.completion_tokens
+            first_failure = not trial.passed and result.pass_all
+            if shown and (not result.trials or first_failure):
+                result.answer_shown = shown_step(case, answer)
+            result.trials.append(trial)
+            if len(result.trials) == trials:
+                del open_cases[number]
+                totals.add(result)
+                finished.append(result)
+                done(result)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return sorted(finished, key=lambda result: result.number)
+
+
+def _units(cases: Iterable[Case], trials: int) -> Iterator[tuple[int, Case, bool]]:
+    """(case number, case, whether it is the case's first trial), each case `trials` times
+    in a row: the workers share this one iterator, so a case is read only when one is free."""
+    for number, case in enumerate(cases):
+        for trial in range(trials):
+            yield number, case, trial == 0

@@ -1,0 +1,137 @@
+"""`assistant eval` at scale: an eval set of 10,000 cases (1,000 logs of 10 decisions each)
+run as an operator would (the real command, a subprocess, `--concurrency 8`) against the fake
+model answering at once, in this process. Figures: cases a second (goal: at least 50 on 2
+cores), the command's CPU a case, and its memory (sampled from /proc while it runs) at 10,000
+cases against 1,000 (goal: bounded, the cases read from disk a log at a time: at most 64 MiB
+more for 10 times the cases)"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from assistant.eval.cases import cases_of
+from assistant.eval.sets import SetWriter
+from assistant.fakes import ids
+from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import FakeOpenAI
+from bench.report import Figure
+from context.entry import UserContent
+from context.log import ContextLog
+from context.toolcalls import FinishRequest, PostMessage
+
+FULL = {"logs": 1_000, "small": 100}
+SMOKE = {"logs": 20, "small": 2}
+DECISIONS = 10  # per log: a question, then a post and a finish (one decision), ten times
+GOAL_RATE = 50.0
+GOAL_GROWTH_MIB = 64
+SAMPLE_SECONDS = 0.1
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def write_set(directory: Path, logs: int) -> int:
+    writer = SetWriter(directory)
+    for number in range(logs):
+        log = ContextLog()
+        log.append("You are Aya, a helpful assistant.", "2025-04-04T12:00:00Z")
+        for turn in range(DECISIONS):
+            question = f"Question {turn} of thread {number}: what should we check before we ship?"
+            log.append(UserContent(userid="<@U0BENCH01>", text=question), "2025-04-04T12:01:00Z")
+            answer = "Before shipping, check the migration, the rollback and who is on call. " * 4
+            log.append(PostMessage(text=answer, reasoning="Listing checks"), "2025-04-04T12:02:00Z")
+            log.append(FinishRequest(reasoning="Answered"), "2025-04-04T12:03:00Z")
+        entries = list(log.entries)
+        writer.add(f"bench-{number}", entries, list(cases_of(f"bench-{number}", entries)))
+    writer.finish()
+    return writer.cases
+
+
+def run_eval(directory: Path, model: FakeOpenAI) -> tuple[float, float, float, float]:
+    """(wall seconds, CPU seconds, peak RSS, RSS late in the run, both in MiB) of one
+    `assistant eval` run. The peak is mostly the start (the tokenizer's tables); the RSS
+    sampled while it runs is what the cases add."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ASSISTANT_"))},
+        "PYTHONPATH": str(ROOT),
+        "OPENAI_API_KEY": ids.OPENAI_API_KEY,
+        "OPENAI_BASE_URL": model.base_url,
+        "OPENAI_MAX_RETRIES": "0",
+    }
+    command = [sys.executable, "-m", "assistant.cli", "eval", str(directory), "--yes"]
+    command += ["--concurrency", "8"]
+    started = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        late = 0.0
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid:
+                break
+            late = _rss_mib(process.pid) or late
+            time.sleep(SAMPLE_SECONDS)  # a bench's sampling interval, not a wait on a result
+        wall = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(
+                f"assistant eval exited {process.returncode}: {errors.read()[-2000:]}"
+            )
+    peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
+    return wall, usage.ru_utime + usage.ru_stime, peak_mib, late
+
+
+def _rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def run(smoke: bool) -> list[Figure]:
+    sizes = SMOKE if smoke else FULL
+    answer = replies.tool_calls(
+        ("postMessage", {"text": "Check the migration and the rollback.", "reasoning": "r"}),
+        ("finishRequest", {"reasoning": "done"}),
+    )
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-eval-") as scratch,
+        FakeOpenAI(default=answer) as model,
+    ):
+        small, large = Path(scratch) / "small", Path(scratch) / "large"
+        small_cases = write_set(small, sizes["small"])
+        large_cases = write_set(large, sizes["logs"])
+        _, _, small_peak, small_late = run_eval(small, model)
+        wall, cpu, large_peak, large_late = run_eval(large, model)
+    rate = large_cases / wall
+    growth = large_late - small_late
+    return [
+        Figure("cases", f"{large_cases:,} (1 trial each, --concurrency 8)"),
+        Figure(
+            "cases a second (the command's whole run, its start included)",
+            f"{rate:.0f}",
+            f">= {GOAL_RATE:.0f}",
+            None if smoke else rate >= GOAL_RATE,
+        ),
+        Figure("the command's CPU a case", f"{cpu / large_cases * 1000:.2f} ms"),
+        Figure(
+            "peak memory (the start's, mostly)",
+            f"{small_peak:.0f} MiB at {small_cases:,} cases, {large_peak:.0f} at {large_cases:,}",
+        ),
+        Figure(
+            "memory at the end of the run",
+            f"{small_late:.0f} MiB at {small_cases:,} cases, {large_late:.0f} at {large_cases:,}",
+        ),
+        Figure(
+            f"memory at the end, {large_cases:,} cases against {small_cases:,}",
+            f"{growth:+.0f} MiB",
+            f"<= {GOAL_GROWTH_MIB} MiB more",
+            None if smoke else growth <= GOAL_GROWTH_MIB,
+        ),
+    ]
