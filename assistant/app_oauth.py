@@ -1,5 +1,5 @@
 """The Bolt app, and where each workspace's token comes from: one SLACK_BOT_TOKEN, or OAuth
-installs to many workspaces (README "Distributing the app")."""
+installs to many workspaces (docs/slack-setup.md, "Distributing the app")."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ from typing import Any
 
 import yaml
 
-# The most read of one input: a log of 10,000 long entries is a few MB. README, "Command line".
+# The most read of one input: a log of 10,000 long entries is a few MB. docs/command-line.md,
+# "Command line".
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 MAX_INPUT_SHOWN = "64 MiB"
 # PyYAML builds a document by recursion (a RecursionError deep down); its events come one by

@@ -93,7 +93,8 @@ class UsageSettings(StoreSettings):
 class ChannelSettings(StoreSettings):
     """What `assistant channels` needs: the store, and the personas a channel may choose."""
 
-    # Named personas a channel may choose (README "Configuring channels"): YAML or JSON.
+    # Named personas a channel may choose (docs/configuration.md, "Configuring channels"): YAML or
+    # JSON.
     assistant_personas_file: Path | None = None
 
     def personas(self) -> dict[str, str]:
@@ -109,7 +110,8 @@ class Settings(ChannelSettings):
     slack_app_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None
     slack_api_url: str = "https://slack.com/api/"
-    # OAuth installs to many workspaces (README "Distributing the app"), for serve and workers.
+    # OAuth installs to many workspaces (docs/slack-setup.md, "Distributing the app"), for serve and
+    # workers.
     slack_client_id: str | None = None
     slack_client_secret: SecretStr | None = None
     slack_state_secret: SecretStr | None = None  # not used: `serve` says why, once

@@ -1,5 +1,5 @@
-"""What a channel is configured to be (README "Configuring channels"): its persona, model,
-whether the bot answers there, who may use it, and how its posts are signed; and the
+"""What a channel is configured to be (docs/configuration.md, "Configuring channels"): its persona,
+model, whether the bot answers there, who may use it, and how its posts are signed; and the
 workspace's default, which a channel's unset fields fall back to.
 
 Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads

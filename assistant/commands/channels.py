@@ -1,5 +1,6 @@
-"""`assistant channels list|set|export|import`: channel settings for operators (README
-"Configuring channels"), in the store DATABASE_URL names. Exit status 0, or 2 with one line."""
+"""`assistant channels list|set|export|import`: channel settings for operators
+(docs/configuration.md, "Configuring channels"), in the store DATABASE_URL names. Exit status 0, or
+2 with one line."""
 
 from __future__ import annotations
 

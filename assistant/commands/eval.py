@@ -1,6 +1,6 @@
 """`assistant eval`: every recorded decision of the assistant as a test case, asked again of a
 model configuration; scored offline, with pass@1 and pass^k, a table, JSON or a Markdown
-report, and an exit status for CI (README, "Evaluating a change")."""
+report, and an exit status for CI (docs/evaluation.md, "Evaluating a change")."""
 
 from __future__ import annotations
 

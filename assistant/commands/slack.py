@@ -52,7 +52,7 @@ def _settings(mode: Mode) -> Settings:
 
 def _settings_error(headline: str, exc: SettingsError) -> CliError:
     lines = "\n".join(f"  {line}" for line in str(exc).splitlines())
-    return CliError(f"{headline}:\n{lines}\nSee README.md, Configuration.")
+    return CliError(f"{headline}:\n{lines}\nSee docs/configuration.md.")
 
 
 def run_socket(args: argparse.Namespace) -> int:

@@ -54,8 +54,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     export.add_argument(
         "--redact-key",
         metavar="KEY_FILE",
-        help="redact secrets, e-mail addresses, phone numbers and Slack user ids (README, "
-        "Evaluating a change) and write the key that undoes it to the new file KEY_FILE",
+        help="redact secrets, e-mail addresses, phone numbers and Slack user ids "
+        "(docs/evaluation.md) and write the key that undoes it to the new file KEY_FILE",
     )
     export.set_defaults(handler=run_export)
 

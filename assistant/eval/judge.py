@@ -1,6 +1,7 @@
 """The judge (`assistant eval --judge MODEL`): a second model that reads the question, the
 recorded post and the new one, and says whether the new one is better, as good or worse, and
-why, by a fixed rubric (README, "Evaluating a change"). Asked only where both steps post."""
+why, by a fixed rubric (docs/evaluation.md, "Evaluating a change"). Asked only where both steps
+post."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""How a trial is scored, offline (docs/architecture.md#eval, README "Evaluating a change"):
+"""How a trial is scored, offline (docs/architecture.md#eval, docs/evaluation.md, "Evaluating a
+change"):
 
 - valid: every call is a tool the model was offered, with arguments of its schema
   (`parse_tool_call`, as the agent takes them), and its posts within the caps a reply has

@@ -1,9 +1,8 @@
-"""Whether a person's message is taken in its channel (README "Configuring channels"): not
-at all in a channel where the bot is off; from a person who may not use it there, one short
-ephemeral note instead (docs/log-format.md#refusals), and no run. When Slack cannot say
-whether they may (a user group's members cannot be listed just now), the message is taken and
-its run decides (`assistant.run.channel_access`): a person is never refused for Slack's fault.
-"""
+"""Whether a person's message is taken in its channel (docs/configuration.md, "Configuring
+channels"): not at all in a channel where the bot is off; from a person who may not use it there,
+one short ephemeral note instead (docs/log-format.md#refusals), and no run. When Slack cannot say
+whether they may (a user group's members cannot be listed just now), the message is taken and its
+run decides (`assistant.run.channel_access`): a person is never refused for Slack's fault."""
 
 from __future__ import annotations
 

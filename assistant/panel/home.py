@@ -1,8 +1,8 @@
-"""The App Home (README "Configuring channels"): the home tab shows a workspace's channel
-settings, each channel's to the people in it (`users.conversations`) and all of them to the
-workspace's admins and owners (`users.info`); the admins, and the people they name, edit
-them in a modal; only the admins name those people. Every call takes the client Bolt gives
-the request, whose token is the workspace's."""
+"""The App Home (docs/configuration.md, "Configuring channels"): the home tab shows a workspace's
+channel settings, each channel's to the people in it (`users.conversations`) and all of them to the
+workspace's admins and owners (`users.info`); the admins, and the people they name, edit them in a
+modal; only the admins name those people. Every call takes the client Bolt gives the request, whose
+token is the workspace's."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The App Home's views (README "Configuring channels"), as Block Kit JSON: the home tab
-listing a workspace's channel settings, a page at a time, the modal that edits one channel's,
-and the reading of that modal's submitted state back into a `ChannelConfig`. Pure: no Slack
-calls.
+"""The App Home's views (docs/configuration.md, "Configuring channels"), as Block Kit JSON: the home
+tab listing a workspace's channel settings, a page at a time, the modal that edits one channel's,
+and the reading of that modal's submitted state back into a `ChannelConfig`. Pure: no Slack calls.
 
 Every view keeps within Block Kit's documented limits (docs.slack.dev, reference/block-kit),
 which Slack enforces by refusing the whole view: 100 blocks a view, 3000 characters a section's

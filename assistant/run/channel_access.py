@@ -1,6 +1,6 @@
-"""Who may use the bot in a channel whose settings list them (README "Configuring channels"),
-decided when a message arrives (`assistant.intake.channel_gate`) and, when Slack could not say
-then, again by the run (`assistant.run.agent`); and how a person who may not is told.
+"""Who may use the bot in a channel whose settings list them (docs/configuration.md, "Configuring
+channels"), decided when a message arrives (`assistant.intake.channel_gate`) and, when Slack could
+not say then, again by the run (`assistant.run.agent`); and how a person who may not is told.
 
 Membership of a user group is Slack's to say (`usergroups.users.list`). When Slack fails in a
 way that may pass (`assistant.run.slack_outage.may_pass`) it is undecided, never a no: the

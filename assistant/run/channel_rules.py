@@ -1,5 +1,5 @@
-"""What applies in a channel now (README "Configuring channels"): its settings over its
-workspace's default (`context.channels.merged`), over the deployment's own (the persona of
+"""What applies in a channel now (docs/configuration.md, "Configuring channels"): its settings over
+its workspace's default (`context.channels.merged`), over the deployment's own (the persona of
 ASSISTANT_PROMPT…, ASSISTANT_MODEL, everyone may use it)."""
 
 from __future__ import annotations

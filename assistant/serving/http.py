@@ -1,6 +1,6 @@
 """HTTP mode (docs/architecture.md#slack-and-the-model): Bolt behind a real ASGI server, events at
 /slack/events; installed through OAuth, Bolt's install flow at /slack/install and
-/slack/oauth_redirect (README "Distributing the app").
+/slack/oauth_redirect (docs/slack-setup.md, "Distributing the app").
 
 Bolt only ever sees requests that `SlackRequestGuard` has found signed by Slack, small enough
 and sent in time; `assistant.serving.web_server` bounds what reaches the guard (request heads, idle

@@ -1,6 +1,6 @@
-"""Installations and OAuth states for installs to many workspaces (README "Distributing the
-app"): slack-sdk's own SQLAlchemy stores, on the database of the logs (its tables made by the
-migration 0012_oauth), for Bolt's asyncio OAuth flow.
+"""Installations and OAuth states for installs to many workspaces (docs/slack-setup.md,
+"Distributing the app"): slack-sdk's own SQLAlchemy stores, on the database of the logs (its tables
+made by the migration 0012_oauth), for Bolt's asyncio OAuth flow.
 
 slack-sdk's asyncio stores want an asyncio engine (a driver of their own for each backend);
 its other stores take the store's engine, with SQLite's pragmas and write lock. Bolt's asyncio
@@ -29,7 +29,7 @@ from context.storage import Store
 STATE_SECONDS = 600  # an install must come back from Slack within this (Bolt's default)
 # Installs under way at once (states issued and not yet used or expired), across processes:
 # anyone may open the install page, and each visit writes a state, so the table and the
-# database's writes stay bounded (README "Distributing the app").
+# database's writes stay bounded (docs/slack-setup.md, "Distributing the app").
 MAX_LIVE_STATES = 100
 
 

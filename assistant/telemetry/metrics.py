@@ -1,5 +1,5 @@
 """The metrics: the GenAI conventions' two client histograms, with their recommended buckets,
-and the app's own counters (`assistant.*`); README, "Watching it in production"."""
+and the app's own counters (`assistant.*`); docs/operations.md, "Watching it in production"."""
 
 from __future__ import annotations
 

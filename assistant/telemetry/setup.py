@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SERVICE = "slack-context-assistant"
 # A stop's time for what is queued to be sent, both providers together: within the 10 s a stop
-# takes (README "Operations"), whatever OTEL_EXPORTER_OTLP_TIMEOUT says.
+# takes (docs/operations.md, "Operations"), whatever OTEL_EXPORTER_OTLP_TIMEOUT says.
 SHUTDOWN_SECONDS = 5.0
 # The SDK's exporters log every failed batch; `Unreachable` says it once instead.
 _EXPORTER_LOGGERS = (

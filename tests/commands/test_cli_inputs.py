@@ -1,6 +1,6 @@
-"""What the commands read is bounded and checked (README "Command line"): a device, an endless
-pipe, a file nested 100,000 deep or not UTF-8 is one line on stderr and exit status 2, never
-the machine's memory or a traceback; `channels import` keeps all of a file or, the database
+"""What the commands read is bounded and checked (docs/command-line.md, "Command line"): a device,
+an endless pipe, a file nested 100,000 deep or not UTF-8 is one line on stderr and exit status 2,
+never the machine's memory or a traceback; `channels import` keeps all of a file or, the database
 failing part-way, none of it; `replay` checks where its report goes before it asks the model
 anything; `channels set --persona-name` takes only a persona the personas file names."""
 

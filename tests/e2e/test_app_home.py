@@ -1,7 +1,8 @@
 """The App Home with many channels and people who should not see everything, end to end over
-HTTP (README "Configuring channels"): its views keep within Slack's Block Kit limits (the fake
-refuses what Slack refuses), a page at a time; a channel's settings are shown to its members
-and the admins only; saving the modal keeps what it does not show; only admins name editors."""
+HTTP (docs/configuration.md, "Configuring channels"): its views keep within Slack's Block Kit limits
+(the fake refuses what Slack refuses), a page at a time; a channel's settings are shown to its
+members and the admins only; saving the modal keeps what it does not show; only admins name
+editors."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""A persona and rules per channel, end to end over HTTP (README "Configuring channels"): set
-in the App Home by an admin (a non-admin refused), a new thread starting with its channel's
-persona while an old one keeps its own, the channel's model asked and its name and icon on
+"""A persona and rules per channel, end to end over HTTP (docs/configuration.md, "Configuring
+channels"): set in the App Home by an admin (a non-admin refused), a new thread starting with its
+channel's persona while an old one keeps its own, the channel's model asked and its name and icon on
 the posts, a person who may not use the bot told once and not answered, a channel turned off."""
 
 from __future__ import annotations

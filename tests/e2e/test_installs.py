@@ -1,8 +1,8 @@
 """Installs to many workspaces through OAuth, end to end over HTTP with Bolt's own flow
-(README "Distributing the app"): the install page and its state cookie, Slack's redirect with
-a bad state (refused) and a good one (the installation stored in the logs' database), two
-workspaces answered at once each with its own token (the fake fails any crossing), an
-uninstall, a token refreshed, and no secret in any output."""
+(docs/slack-setup.md, "Distributing the app"): the install page and its state cookie, Slack's
+redirect with a bad state (refused) and a good one (the installation stored in the logs' database),
+two workspaces answered at once each with its own token (the fake fails any crossing), an uninstall,
+a token refreshed, and no secret in any output."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""ASSISTANT_PROMPT_FILE changing under a running app (README "Configuration"): read only when
-a new thread needs its persona, so a thread that has one never depends on it; a file moved,
-deleted, emptied or no longer UTF-8 costs no message anything: new threads get its last good
+"""ASSISTANT_PROMPT_FILE changing under a running app (docs/configuration.md, "Configuration"): read
+only when a new thread needs its persona, so a thread that has one never depends on it; a file
+moved, deleted, emptied or no longer UTF-8 costs no message anything: new threads get its last good
 text, the log says so in one line per problem, and in one more when it reads well again."""
 
 from __future__ import annotations

@@ -226,6 +226,6 @@ def test_serve_refuses_to_start_with_a_token_slack_refuses(slack, model, tmp_pat
     assert app.stderr.text == (
         "assistant serve: Slack refused a token:\n"
         "  SLACK_BOT_TOKEN: refused by Slack (invalid_auth)\n"
-        "See README.md, Configuration.\n"
+        "See docs/configuration.md.\n"
     )
     assert not (tmp_path / "app.db").exists()  # it stopped before opening anything

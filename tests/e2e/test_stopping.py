@@ -5,7 +5,7 @@ next process answers it once.
 
 Real processes against the fakes. The calls hang for as long as the test lasts: the process
 exiting while the test waits (`AssistantProcess.stop`, TIMEOUT) is the bound at work; the
-documented one is 10 s (README, Operations)."""
+documented one is 10 s (docs/operations.md, "Operations")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """OpenTelemetry through the real app: a loopback OTLP/HTTP receiver (tests/otlp_receiver.py)
 decodes what the app's exporters send, and the spans, attributes and metrics are checked
 against what the fake model reported and the fake Slack answered (docs/architecture.md,
-"Telemetry"; README, "Watching it in production")."""
+"Telemetry"; docs/operations.md, "Watching it in production")."""
 
 from __future__ import annotations
 

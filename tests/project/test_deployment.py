@@ -150,8 +150,8 @@ def test_the_base_image_has_the_python_the_project_requires():
 
 
 def readme_settings() -> set[str]:
-    """The variables of the README's settings table (its first column)."""
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The variables of the settings table (its first column) in docs/configuration.md."""
+    readme = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     table = readme.split("## Configuration", 1)[1].split("\n\n### ", 1)[0]
     names: set[str] = set()
     for row in table.splitlines():
@@ -174,14 +174,16 @@ def example_lines() -> dict[str, str | None]:
 def test_env_example_names_every_setting_and_nothing_else():
     fields = {name.upper() for name in (*Settings.model_fields, *UsageSettings.model_fields)}
     readme = readme_settings()
-    # The README's table names the OpenTelemetry SDK's own variables by one of them.
-    otel = set(re.findall(r"OTEL_[A-Z_]+[A-Z]", (ROOT / "README.md").read_text(encoding="utf-8")))
+    # The settings table names the OpenTelemetry SDK's own variables by one of them; the docs
+    # name the others.
+    docs = "".join(page.read_text(encoding="utf-8") for page in (ROOT / "docs").glob("*.md"))
+    otel = set(re.findall(r"OTEL_[A-Z_]+[A-Z]", docs))
     listed = set(example_lines())
     assert fields <= listed, f"missing from .env.example: {sorted(fields - listed)}"
     assert readme <= listed, f"missing from .env.example: {sorted(readme - listed)}"
     unknown = listed - fields - otel
     assert not unknown, f"not settings of the app: {sorted(unknown)}"
-    assert readme - otel <= fields, "the README's table names a setting the app does not read"
+    assert readme - otel <= fields, "the settings table names a setting the app does not read"
 
 
 def test_env_example_leaves_secrets_blank_and_every_line_says_what_it_is():
@@ -255,7 +257,7 @@ def test_compose_builds_this_image_and_gives_the_roles_postgresql():
         assert database_url(url).host == "db" and database_url(url).database == "aya"
         assert app["depends_on"]["db"]["condition"] == "service_healthy"
         assert app["env_file"][0]["path"] == "../.env" and ENV_EXAMPLE.is_file()
-        # SIGTERM ends a process within 10 s (README, "Running").
+        # SIGTERM ends a process within 10 s (docs/operations.md, "Running").
         assert int(app["stop_grace_period"].rstrip("s")) > 10
     db = service("db")["environment"]
     assert (db["POSTGRES_USER"], db["POSTGRES_DB"]) == ("aya", "aya")

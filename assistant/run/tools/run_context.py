@@ -53,8 +53,8 @@ class RunContext:
     recorder: Recorder | None = None
     # The task cards of the run's steps, while it streams (None: posted whole, or a replay).
     cards: Cards | None = None
-    # The channel's (README "Configuring channels"): the model asked (None: ASSISTANT_MODEL),
-    # and the name and icon its posts and streams carry (chat:write.customize).
+    # The channel's (docs/configuration.md, "Configuring channels"): the model asked (None:
+    # ASSISTANT_MODEL), and the name and icon its posts and streams carry (chat:write.customize).
     model: str | None = None
     post_as: PostAs = field(default_factory=PostAs)
     # The run's agent session is `processing` (assistant.run.progress): a stream it stops
