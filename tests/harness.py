@@ -143,6 +143,20 @@ class RunningApp:
         self.wait_listeners()
         self.wait_idle()
 
+    def wait_runs_cancelled(self) -> None:
+        """Until no run of the app goes on uncancelled (a stop seen, a lease lost): each may
+        still be ending what it was doing."""
+        run = self.assistant.scheduler.run.__qualname__  # the task the scheduler runs
+
+        async def cancelled() -> None:
+            while any(
+                getattr(task.get_coro(), "__qualname__", "") == run and not task.cancelling()
+                for task in asyncio.all_tasks()
+            ):
+                await asyncio.sleep(0.01)
+
+        asyncio.run_coroutine_threadsafe(cancelled(), self._loop).result(TIMEOUT)
+
     def tasks_running(self, qualname: str) -> int:
         """How many of the app's tasks run a coroutine function of that name (e.g.
         "Agent.run": the runs still alive, tracked by the scheduler or not)."""
