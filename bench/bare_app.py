@@ -123,7 +123,12 @@ class BareBoltServer:
     ) -> None:
         if self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(STARTUP_TIMEOUT)
+            try:
+                self.process.wait(STARTUP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()  # never left running
+                self.process.wait()
+                raise
 
 
 if __name__ == "__main__":
