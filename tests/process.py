@@ -16,7 +16,9 @@ from typing import IO, Self
 
 from tests.cli import ROOT, show_output
 
-TIMEOUT = 20.0
+# A wait for a line or an exit: generous, for a busy machine (it ends when the condition holds).
+TIMEOUT = 60.0
+COMMAND_TIMEOUT = 300  # a command run to its end, its interpreter started under load too
 
 
 def clean_env(**env: str) -> dict[str, str]:
@@ -184,7 +186,7 @@ def run_assistant(
         encoding="utf-8",
         env=env,
         cwd=cwd,
-        timeout=60,
+        timeout=COMMAND_TIMEOUT,
     )
     show_output(result.stdout, result.stderr)
     return result
