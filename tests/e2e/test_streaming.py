@@ -25,8 +25,8 @@ from bench.server import AppServer
 from context.storage import ThreadKey, open_store
 from context.toolcalls import PostMessage
 from tests.e2e.test_durable_runs import crashed_after
+from tests.harness import TIMEOUT, seed, thread_of
 from tests.harness import mention as say
-from tests.harness import seed, thread_of
 
 STREAM = "chat.startStream", "chat.appendStream", "chat.stopStream"
 FINISH = ("finishRequest", {"reasoning": "done"})
@@ -525,7 +525,7 @@ def test_a_run_killed_mid_stream_is_resumed_with_one_whole_answer(slack, model, 
 
 def deliver(url: str, body: bytes, headers: dict[str, str]) -> int:
     host, port = url.removeprefix("http://").split(":")
-    connection = http.client.HTTPConnection(host, int(port), timeout=10)
+    connection = http.client.HTTPConnection(host, int(port), timeout=TIMEOUT)
     try:
         connection.request("POST", "/slack/events", body=body, headers=headers)
         return connection.getresponse().status
