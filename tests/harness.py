@@ -146,7 +146,7 @@ class RunningApp:
     def wait_runs_cancelled(self) -> None:
         """Until no run of the app goes on uncancelled (a stop seen, a lease lost): each may
         still be ending what it was doing."""
-        run = self.assistant.scheduler.run.__qualname__  # the task the scheduler runs
+        run = self.run_task
 
         async def cancelled() -> None:
             while any(
@@ -157,9 +157,15 @@ class RunningApp:
 
         asyncio.run_coroutine_threadsafe(cancelled(), self._loop).result(TIMEOUT)
 
+    @property
+    def run_task(self) -> str:
+        """The qualified name of the coroutine each run's task runs: the scheduler's `run`
+        (`WorkspaceRuns.run`, or telemetry's wrapper of it)."""
+        return self.assistant.scheduler.run.__qualname__
+
     def tasks_running(self, qualname: str) -> int:
         """How many of the app's tasks run a coroutine function of that name (e.g.
-        "Agent.run": the runs still alive, tracked by the scheduler or not)."""
+        `run_task`: the runs still alive, tracked by the scheduler or not)."""
 
         async def count() -> int:
             return sum(

@@ -79,7 +79,7 @@ def test_a_renewal_the_database_cannot_answer_stops_the_run_and_one_answer_is_po
 
     proxy.cut()  # the next renewal cannot reach the database
     app.wait_idle()  # ...so the run was stopped, and the scheduler let the thread go
-    assert app.tasks_running("Agent.run") == 0
+    assert app.tasks_running(app.run_task) == 0
     assert posted(slack) == []
 
     proxy.restore()
@@ -107,7 +107,7 @@ def test_two_instances_on_one_database_post_one_answer_when_one_loses_the_databa
 
     proxy.cut()  # the first instance loses the database; the second does not
     first.wait_idle()
-    assert first.tasks_running("Agent.run") == 0
+    assert first.tasks_running(first.run_task) == 0
     slack.wait_for_call("reactions.remove", count=2, timeout=TIMEOUT)
     second.wait_idle()
     assert posted(slack) == [ANSWER]

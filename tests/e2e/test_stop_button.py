@@ -109,6 +109,7 @@ def test_a_stop_while_the_streams_start_is_on_its_way_back_quotes_what_it_shows(
     key = thread_of(event)
     assert app.send_event(event).status == 200
     answer.wait_reached()  # the stream is made; the run has not heard back
+    assert app.tasks_running(app.run_task) == 1
 
     stop = slack.agents.press_stop(event["channel"], event["ts"])
     [streamed] = stop["streaming_message_ts"]
