@@ -11,6 +11,9 @@ it rather than to init, so it is still among its descendants, where it can be fo
 - At the end of the session (xdist's workers ended, what they left handed to the
   controller), a descendant still running is killed, and the run fails, naming it.
 
+Python's own helpers are not a test's: multiprocessing's resource tracker and forkserver,
+started by the first test that needs one, serve the process until it exits (and then end).
+
 Outside Linux (no /proc, no prctl) it does nothing.
 """
 
@@ -35,6 +38,11 @@ EXIT_GRACE = 10.0
 PROC = Path("/proc")
 
 _BEFORE = pytest.StashKey[frozenset["Process"]]()
+# The commands of the interpreter's helpers (multiprocessing's `spawnv_passfds` callers).
+PYTHONS_OWN = (
+    "from multiprocessing.resource_tracker import main",
+    "from multiprocessing.forkserver import main",
+)
 
 
 @dataclass(frozen=True)
@@ -127,7 +135,8 @@ def kill(processes: frozenset[Process]) -> None:
 
 def left_behind(before: frozenset[Process]) -> frozenset[Process]:
     """The descendants started since `before` that outlived their grace, killed."""
-    left = still_running(descendants() - before, EXIT_GRACE)
+    started = {p for p in descendants() - before if not any(h in p.command for h in PYTHONS_OWN)}
+    left = still_running(frozenset(started), EXIT_GRACE)
     kill(left)
     return left
 

@@ -130,3 +130,20 @@ def test_a_process_group_left_by_an_exception_is_killed_whole(tmp_path):
         child = started_since(before, "sleep 3600", timeout=600)
         group.wait(0.1)  # the parent waits for its child: forever
     assert not still_running(frozenset({child}), EXIT_GRACE)
+
+
+def test_pythons_own_helpers_are_not_taken_for_a_tests(tmp_path):
+    """multiprocessing's resource tracker, started by a test's spawned process and serving
+    the pytest process until it exits."""
+    spawns = (
+        "import multiprocessing\n\n"
+        "def test_spawns():\n"
+        "    spawn = multiprocessing.get_context('spawn')\n"
+        "    barrier = spawn.Barrier(1)\n"  # a semaphore: the tracker is started for it
+        "    process = spawn.Process(target=print)\n"
+        "    process.start()\n"
+        "    process.join()\n"
+        "    assert process.exitcode == 0 and barrier.parties == 1\n"
+    )
+    result, _ = run_suite(tmp_path, spawns)
+    assert result.returncode == 0, result.stdout
