@@ -113,6 +113,7 @@ def test_descendants_are_found_by_parent_and_told_apart_from_reused_pids():
             [found] = [p for p in descendants() if p.pid == child.pid]
             assert found.command == "sleep 3600"
             assert found != Process(child.pid, found.started + 1, found.command)
+            assert found == Process(child.pid, found.started, "python")  # before its exec
         finally:
             child.kill()
     assert not running(child.pid)
