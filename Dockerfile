@@ -24,12 +24,11 @@ RUN useradd --system --uid 10001 --user-group --home-dir /app --no-create-home a
 # The source is copied to /app and installed from there (manifest.yml, the bot scopes an OAuth
 # install asks for, is package data under assistant/).
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md requirements.lock ./
 COPY context ./context
 COPY assistant ./assistant
-# Installed from pyproject.toml's lower bounds. With requirements.lock in the tree, this one
-# line becomes: RUN pip install -r requirements.lock && pip install --no-deps ".${EXTRAS:+[$EXTRAS]}"
-RUN pip install ".${EXTRAS:+[$EXTRAS]}"
+# The versions requirements.lock pins (a constraint, so the dev extra's tools stay out).
+RUN pip install -c requirements.lock ".${EXTRAS:+[$EXTRAS]}"
 
 USER aya
 # SQLite by default, on the volume; set DATABASE_URL=postgresql://… for several processes.

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
 import time
 import traceback
 from collections.abc import Sequence
+from types import FrameType
 
 from bench.report import RESULTS, Figure, append_results, machine, print_figures
 
@@ -41,8 +43,16 @@ BENCHMARKS = {
 DEFAULT = [name for name in BENCHMARKS if name != "chaos"]
 
 
+def stop_on_signal(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM or SIGHUP ends the run as Ctrl-C does: the processes a benchmark started
+    (`bench/server.py`) are stopped on the way out, not left running, handed to init."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    for stop in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(stop, stop_on_signal)
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
         "names",

@@ -34,7 +34,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from assistant.fakes import FakeSlack, ids
-from bench.server import STARTUP_TIMEOUT, cpu_seconds, free_port
+from bench.server import PORT_ATTEMPTS, STARTUP_TIMEOUT, cpu_seconds, free_port, taken_meanwhile
 from tests.cli import ROOT
 from tests.process import _Output, clean_env
 
@@ -89,23 +89,27 @@ class BareBoltServer:
     `database_url`, if given); stopped on exit."""
 
     def __init__(self, slack: FakeSlack, database_url: str | None = None) -> None:
-        self.port = free_port()
         database = [database_url] if database_url else []
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "bench.bare_app", str(self.port), slack.api_url, *database],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=clean_env(),
-            cwd=ROOT,
-        )
-        assert self.process.stdout is not None and self.process.stderr is not None
-        self.stdout, self.stderr = _Output(self.process.stdout), _Output(self.process.stderr)
-        try:
-            self.stderr.wait_for(r"Uvicorn running on", timeout=STARTUP_TIMEOUT)
-        except BaseException:
-            self.__exit__(None, None, None)
-            raise
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self.port = free_port()
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "bench.bare_app", str(self.port), slack.api_url, *database],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=clean_env(),
+                cwd=ROOT,
+            )
+            assert self.process.stdout is not None and self.process.stderr is not None
+            self.stdout, self.stderr = _Output(self.process.stdout), _Output(self.process.stderr)
+            try:
+                self.stderr.wait_for(r"Uvicorn running on", timeout=STARTUP_TIMEOUT)
+                return
+            except BaseException as exc:
+                self.__exit__(None, None, None)
+                taken = isinstance(exc, AssertionError) and taken_meanwhile(self.stderr.text)
+                if attempt == PORT_ATTEMPTS or not taken:
+                    raise
 
     @property
     def url(self) -> str:
@@ -125,7 +129,12 @@ class BareBoltServer:
     ) -> None:
         if self.process.poll() is None:
             self.process.terminate()
-            self.process.wait(STARTUP_TIMEOUT)
+            try:
+                self.process.wait(STARTUP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.process.kill()  # never left running
+                self.process.wait()
+                raise
 
 
 if __name__ == "__main__":

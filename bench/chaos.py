@@ -20,6 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -99,11 +100,12 @@ def run(smoke: bool = False) -> list[Figure]:
         FakeSlack() as slack,
         FakeOpenAI(default=model) as fake,
         tempfile.TemporaryDirectory() as workdir,
+        ExitStack() as started_apps,  # each stopped on the way out, whatever happened
     ):
         made = conversation.mentions(slack, size["threads"], size["per_thread"])
         sender = Sender([m.event for m in made], rng)
-        start: Callable[[], AppServer] = lambda: AppServer(  # noqa: E731
-            slack, fake, Path(workdir), ASSISTANT_RUN_LEASE_SECONDS=LEASE_SECONDS
+        start: Callable[[], AppServer] = lambda: started_apps.enter_context(  # noqa: E731
+            AppServer(slack, fake, Path(workdir), ASSISTANT_RUN_LEASE_SECONDS=LEASE_SECONDS)
         )
         started = time.perf_counter()
         app = start()

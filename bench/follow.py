@@ -64,7 +64,12 @@ class Follower:
 
     def stop(self) -> None:
         self._process.terminate()
-        self._process.wait(TIMEOUT)
+        try:
+            self._process.wait(TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self._process.kill()  # never left running
+            self._process.wait()
+            raise
 
 
 def measure(url: str, label: str, count: int) -> list[Figure]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -14,6 +15,9 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from tests.process import AssistantProcess, clean_env
 
 STARTUP_TIMEOUT = 60.0
+# A free port is free when asked for, and may be taken before the app binds it (a busy
+# machine, many processes): then the app is started again on another.
+PORT_ATTEMPTS = 5
 
 
 def free_port() -> int:
@@ -21,6 +25,12 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def taken_meanwhile(stderr: str) -> bool:
+    """Whether a server's start failed on its port, taken since `free_port` (uvicorn's
+    `[Errno 98] ... address already in use`)."""
+    return f"[Errno {errno.EADDRINUSE}]" in stderr
 
 
 def app_env(slack: FakeSlack, model: FakeOpenAI, database_url: str, **env: str) -> dict[str, str]:
@@ -86,13 +96,19 @@ class AppServer(_AppProcess):
     def __init__(
         self, slack: FakeSlack, model: FakeOpenAI, workdir: Path, runs: str = "on", **env: str
     ) -> None:
-        self.port = free_port()
         self.database_url = env.pop("DATABASE_URL", f"sqlite:///{workdir / 'app.db'}")
-        environment = app_env(slack, model, self.database_url, PORT=str(self.port), **env)
-        self.process = AssistantProcess(
-            "serve", "--host", "127.0.0.1", "--runs", runs, env=environment, cwd=workdir
-        )
-        self._started(r"Uvicorn running on")
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self.port = free_port()
+            environment = app_env(slack, model, self.database_url, PORT=str(self.port), **env)
+            self.process = AssistantProcess(
+                "serve", "--host", "127.0.0.1", "--runs", runs, env=environment, cwd=workdir
+            )
+            try:
+                self._started(r"Uvicorn running on")
+                return
+            except AssertionError:
+                if attempt == PORT_ATTEMPTS or not taken_meanwhile(self.process.stderr.text):
+                    raise
 
     @property
     def url(self) -> str:

@@ -24,7 +24,7 @@ def run_cli(
         capture_output=True,
         env=full_env,
         cwd=cwd or ROOT,
-        timeout=60,
+        timeout=300,  # a command run to its end, its interpreter started under load too
     )
     show_output(result.stdout.decode("utf-8", "replace"), result.stderr.decode("utf-8", "replace"))
     return result

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.exc import OperationalError
 
@@ -17,8 +18,17 @@ from tests.harness import RunningApp, app_settings
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
-# The suite fails if it leaves files in the checkout (tests/tree_check.py).
-pytest_plugins = ["tests.tree_check"]
+# The suite fails if it leaves files in the checkout (tests/tree_check.py), or a process
+# running (tests/process_check.py).
+pytest_plugins = ["tests.tree_check", "tests.process_check"]
+
+# Hypothesis, as the suite runs it: the same on a busy machine as on a quiet one. No
+# deadline on an example, no health check on how long generating one took (both wall time);
+# the others stand. A test's own @settings inherit this. HYPOTHESIS_PROFILE=default: Hypothesis's.
+settings.register_profile(
+    "suite", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 SECRETS = (ids.BOT_TOKEN, ids.APP_TOKEN, ids.SIGNING_SECRET, ids.OPENAI_API_KEY)

@@ -26,7 +26,7 @@ from assistant.serving.web_server import server_config
 from assistant.settings import Settings, load_settings
 from context.storage import ThreadKey
 
-TIMEOUT = 15
+TIMEOUT = 60  # a wait on a condition: generous, for a busy machine (it ends when it holds)
 
 # The task Bolt (with process_before_response off) runs each listener in, after the ack.
 BOLT_LISTENER_TASK = "run_ack_function_asynchronously"
@@ -146,9 +146,31 @@ class RunningApp:
         self.wait_listeners()
         self.wait_idle()
 
+    def wait_runs_cancelled(self) -> None:
+        """Until no run of the app goes on uncancelled (a stop seen, a lease lost): each may
+        still be ending what it was doing."""
+        run = self.run_task
+
+        async def cancelled() -> None:
+            while any(
+                getattr(task.get_coro(), "__qualname__", "") == run and not task.cancelling()
+                for task in asyncio.all_tasks()
+            ):
+                await asyncio.sleep(0.01)
+
+        asyncio.run_coroutine_threadsafe(cancelled(), self._loop).result(TIMEOUT)
+
+    @property
+    def run_task(self) -> str:
+        """The qualified name of the coroutine each run's task runs: the scheduler's `run`
+        (`WorkspaceRuns.run`, or telemetry's wrapper of it)."""
+        scheduler = self.assistant.scheduler
+        assert scheduler is not None, "an app with runs off runs no task"
+        return scheduler.run.__qualname__
+
     def tasks_running(self, qualname: str) -> int:
         """How many of the app's tasks run a coroutine function of that name (e.g.
-        "Agent.run": the runs still alive, tracked by the scheduler or not)."""
+        `run_task`: the runs still alive, tracked by the scheduler or not)."""
 
         async def count() -> int:
             return sum(
@@ -229,10 +251,9 @@ def answered_log(app: RunningApp, slack: FakeSlack, event: dict[str, Any]) -> li
 
 
 def wait_session(
-    slack: FakeSlack, event: dict[str, Any], status: str, count: int = 1, timeout: float = 20.0
+    slack: FakeSlack, event: dict[str, Any], status: str, count: int = 1, timeout: float = TIMEOUT
 ) -> None:
-    """Until the session of the thread `event` starts was set to `status` `count` times (the
-    timeout: a real process's, tests/process.py TIMEOUT)."""
+    """Until the session of the thread `event` starts was set to `status` `count` times."""
     slack.wait_for_call(
         "agents.sessions.setStatus",
         count=count,

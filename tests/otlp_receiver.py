@@ -22,7 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-TIMEOUT = 15
+TIMEOUT = 60  # a wait on what arrives: generous, for a busy machine
 T = TypeVar("T")
 
 

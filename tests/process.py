@@ -3,6 +3,7 @@ by reader threads so a test can wait for a line instead of sleeping."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -15,7 +16,9 @@ from typing import IO, Self
 
 from tests.cli import ROOT, show_output
 
-TIMEOUT = 20.0
+# A wait for a line or an exit: generous, for a busy machine (it ends when the condition holds).
+TIMEOUT = 60.0
+COMMAND_TIMEOUT = 300  # a command run to its end, its interpreter started under load too
 
 
 def clean_env(**env: str) -> dict[str, str]:
@@ -124,6 +127,53 @@ class AssistantProcess:
             self.process.wait()
 
 
+class ProcessGroup:
+    """`args` in a process group (and session) of its own, its output collected as
+    `AssistantProcess` collects it. Left by an exception (a timeout, pytest-timeout's failure),
+    every process of the group is killed: what `args` started too, which killing its own
+    process alone (as `subprocess.run` does on a timeout) would leave running, handed to init.
+    Left otherwise, whatever is still running fails the test (tests/process_check.py)."""
+
+    def __init__(self, args: list[str], *, env: dict[str, str], cwd: Path) -> None:
+        self.process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self.stdout = _Output(self.process.stdout)
+        self.stderr = _Output(self.process.stderr)
+
+    def wait(self, timeout: float) -> int:
+        """Until `args`'s process exits (its status), and its output is read; raises
+        subprocess.TimeoutExpired."""
+        code = self.process.wait(timeout)
+        self.stdout.join()
+        self.stderr.join()
+        show_output(self.stdout.text, self.stderr.text)
+        return code
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            with contextlib.suppress(ProcessLookupError):  # none of it left
+                os.killpg(self.process.pid, signal.SIGKILL)
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+
+
 def run_assistant(
     *args: str, env: dict[str, str], cwd: Path, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -136,7 +186,7 @@ def run_assistant(
         encoding="utf-8",
         env=env,
         cwd=cwd,
-        timeout=60,
+        timeout=COMMAND_TIMEOUT,
     )
     show_output(result.stdout, result.stderr)
     return result

@@ -19,7 +19,9 @@ from aiohttp import web
 
 T = TypeVar("T")
 
-DEFAULT_TIMEOUT = 10.0
+# How long a test waits for what it expects (a call, a request, a hold reached): a wait ends
+# when its condition holds, so this only bounds a failing one; generous for a busy machine.
+DEFAULT_TIMEOUT = 60.0
 
 
 class BackgroundServer:

@@ -209,6 +209,11 @@ class FakeSlack(
     async def _handle_api(self, request: web.Request) -> web.Response:
         method = request.match_info["method"]
         await self._wait_if_held(method)
+        response = await self._carry_out(method, request)
+        await self._wait_if_held(f"answer:{method}")  # done, its answer on its way back
+        return response
+
+    async def _carry_out(self, method: str, request: web.Request) -> web.Response:
         params = dict(request.query)
         try:
             params.update(await _read_body(request))

@@ -1,5 +1,5 @@
-"""Held requests for `FakeSlack`: a method's next call, or a file's next download, waits
-until the test releases it (a read slower than the app waits)."""
+"""Held requests for `FakeSlack`: a method's next call, its next answer, or a file's next
+download, waits until the test releases it (a read slower than the app waits)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,19 @@ class RequestHolds:
     _cond: threading.Condition
 
     def _init_holds(self) -> None:
-        self._holds: dict[str, deque[Hold]] = {}  # by method, or by "file:" + file id
+        # by method, "answer:" + method, or "file:" + file id
+        self._holds: dict[str, deque[Hold]] = {}
         self._held: list[Hold] = []
 
     def hold(self, method: str) -> Hold:
         """The next call to `method` waits until `.release()`, then is answered as it would
         have been (it is recorded in `calls` only then): a read slower than the app waits."""
         return self._add_hold(method)
+
+    def hold_answer(self, method: str) -> Hold:
+        """The next call to `method` is carried out (and recorded in `calls`) at once, and
+        its answer waits until `.release()`: an answer still on its way back to the app."""
+        return self._add_hold(f"answer:{method}")
 
     def hold_download(self, file: dict[str, Any]) -> Hold:
         """The next download of `file` (as `add_file` returned it) waits until `.release()`."""

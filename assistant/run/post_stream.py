@@ -80,6 +80,7 @@ class PostStream:
         self._failure: BaseException | None = None
         self._last_call = 0.0
         self._lost: list[OpenStream] = []  # starts whose answers were lost
+        self._cancelled = False  # the run is stopping: no call starts from now on
         self.left: list[Undeleted] = []  # unfinished messages still in the thread
 
     def feed(self, piece: str) -> None:
@@ -100,12 +101,19 @@ class PostStream:
         self._more.set()
 
     async def cancel(self) -> None:
-        """The run is stopping: no Slack call more (a resumed run cleans up). Returns once
-        the sender has ended, what it recorded in the store."""
+        """The run is stopping: no Slack call more (a resumed run cleans up). The call under
+        way is let finish (within the client's timeout), so that what Slack shows is what
+        `parts` says and a stream it started is in the store: a stop pressed meanwhile
+        quotes it and keeps it. Returns once the sender has ended; cut short again (its
+        process stops), at once."""
+        self._cancelled = True
         self.complete()
         if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait({self._task})
+            try:
+                await asyncio.wait({self._task})
+            except asyncio.CancelledError:
+                self._task.cancel()
+                raise
 
     async def finish(
         self, chunks: list[str], metadata: list[dict[str, Any]], blocks: list[dict[str, Any]]
@@ -231,6 +239,9 @@ class PostStream:
         # its ts is stored, leaves it findable (assistant.run.stream_leftovers).
         asked = OpenStream(start_marker(self._ctx), "starting")
         await asyncio.to_thread(store.change_open_streams, key, [asked])
+        if self._cancelled:  # meanwhile: the start is not asked for
+            await asyncio.to_thread(store.change_open_streams, key, (), [asked])
+            return
         try:
             response = await self._client.chat_startStream(
                 channel=key.channel, thread_ts=key.thread_ts, **text_args(False, text, chunks),

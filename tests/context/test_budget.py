@@ -7,7 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from context.budget import (
@@ -249,7 +249,7 @@ def pinned_of(log: ContextLog) -> set[int]:
     return {e.index for e in log.entries if e.role == "system" and e.content == INSTRUCTIONS}
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200)
 @given(
     st.lists(step, min_size=6, max_size=60),
     st.integers(0, 1_500),
@@ -277,7 +277,7 @@ def test_any_log_fits_any_workable_budget(groups, extra, counter, exempt_last) -
         assert entries[index].canonical_json() in built.text
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(steps, st.sampled_from(COUNTERS))
 def test_with_a_big_budget_the_prompt_is_the_log(groups, counter) -> None:
     log = build_log(groups)
@@ -285,7 +285,7 @@ def test_with_a_big_budget_the_prompt_is_the_log(groups, counter) -> None:
     assert built.text == ContextLog(log.entries).prompt_text()
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60)
 @given(steps, st.integers(600, 3_000))
 def test_the_cut_only_moves_forward(groups, budget) -> None:
     log, cache = build_log(groups), PromptCache()
@@ -303,7 +303,7 @@ def test_the_cut_only_moves_forward(groups, budget) -> None:
 # --- step after step: PromptBuilder --------------------------------------------------------
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80)
 @given(steps, st.integers(400, 4_000), st.sampled_from(COUNTERS))
 def test_built_step_after_step_every_prompt_keeps_the_invariants(groups, budget, counter) -> None:
     """The incremental builder gives prompts as good as a fresh build: within the budget as
@@ -333,7 +333,7 @@ def test_built_step_after_step_every_prompt_keeps_the_invariants(groups, budget,
         previous = built
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(short_text | long_text, min_size=2, max_size=6), st.sampled_from(COUNTERS))
 def test_joining_pieces_costs_no_more_than_counting_them_apart(texts, counter) -> None:
     """What PromptBuilder's bound rests on: a prompt's count is at most the sum of its

@@ -45,14 +45,14 @@ odd_text = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(st.binary(max_size=300) | json_values.map(lambda v: json.dumps(v).encode()))
 def test_the_validator_reports_never_raises_on_any_document(data):
     report = validate_log(data)
     assert report.problems or report.entries or data.strip() == b"[]"
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300)
 @given(st.lists(near_entries, max_size=5))
 def test_the_validator_names_a_position_and_field_for_every_problem(items):
     report = validate_log(json.dumps(items))
@@ -78,7 +78,11 @@ def test_odd_text_comes_back_exactly_from_the_prompt(texts):
 
 # One store for all examples: each appends to the same thread, which is what a thread does.
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=25,
+    suppress_health_check=[
+        *settings.default.suppress_health_check,  # the suite's (tests/conftest.py)
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 @given(odd_text)
 def test_odd_text_comes_back_exactly_from_the_store(store, text):

@@ -181,7 +181,7 @@ def entries(draw: st.DrawFn) -> ContextLog:
     return log
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(log=entries(), colour=st.booleans())
 def test_a_rendered_entry_never_holds_a_control_or_bidi_character(log, colour):
     for entry in log.entries:

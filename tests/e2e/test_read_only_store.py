@@ -19,7 +19,7 @@ from sqlalchemy import Engine, create_engine, text
 
 from assistant.fakes import event_requests
 from assistant.fakes import openai_responses as replies
-from tests.harness import RunningApp, app_settings, thread_of
+from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 
 LEASE_SECONDS = 3  # a stopped run is resumed within a sweep (half of it)
@@ -109,7 +109,7 @@ def test_a_store_that_turns_read_only_for_a_while_loses_nothing_and_says_it_once
 
         failover.read_only(False)
         assert app.send_event(later["event"], payload=later, retry_num=1).status == 200
-        slack.wait_for_call("chat.postMessage", count=2, timeout=4 * LEASE_SECONDS)
+        slack.wait_for_call("chat.postMessage", count=2, timeout=TIMEOUT)
         app.wait_idle()
         for key in (thread_of(event), thread_of(later["event"])):
             log = app.log(key)

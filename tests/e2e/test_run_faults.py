@@ -22,7 +22,7 @@ from assistant.run.apologies import SORRY_MODEL, SORRY_STEPS, SORRY_UNEXPECTED
 from assistant.run.store_errors import store_unavailable
 from context.storage import ThreadKey
 from tests.e2e.test_model_failures import answered, script_one_answer, still_answers, system_texts
-from tests.harness import RunningApp, app_settings, thread_of
+from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 from tests.tcp_proxy import TcpProxy
 
@@ -67,7 +67,7 @@ def inject_tool(app: RunningApp, name: str, tool: Callable[..., Any]) -> None:
 
 def wait_answered(app: RunningApp, slack, runs: int) -> None:
     """Until `runs` runs have ended (each removes its :eyes:) and none is left going."""
-    slack.wait_for_call("reactions.remove", count=runs, timeout=4 * LEASE_SECONDS)
+    slack.wait_for_call("reactions.remove", count=runs, timeout=TIMEOUT)
     app.wait_idle()
 
 
@@ -199,7 +199,7 @@ def test_a_database_restart_while_the_run_waits_on_the_model_loses_nothing(
     proxy.cut()
     proxy.restore()
     held.release()
-    slack.wait_for_call("chat.postMessage", timeout=4 * LEASE_SECONDS)
+    slack.wait_for_call("chat.postMessage", timeout=TIMEOUT)
     app.wait_idle()  # the run that posted is still under way: until it has ended
     assert_answered_once(app, slack, thread_of(event), "The café downstairs.")
 

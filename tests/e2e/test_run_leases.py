@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy.engine import make_url
 
 from assistant.fakes import openai_responses as replies
-from tests.harness import RunningApp, app_settings, thread_of
+from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 from tests.tcp_proxy import TcpProxy
 
@@ -79,13 +79,13 @@ def test_a_renewal_the_database_cannot_answer_stops_the_run_and_one_answer_is_po
 
     proxy.cut()  # the next renewal cannot reach the database
     app.wait_idle()  # ...so the run was stopped, and the scheduler let the thread go
-    assert app.tasks_running("Agent.run") == 0
+    assert app.tasks_running(app.run_task) == 0
     assert posted(slack) == []
 
     proxy.restore()
     held.release()  # the stopped run's model call: no one is left to act on its answer
     # The lease the stopped run held expires, and a sweep resumes the thread.
-    slack.wait_for_call("reactions.remove", count=2, timeout=4 * LEASE_SECONDS)
+    slack.wait_for_call("reactions.remove", count=2, timeout=TIMEOUT)
     app.wait_idle()
     assert posted(slack) == [ANSWER]
     key = thread_of(event)
@@ -107,8 +107,8 @@ def test_two_instances_on_one_database_post_one_answer_when_one_loses_the_databa
 
     proxy.cut()  # the first instance loses the database; the second does not
     first.wait_idle()
-    assert first.tasks_running("Agent.run") == 0
-    slack.wait_for_call("reactions.remove", count=2, timeout=4 * LEASE_SECONDS)
+    assert first.tasks_running(first.run_task) == 0
+    slack.wait_for_call("reactions.remove", count=2, timeout=TIMEOUT)
     second.wait_idle()
     assert posted(slack) == [ANSWER]
 

@@ -7,6 +7,7 @@ back are handled as docs/architecture.md says."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from slack_sdk import WebClient
@@ -90,6 +91,45 @@ def test_stop_during_a_streamed_answer(make_app, slack, model):
     assert app.send_event(again).status == 200
     app.wait_handled()
     assert len(app.log(key)) == entries
+
+
+def test_a_stop_while_the_streams_start_is_on_its_way_back_quotes_what_it_shows(
+    make_app, slack, model
+):
+    """Slack made the run's stream, and the stop came before its answer did (a loaded
+    machine): the run lets that answer in before it ends, so the stop's entry quotes what
+    the stream shows, as for any stream the run knew of, and the stream is kept."""
+    slack.agents.agent = True
+    app = make_app(assistant_stream="auto")
+    gate = Hold()
+    reply = replies.tool_calls(post(ANSWER), FINISH)
+    model.script(Streamed(reply, StreamStyle(pauses=((20, gate),))))
+    answer = slack.hold_answer("chat.startStream")
+    event = say(slack, "lunch ideas?")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    answer.wait_reached()  # the stream is made; the run has not heard back
+    assert app.tasks_running(app.run_task) == 1
+
+    stop = slack.agents.press_stop(event["channel"], event["ts"])
+    [streamed] = stop["streaming_message_ts"]
+    shown = slack.store.get(event["channel"], streamed)["text"]
+    before = len(slack.calls)
+    assert app.send_event(stop).status == 200
+    app.wait_runs_cancelled()
+    answer.release()
+    wait_session(slack, event, "active")
+    gate.release()
+    app.wait_idle()
+
+    last = app.log(key)[-1]
+    assert last["role"] == "system" and last["content"].startswith(f"Stopped: <@{ids.USER_ID}>")
+    assert shown and json.dumps(shown, ensure_ascii=False) in last["content"]
+    after = slack.calls[before:]
+    assert not [c for c in after if c.method in (*POSTS, "chat.appendStream", "chat.delete")]
+    message = slack.store.get(event["channel"], streamed)
+    assert message["text"] == shown and message["streaming_state"] == "completed"
+    assert app.assistant.store.open_streams(key) == []
 
 
 def waiting_on_the_model(

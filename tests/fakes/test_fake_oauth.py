@@ -12,6 +12,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from assistant.fakes import FakeSlack, ids
+from assistant.fakes._server import DEFAULT_TIMEOUT
 
 CLIENT_ID, SECRET = "111.222", "fake-secret"
 TEAM_A, TEAM_B = "T0TEAMAAAA", "T0TEAMBBBB"
@@ -116,7 +117,7 @@ def test_a_file_is_served_only_to_its_workspace_token(slack: FakeSlack) -> None:
     def download(token: str) -> bytes:
         request = urllib.request.Request(picture["url_private"])
         request.add_header("Authorization", f"Bearer {token}")
-        with urllib.request.urlopen(request, timeout=10) as answer:
+        with urllib.request.urlopen(request, timeout=DEFAULT_TIMEOUT) as answer:
             return answer.read()
 
     assert b"<html" in download("xoxb-b").lower()  # Slack's sign-in page, as for no access

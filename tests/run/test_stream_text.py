@@ -76,13 +76,13 @@ def check_prefixes(text: str, people: int | None) -> None:
 
 
 @given(model_texts, st.one_of(st.none(), st.integers(0, 3)))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 def test_what_is_shown_is_always_the_start_of_what_will_be_posted(text, people):
     check_prefixes(text, people)
 
 
 @given(st.text(st.sampled_from("ab <!@>here\n`"), max_size=120))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 def test_the_same_for_any_text_of_the_risky_characters(text):
     check_prefixes(text, 2)
 

@@ -354,7 +354,7 @@ _fence = st.sampled_from(["```", "```python", "    ```"])
 _text = st.lists(st.one_of(_line, _line, _line, _fence, st.just("")), max_size=150).map("\n".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(_text, st.integers(min_value=200, max_value=800))
 def test_split_message_properties(text, limit):
     chunks = split_message(text, limit)
