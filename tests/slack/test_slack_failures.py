@@ -10,23 +10,14 @@ import pytest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from assistant.fakes import FakeSlack, ids
 from assistant.slack.connection import SLACK_FAILURES, SLACK_UNREACHED, may_pass, retry_after
+from tests.slack_errors import slack_error
 
 
 def rate_limited(headers: Any) -> SlackApiError:
-    response = AsyncSlackResponse(
-        client=None,
-        http_verb="POST",
-        api_url="https://slack.com/api/chat.appendStream",
-        req_args={},
-        data={"ok": False, "error": "ratelimited"},
-        headers=headers,
-        status_code=429,
-    )
-    return SlackApiError("ratelimited", response)
+    return slack_error(429, "ratelimited", headers)
 
 
 @pytest.mark.asyncio
