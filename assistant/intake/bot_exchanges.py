@@ -13,7 +13,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.channel_rules import PostAs
 from assistant.run.recorder import Recorder
-from assistant.run.stream_leftovers import NOTICE_METADATA, SLACK_FAILURES, briefly
+from assistant.run.stream_leftovers import NOTICE_METADATA, briefly
+from assistant.slack.connection import SLACK_FAILURES
 from context.entry import UserEntry
 from context.storage import ThreadKey
 

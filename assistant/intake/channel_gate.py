@@ -14,8 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.run.channel_access import NOTE, ChannelAccess, refusal_line
 from assistant.run.channel_rules import ChannelRules, Channels
 from assistant.run.recorder import Recorder
-from assistant.run.stream_leftovers import SLACK_FAILURES
-from assistant.slack.connection import slack_reason
+from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import ThreadKey
 
 __all__ = ["NOTE", "ChannelGate", "refusal_line"]

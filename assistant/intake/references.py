@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.intake.link_access import LinkAccess, Poster
 from assistant.intake.media import kind_of
+from assistant.slack.connection import SLACK_UNREACHED
 from assistant.slack.text import clean_user_text
 
 # <https://acme.slack.com/archives/C0123/p1712233980000100?thread_ts=1712233900.000100&cid=C0123|label>
@@ -112,7 +112,7 @@ async def references(
         except SlackApiError as exc:
             texts.append(f"(The linked message could not be read: {exc.response.get('error')}.)")
             continue
-        except (aiohttp.ClientError, TimeoutError):
+        except SLACK_UNREACHED:
             texts.append("(The linked message could not be read: Slack could not be reached.)")
             continue
         if message is None:

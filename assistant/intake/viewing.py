@@ -14,13 +14,13 @@ import logging
 import re
 from typing import Any
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.intake import references
 from assistant.intake.deadline import until
 from assistant.intake.link_access import LinkAccess, not_visible
+from assistant.slack.connection import SLACK_UNREACHED
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ async def _quote(
         message = await references.fetch(client, references.Link(channel, ts, None, ""))
     except SlackApiError as exc:
         return f"(The message could not be read: {exc.response.get('error')}.)"
-    except (aiohttp.ClientError, TimeoutError):
+    except SLACK_UNREACHED:
         return "(The message could not be read: Slack could not be reached.)"
     if message is None:
         return "(The message could not be read: Slack has no such message.)"

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 from slack_bolt.context.say.async_say import AsyncSay
 from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
     AsyncSetSuggestedPrompts,
@@ -29,13 +28,13 @@ from assistant.intake.events import thread_key
 from assistant.run.channel_rules import Channels
 from assistant.run.recorder import Recorder
 from assistant.settings import Settings
+from assistant.slack.connection import SLACK_FAILURES
 from assistant.slack.text import clean_user_text
 from context.entry import now_timestamp
 from context.storage import EntryMeta, Opening, PanelThread, ThreadKey
 
 log = logging.getLogger(__name__)
 
-SLACK_ERRORS = (SlackApiError, aiohttp.ClientError, TimeoutError)
 TITLE_CHARS = 60
 
 # Slack's tokens as a title shows them: `<@U1|ana>` → @ana, `<#C1|general>` → #general,
@@ -97,7 +96,7 @@ class Panel:
             return  # another delivery of the first message set it meanwhile
         try:
             await set_title(title)
-        except SLACK_ERRORS as exc:
+        except SLACK_FAILURES as exc:
             log.warning("could not set the title of %s: %s", key, slack_failure(exc))
             await self.recorder.record(
                 key, f"The conversation's title could not be set: {slack_failure(exc)}."
@@ -137,14 +136,14 @@ class Panel:
         try:
             await say(greeting)
             lines.append(f'The app greeted <@{user}> (its words, not the model\'s): "{greeting}"')
-        except SLACK_ERRORS as exc:
+        except SLACK_FAILURES as exc:
             lines.append(f"The greeting could not be posted: {slack_failure(exc)}.")
         if prompts:
             try:
                 await set_suggested_prompts([prompt.model_dump() for prompt in prompts])
                 shown = "; ".join(f'"{p.title}" (sends "{p.message}")' for p in prompts)
                 lines.append(f"Suggested prompts shown: {shown}.")
-            except SLACK_ERRORS as exc:
+            except SLACK_FAILURES as exc:
                 lines.append(f"The suggested prompts could not be shown: {slack_failure(exc)}.")
         await self.recorder.record(key, "\n".join(lines))
 

@@ -19,9 +19,10 @@ from pydantic import ValidationError
 
 from assistant.intake.event_shapes import ClickPlace
 from assistant.intake.link_access import LinkAccess
-from assistant.panel.events import SLACK_ERRORS, slack_failure
+from assistant.panel.events import slack_failure
 from assistant.run.feedback_buttons import VOTES
 from assistant.run.recorder import Recorder
+from assistant.slack.connection import SLACK_FAILURES
 from assistant.slack.workspaces import PerWorkspace
 from context.entry import now_timestamp
 from context.storage import EntryMeta, ThreadKey, Vote
@@ -101,7 +102,7 @@ class Feedback:
             if access is not None and await access.may_see(key.team, user, key.channel):
                 return True
             why = "they cannot see the thread"
-        except SLACK_ERRORS as exc:
+        except SLACK_FAILURES as exc:
             why = f"Slack could not say whether they can see the thread: {slack_failure(exc)}"
         log.warning("a feedback click by %s in thread %s was not recorded: %s", user, key, why)
         return False

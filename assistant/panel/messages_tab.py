@@ -23,9 +23,10 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 )
 
 from assistant.intake.event_shapes import HomeOpenedFields, checked
-from assistant.panel.events import SLACK_ERRORS, slack_failure
+from assistant.panel.events import slack_failure
 from assistant.run.recorder import Recorder
 from assistant.settings import Settings
+from assistant.slack.connection import SLACK_FAILURES
 
 log = logging.getLogger(__name__)
 
@@ -60,5 +61,5 @@ class MessagesTab:
             await set_suggested_prompts(
                 [prompt.model_dump() for prompt in prompts], title=self.settings.greeting()
             )
-        except SLACK_ERRORS as exc:
+        except SLACK_FAILURES as exc:
             log.warning("could not show the suggested prompts to %s: %s", user, slack_failure(exc))

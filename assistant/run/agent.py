@@ -8,8 +8,6 @@ import contextlib
 import logging
 from dataclasses import dataclass, field, replace
 
-import aiohttp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.model.attempts import ModelError, ModelRefused
@@ -55,7 +53,7 @@ from assistant.run.tools.post_message import (
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.slack.bot_identity import bot_user_of
-from assistant.slack.connection import SLACK_FAILED, slack_reason
+from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
 from context.entry import FAILURE_PREFIX, UserEntry, now_timestamp
@@ -140,7 +138,7 @@ class Agent:
             await self._steps(ctx, steps_taken)
             if ctx.cards is not None:
                 await ctx.cards.close()
-        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+        except SLACK_FAILURES as exc:
             reason = f"{SLACK_FAILED}{slack_reason(exc)}"
             if self.outages is not None:  # raises RunDeferred while Slack may come back
                 reason = await self.outages.wait(key, exc, reason, self.recorder)
@@ -349,11 +347,11 @@ class Agent:
             ensure_lease()
             told = None  # the message the thread was told in
             if ctx.cards is not None:  # the steps on show: told in their message, below them
-                with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
+                with contextlib.suppress(*SLACK_FAILURES):
                     told = await ctx.cards.finish_with(sorry, NOTICE_METADATA, [])
                 ctx.cards.ts = None  # not stopped: deleted below, with the other open streams
             left = still_there([Undeleted("the thread could not be read")])
-            with contextlib.suppress(SlackApiError, aiohttp.ClientError, TimeoutError):
+            with contextlib.suppress(*SLACK_FAILURES):
                 # No stream left half-written; what cannot be deleted yet stays owed.
                 left = still_there((await finish_interrupted_streams(ctx, None)).left)
             try:
@@ -364,7 +362,7 @@ class Agent:
                         **ctx.post_as,
                     )  # fmt: skip
                 outcome = f'The user was told: "{sorry}"'
-            except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+            except SLACK_FAILURES as exc:
                 outcome = "The thread could not be told."
                 log.warning("could not tell %s about a failure: %s", ctx.key, slack_reason(exc))
             outcome = f"{outcome} {left}".strip()

@@ -3,7 +3,7 @@ channels"), decided when a message arrives (`assistant.intake.channel_gate`) and
 not say then, again by the run (`assistant.run.agent`); and how a person who may not is told.
 
 Membership of a user group is Slack's to say (`usergroups.users.list`). When Slack fails in a
-way that may pass (`assistant.run.slack_outage.may_pass`) it is undecided, never a no: the
+way that may pass (`assistant.slack.connection.may_pass`) it is undecided, never a no: the
 message is recorded and its run asks again, deferred like any run Slack fails."""
 
 from __future__ import annotations

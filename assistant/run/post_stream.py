@@ -27,19 +27,17 @@ from assistant.model.json_stream import MemberDecoder
 from assistant.run.lease import LeaseLost, ensure_lease
 from assistant.run.step_cards import DISPLAY_MODE, STOP_ATTEMPTS, text_args
 from assistant.run.stream_leftovers import (
-    SLACK_FAILURES,
     Undeleted,
     briefly,
     confirm_start,
     drop_stream,
     forget_or_owe,
-    may_have_happened,
-    retry_after,
     settle_lost_starts,
     start_marker,
 )
 from assistant.run.stream_pacing import WorkspacePacing
 from assistant.run.stream_text import StreamedPart, shown_parts
+from assistant.slack.connection import SLACK_FAILURES, may_pass, retry_after
 from assistant.slack.text import is_invisible
 from context.storage import OpenStream
 
@@ -251,7 +249,7 @@ class PostStream:
                 **self._ctx.post_as,
             )  # fmt: skip
         except SLACK_FAILURES as exc:
-            if may_have_happened(exc):
+            if may_pass(exc):
                 self._lost.append(asked)  # looked for in the thread once the post is done
             else:
                 await asyncio.to_thread(store.change_open_streams, key, (), [asked])
@@ -274,7 +272,7 @@ class PostStream:
             )
         except SLACK_FAILURES as exc:
             if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
-                self._pacing.appends.hold(retry_after(exc))  # not taken: sent again later
+                self._pacing.appends.hold(retry_after(exc, 1.0))  # not taken: sent again later
                 return
             log.info("stream %s broke off: %s", part.ts, briefly(exc))
             part.ok = False  # it may or may not show this piece: it will be replaced
@@ -298,7 +296,7 @@ class PostStream:
                 return True
             except SLACK_FAILURES as exc:
                 if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
-                    await asyncio.sleep(retry_after(exc))  # the stop must go through
+                    await asyncio.sleep(retry_after(exc, 1.0))  # the stop must go through
                     continue
                 log.info("stream %s could not be stopped: %s", part.ts, briefly(exc))
                 return False

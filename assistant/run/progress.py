@@ -9,19 +9,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-import aiohttp
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.panel_status import PanelStatus
 from assistant.run.sessions import ACTIVE, PROCESSING, AgentSessions
-from assistant.slack.connection import slack_reason
+from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import ThreadKey
 
 log = logging.getLogger(__name__)
 
 PROGRESS_REACTION = "eyes"
-_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
 
 
 @dataclass
@@ -46,7 +43,7 @@ class Progress:
                 self.in_session = await self.sessions.set(
                     self.key, PROCESSING, self.title, self.initiator
                 )
-            except _FAILURES as exc:  # shown the old way this once
+            except SLACK_FAILURES as exc:  # shown the old way this once
                 log.info("setting the session in %s failed: %s", self.key, slack_reason(exc))
         if not self.in_session:
             self.in_panel = self.panel_status is not None and await self.panel_status.applies(
@@ -63,7 +60,7 @@ class Progress:
         assert self.sessions is not None
         try:
             await self.sessions.set(self.key, ACTIVE)
-        except _FAILURES as exc:
+        except SLACK_FAILURES as exc:
             log.info("ending the session in %s failed: %s", self.key, slack_reason(exc))
 
     async def _show(self, working: bool) -> None:
@@ -76,6 +73,6 @@ class Progress:
                 await react(
                     channel=self.key.channel, timestamp=self.message_ts, name=PROGRESS_REACTION
                 )
-        except _FAILURES as exc:
+        except SLACK_FAILURES as exc:
             # Progress is a courtesy: failing to show it must not fail the run.
             log.info("showing progress failed in %s: %s", self.key, slack_reason(exc))

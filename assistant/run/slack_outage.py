@@ -21,10 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from slack_sdk.errors import SlackApiError
-
 from assistant.run.deferral import RESTARTED, SLACK_BACK, RunDeferred
-from assistant.slack.connection import may_pass
+from assistant.slack.connection import may_pass, retry_after
 from context.storage import Store, ThreadKey
 from context.storage.reads import read
 
@@ -33,20 +31,6 @@ if TYPE_CHECKING:
 
 FIRST_RETRY_SECONDS = 1.0
 MAX_RETRY_SECONDS = 60.0
-
-
-def _retry_after(exc: BaseException) -> float:
-    """What a 429 asked to wait (seconds), else 0."""
-    if not isinstance(exc, SlackApiError):
-        return 0.0
-    headers = {name.lower(): value for name, value in (exc.response.headers or {}).items()}
-    value = headers.get("retry-after")
-    if isinstance(value, list):  # slack-sdk keeps aiohttp's header values as lists
-        value = value[0] if value else None
-    try:
-        return float(value) if value is not None else 0.0
-    except ValueError:
-        return 0.0
 
 
 def duration(seconds: float) -> str:
@@ -72,7 +56,7 @@ class SlackOutages:
             return f"{reason}, still after {duration(waited)} of tries" if since else reason
         # Backoff doubles (the next wait is as long as the wait so far), within the bound: the
         # last try comes when it ends.
-        delay = max(FIRST_RETRY_SECONDS, waited, _retry_after(exc))
+        delay = max(FIRST_RETRY_SECONDS, waited, retry_after(exc, 0.0))
         delay = min(delay, MAX_RETRY_SECONDS, self.seconds - waited)
         await asyncio.to_thread(self.store.defer, key, since or now, now + timedelta(seconds=delay))
         if since is None:

@@ -25,16 +25,14 @@ from assistant.run.lease import ensure_lease
 from assistant.run.steps import steps
 from assistant.run.stream_leftovers import (
     NOTICE_EVENT,
-    SLACK_FAILURES,
     briefly,
     confirm_start,
     drop_stream,
     forget_or_owe,
-    may_have_happened,
-    retry_after,
     start_marker,
 )
 from assistant.run.stream_pacing import WorkspacePacing
+from assistant.slack.connection import SLACK_FAILURES, may_pass, retry_after
 from context.entry import Entry
 from context.storage import OpenStream
 
@@ -181,7 +179,7 @@ class StepCards:
                 )  # fmt: skip
             except SLACK_FAILURES as exc:
                 if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
-                    await asyncio.sleep(retry_after(exc))  # the stop must go through
+                    await asyncio.sleep(retry_after(exc, 1.0))  # the stop must go through
                     continue
                 log.info("step cards %s could not take the text: %s", ts, briefly(exc))
                 break
@@ -206,7 +204,7 @@ class StepCards:
                 recipient_team_id=key.team if self._recipient else None,
             )  # fmt: skip
         except SLACK_FAILURES as exc:
-            if not may_have_happened(exc):
+            if not may_pass(exc):
                 await asyncio.to_thread(store.change_open_streams, key, (), [asked])
             # else: left recorded, for the thread's next run or sweep to find and delete
             raise

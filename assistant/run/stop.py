@@ -17,7 +17,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.run.lease import ensure_lease
 from assistant.run.recorder import Recorder
 from assistant.run.sessions import ACTIVE, AgentSessions
-from assistant.run.stream_leftovers import SLACK_FAILURES, briefly
+from assistant.run.stream_leftovers import briefly
+from assistant.slack.connection import SLACK_FAILURES
 from context.entry import STOP_PREFIX
 from context.storage import StopRequest, ThreadKey
 from context.storage.reads import read

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.lease import ensure_lease
+from assistant.slack.connection import SLACK_FAILURES, may_pass
 from context.storage import OpenStream, Store, ThreadKey
 from context.storage.reads import read
 
@@ -38,15 +38,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SLACK_FAILURES = (SlackApiError, aiohttp.ClientError, TimeoutError)
 POST_EVENT = "assistant_post"  # a post's messages (assistant.run.tools.post_message)
 NOTICE_EVENT = "assistant_notice"  # the app's other messages: apologies
 NOTICE_METADATA = {"event_type": NOTICE_EVENT, "event_payload": {"kind": "apology"}}
 PAGE_SIZE = 200
-# Slack's answers that say it may have done the call after all, or may do it if asked again.
-UNSURE = frozenset(
-    {"fatal_error", "internal_error", "service_unavailable", "request_timeout", "ratelimited"}
-)
 _PERSON = re.compile(r"<@([UW][A-Z0-9]+)>")
 
 
@@ -55,22 +50,6 @@ def briefly(exc: BaseException) -> str:
     if isinstance(exc, SlackApiError):
         return str(exc.response.get("error", "error"))
     return type(exc).__name__
-
-
-def retry_after(error: SlackApiError) -> float:
-    try:
-        return float(error.response.headers.get("Retry-After", 1))
-    except (TypeError, ValueError):
-        return 1.0
-
-
-def may_have_happened(exc: BaseException) -> bool:
-    """Whether a call that failed so may have been carried out by Slack (and may pass if
-    asked again): its answer was lost, or says Slack failed on its side."""
-    if not isinstance(exc, SlackApiError):
-        return True  # no answer: a dropped connection, a timeout
-    status = exc.response.status_code
-    return status >= 500 or status == 429 or briefly(exc) in UNSURE
 
 
 @dataclass(frozen=True)
@@ -98,7 +77,7 @@ async def drop_stream(
         if briefly(exc) == "message_not_found":
             return None  # gone already
         log.warning("could not delete streamed message %s: %s", ts, briefly(exc))
-        return Undeleted(briefly(exc), may_have_happened(exc))
+        return Undeleted(briefly(exc), may_pass(exc))
     return None
 
 

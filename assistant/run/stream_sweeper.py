@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.recorder import Recorder
-from assistant.run.stream_leftovers import SLACK_FAILURES, briefly, settle_streams, still_there
+from assistant.run.stream_leftovers import briefly, settle_streams, still_there
 from assistant.run.tools.post_message import deleted_earlier
 from assistant.run.tools.run_context import RunContext
+from assistant.slack.connection import SLACK_FAILURES
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
 from context.storage.reads import read

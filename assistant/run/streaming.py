@@ -16,8 +16,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.post_stream import PostStream
 from assistant.run.step_cards import StepCards
-from assistant.run.stream_leftovers import retry_after
 from assistant.run.stream_pacing import StreamPacing
+from assistant.slack.connection import retry_after
 
 if TYPE_CHECKING:
     from assistant.run.tools.run_context import RunContext
@@ -49,7 +49,7 @@ class SlackStreaming:
 
         def refused(error: SlackApiError) -> None:
             if error.response.status_code == 429:
-                pacing.starts.hold(retry_after(error))
+                pacing.starts.hold(retry_after(error, 1.0))
             elif error.response.get("error") in REFUSALS and self.refused is None:
                 self.refused = str(error.response.get("error"))
                 log.warning("Slack refused chat.startStream (%s): posting whole", self.refused)

@@ -17,15 +17,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import aiohttp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.authorization.async_authorize import AsyncAuthorize
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.logger.messages import warning_token_skipped
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.slack.connection import failure_reason, slack_reason
+from assistant.slack.connection import SLACK_FAILURES, failure_reason, slack_reason
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +88,7 @@ class BotIdentity(AsyncAuthorize):
     async def _ask(self, client: AsyncWebClient) -> None:
         try:
             self.remember(await client.auth_test())
-        except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+        except SLACK_FAILURES as exc:
             log.warning(
                 "cannot ask Slack who the bot is (%s); events are recorded meanwhile",
                 failure_reason(exc),
@@ -113,6 +111,6 @@ async def bot_user_of(client: AsyncWebClient) -> str | None:
     """The bot's user id, asked of Slack (`auth.test`); None when Slack does not answer."""
     try:
         return (await client.auth_test()).get("user_id")
-    except (SlackApiError, aiohttp.ClientError, TimeoutError) as exc:
+    except SLACK_FAILURES as exc:
         log.info("auth.test failed: %s", slack_reason(exc))
         return None

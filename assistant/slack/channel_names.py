@@ -15,11 +15,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import aiohttp
 from cachetools import TTLCache
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.slack.connection import SLACK_FAILURES
 from assistant.slack.workspaces import TokenUnavailable
 from context.storage import ThreadKey
 
@@ -61,7 +60,7 @@ class ChannelNames:
             if client is not None:
                 answer = await client.conversations_info(channel=channel)
                 name = describe_channel(answer.get("channel") or {})
-        except (SlackApiError, aiohttp.ClientError, TimeoutError, TokenUnavailable) as exc:
+        except (*SLACK_FAILURES, TokenUnavailable) as exc:
             log.info("no name for channel %s: %s", channel, type(exc).__name__)
             name = None
         self._names[channel] = name

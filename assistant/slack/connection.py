@@ -9,6 +9,7 @@ where, why, and when the next attempt is."""
 from __future__ import annotations
 
 import logging
+import math
 import re
 
 import aiohttp
@@ -24,6 +25,11 @@ CONNECT_FAILED = "Failed to connect (error:"
 URL_FAILED = "Failed to retrieve WSS URL:"
 # How a run that Slack failed says so in its `Error:` entry (docs/log-format.md).
 SLACK_FAILED = "Slack failed: "
+# A Web API call that never had Slack's answer: not reached, the connection dropped, or no
+# answer in time. Nothing is known of what Slack did.
+SLACK_UNREACHED = (aiohttp.ClientError, TimeoutError)
+# Every way a call to Slack fails: Slack answered no (`SlackApiError`), or no answer came.
+SLACK_FAILURES = (SlackApiError, *SLACK_UNREACHED)
 # Slack's errors that say "not now" rather than "no" (docs.slack.dev, each method's errors).
 PASSING_ERRORS = frozenset(
     {"fatal_error", "internal_error", "service_unavailable", "request_timeout", "ratelimited"}
@@ -110,4 +116,23 @@ def may_pass(exc: BaseException) -> bool:
     if isinstance(exc, SlackApiError):
         status = exc.response.status_code
         return status >= 500 or status == 429 or exc.response.get("error") in PASSING_ERRORS
-    return isinstance(exc, aiohttp.ClientError | TimeoutError)
+    return isinstance(exc, SLACK_UNREACHED)
+
+
+def retry_after(exc: BaseException, otherwise: float) -> float:
+    """How long Slack's answer asked to wait before the next call (its `Retry-After`, whole
+    seconds on a 429), or `otherwise` when it did not say, or said something that is not a
+    finite, non-negative number of seconds."""
+    if not isinstance(exc, SlackApiError):
+        return otherwise
+    # aiohttp's headers (AsyncWebClient) ignore case, the sync WebClient's are a plain dict;
+    # slack-sdk's retry handlers see each value as a list.
+    headers = {str(name).lower(): value for name, value in (exc.response.headers or {}).items()}
+    value = headers.get("retry-after")
+    if isinstance(value, list):
+        value = value[0] if value else None
+    try:
+        seconds = float(value) if value is not None else otherwise
+    except (TypeError, ValueError):
+        return otherwise
+    return seconds if math.isfinite(seconds) and seconds >= 0 else otherwise

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from assistant.slack.connection import SLACK_UNREACHED
 from context.storage import ImageRef
 
 # What the model services accept as images, by their first bytes (never trust the mimetype).
@@ -88,7 +89,7 @@ class SlackFiles:
                         "to it (it needs the files:read scope and to be in the conversation)"
                     )
                 data = await response.content.read(limit + 1)
-        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+        except (*SLACK_UNREACHED, ValueError) as exc:
             raise DownloadError(f"the download failed ({type(exc).__name__})") from None
         if len(data) > limit:
             raise DownloadError(f"it is larger than {human_size(limit)}")

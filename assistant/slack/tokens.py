@@ -6,13 +6,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 
-import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import close_slack_client, create_slack_client
-from assistant.slack.connection import failure_reason
+from assistant.slack.connection import SLACK_UNREACHED, failure_reason
 from context.urls import shown_url
 
 # What Slack answers for a token that will never work; retrying cannot help.
@@ -53,7 +52,7 @@ async def refused_tokens(
             error = exc.response.get("error")
             if error in REFUSED:
                 problems.append(f"{name}: refused by Slack ({error})")
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except SLACK_UNREACHED as exc:
             print(
                 f"assistant {command}: cannot reach Slack at {shown_url(client.base_url)} to "
                 f"check {name} ({failure_reason(exc)}); going on without the check",

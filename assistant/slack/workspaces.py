@@ -25,14 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-import aiohttp
 from slack_sdk.errors import SlackTokenRotationError
 from slack_sdk.oauth.installation_store import Bot
 from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.slack.client import close_slack_client, create_slack_client
-from assistant.slack.connection import failure_reason, may_pass
+from assistant.slack.connection import SLACK_UNREACHED, failure_reason, may_pass
 from assistant.slack.installs import Installations
 
 log = logging.getLogger(__name__)
@@ -142,7 +141,7 @@ class Workspaces:
             )
         except SlackTokenRotationError as exc:
             failure = exc.api_error
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except SLACK_UNREACHED as exc:
             failure = exc
         else:
             if rotated is None:  # not expiring after all (its clock moved on)

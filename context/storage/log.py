@@ -44,25 +44,20 @@ class SqlLog(Repository):
         answered_through: int | None = None,
         images: Sequence[ImageRef] = (),
     ) -> Entry | None:
-        meta = meta or EntryMeta()
-        role = role_of(content)
         with self._db.transaction() as connection:
             thread = lock_thread(connection, key)
             if expect_index is not None and thread.next_index != expect_index:
                 return None
-            if _already_recorded(connection, thread, role, meta):
-                return None
-            tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
-            ends_run = answered_through is not None
-            entry, tail = _insert(
-                connection, thread.id, tail, content, timestamp, meta, images, ends_run
+            recorded = append_locked(
+                connection,
+                thread,
+                content,
+                timestamp,
+                meta or EntryMeta(),
+                images=images,
+                answered_through=answered_through,
             )
-            # The run's answered mark rides on the entry that ends the run: one fact, one write.
-            done = max(thread.answered_through, answered_through or -1)
-            _save_tail(connection, thread.id, tail, answered_through=done)
-            if answered_through is not None:  # the run has ended: so has any deferral of it
-                connection.execute(_END_DEFERRAL, {"thread_id": thread.id})
-        return entry
+        return recorded[-1] if recorded else None
 
     def record_message(
         self,
@@ -76,17 +71,11 @@ class SqlLog(Repository):
     ) -> list[Entry]:
         with self._db.transaction() as connection:
             thread = lock_thread(connection, key)
-            if _already_recorded(connection, thread, "user", meta):
-                return []
-            tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
-            recorded = []
-            if thread.next_index == 0:
-                first, tail = _open(connection, thread.id, tail, opening)
-                recorded.append(first)
-            entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images)
-            recorded.append(entry)
-            keep_copies(connection, thread.id, [copy])
-            _save_tail(connection, thread.id, tail, answered_through=thread.answered_through)
+            recorded = append_locked(
+                connection, thread, content, timestamp, meta, opening, images=images
+            )
+            if recorded:
+                keep_copies(connection, thread.id, [copy])
         return recorded
 
     def entries(self, key: ThreadKey, start: int = 0) -> list[Entry]:
@@ -179,11 +168,14 @@ def append_locked(
     timestamp: str,
     meta: EntryMeta,
     opening: Opening | None = None,
+    *,
+    images: Sequence[ImageRef] = (),
+    answered_through: int | None = None,
 ) -> list[Entry]:
-    """For a write that records an entry together with facts of another concern, inside the
-    caller's transaction, after `lock_thread`: entry 0 from `opening` first
-    when the thread has none, then the entry; its tail saved. [] for a duplicate (as `append`
-    drops them), writing nothing."""
+    """Every append, inside the caller's transaction, after `lock_thread` (so a write can
+    record an entry together with facts of another concern): entry 0 from `opening` first
+    when the thread has none, then the entry; its tail saved. [] for a duplicate, writing
+    nothing. `answered_through`: the entry ends a run that answered up to that index."""
     if _already_recorded(connection, thread, role_of(content), meta):
         return []
     tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
@@ -191,9 +183,14 @@ def append_locked(
     if opening is not None and thread.next_index == 0:
         first, tail = _open(connection, thread.id, tail, opening)
         recorded.append(first)
-    entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta)
+    ends_run = answered_through is not None
+    entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images, ends_run)
     recorded.append(entry)
-    _save_tail(connection, thread.id, tail, answered_through=thread.answered_through)
+    # The run's answered mark rides on the entry that ends the run: one fact, one write.
+    done = max(thread.answered_through, answered_through or -1)
+    _save_tail(connection, thread.id, tail, answered_through=done)
+    if ends_run:  # the run has ended: so has any deferral of it
+        connection.execute(_END_DEFERRAL, {"thread_id": thread.id})
     return recorded
 
 

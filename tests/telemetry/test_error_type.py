@@ -6,17 +6,13 @@ from __future__ import annotations
 import aiohttp
 import pytest
 from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from assistant.slack.connection import SLACK_FAILED, slack_error_type, slack_reason
+from tests.slack_errors import slack_error
 
 
 def refused(error: str, method: str) -> SlackApiError:
-    response = AsyncSlackResponse(
-        client=None, http_verb="POST", api_url=f"https://slack.com/api/{method}",
-        req_args={}, data={"ok": False, "error": error}, headers={}, status_code=200,
-    )  # fmt: skip
-    return SlackApiError(error, response)
+    return slack_error(200, error, {}, method)
 
 
 @pytest.mark.parametrize(
