@@ -28,9 +28,10 @@ def free_port() -> int:
 
 
 def taken_meanwhile(stderr: str) -> bool:
-    """Whether a server's start failed on its port, taken since `free_port` (uvicorn's
-    `[Errno 98] ... address already in use`)."""
-    return f"[Errno {errno.EADDRINUSE}]" in stderr
+    """Whether a server's start failed on its port, taken since `free_port`: the app's
+    `cannot listen on HOST:PORT: Address already in use`, or a bare uvicorn's `[Errno 98] ...
+    address already in use`."""
+    return f"[Errno {errno.EADDRINUSE}]" in stderr or os.strerror(errno.EADDRINUSE) in stderr
 
 
 def app_env(slack: FakeSlack, model: FakeOpenAI, database_url: str, **env: str) -> dict[str, str]:

@@ -148,7 +148,8 @@ def open_store(url: str | None = None) -> Store:
 
 def has_store(url: URL) -> bool:
     """Whether the database holds a store, found without creating anything: SQLite makes a
-    missing file on connecting, and opening a store creates its tables in an empty one."""
+    missing file on connecting, and opening a store creates its tables in an empty one.
+    StoreUnavailable when the database cannot be asked."""
     if url.get_backend_name() == "sqlite" and (
         not url.database or url.database == ":memory:" or not Path(url.database).is_file()
     ):
@@ -157,6 +158,10 @@ def has_store(url: URL) -> bool:
     try:
         with engine.connect() as connection:
             return inspect(connection).has_table("threads")
+    except SQLAlchemyError as exc:
+        raise StoreUnavailable(
+            f"cannot open the store at {shown_url(url)}: {store_error(exc)}"
+        ) from exc
     finally:
         engine.dispose()
 
