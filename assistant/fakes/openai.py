@@ -62,6 +62,7 @@ class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_routes(self._chat_routes())
         app.router.add_routes(self._audio_routes())
+        app.router.add_routes(self.server.routes())
         return app
 
     async def _before_shutdown(self) -> None:

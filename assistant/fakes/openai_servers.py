@@ -44,6 +44,29 @@ class ServerRefusals:
     context_tokens: int | None = None
     images: bool = True
     chars_per_token: float = 4.0
+    tells_window: bool = False  # whether /props (llama.cpp) or /v1/models (vLLM) names it
+    served: tuple[str, ...] = ("gpt-4o-mini",)  # the models vLLM's /v1/models lists
+    window_questions: int = 0  # requests to /props and /v1/models, answered or not
+
+    def routes(self) -> list[web.RouteDef]:
+        """Where the server tells its window: llama.cpp's `GET /props`, vLLM's `GET
+        /v1/models` (each only for its kind, and only with `tells_window`)."""
+        return [web.get("/props", self._props), web.get("/v1/models", self._models)]
+
+    async def _props(self, request: web.Request) -> web.Response:
+        self.window_questions += 1
+        if self.kind != "llama.cpp" or not self.tells_window or self.context_tokens is None:
+            return web.json_response({"detail": "Not Found"}, status=404)
+        settings = {"n_ctx": self.context_tokens, "params": {"n_predict": -1}}
+        return web.json_response({"default_generation_settings": settings, "total_slots": 1})
+
+    async def _models(self, request: web.Request) -> web.Response:
+        self.window_questions += 1
+        if self.kind != "vllm" or not self.tells_window or self.context_tokens is None:
+            return web.json_response({"detail": "Not Found"}, status=404)
+        served = [{"id": name, "object": "model", "owned_by": "vllm",
+                   "max_model_len": self.context_tokens} for name in self.served]  # fmt: skip
+        return web.json_response({"object": "list", "data": served})
 
     def refusal(self, body: dict[str, Any]) -> web.Response | None:
         """The refusal of a request (its parsed body), or None when it is served."""

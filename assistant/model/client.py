@@ -24,11 +24,12 @@ from assistant.model.attempts import (
 )
 from assistant.model.completion import ModelReply, parse_completion, reply_of
 from assistant.model.handoff import Handoff
-from assistant.model.limits import ModelLimits
+from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
 from assistant.model.server_errors import refuses_streaming, server_said
+from assistant.model.server_window import window_of
 from assistant.model.sse import SseData
 from assistant.model.stream import (
     CallEnded,
@@ -87,6 +88,9 @@ class ModelClient:
         # What the server was found not to do, per model (for this process): stream answers
         # with tool calls, take images; and the window it named.
         self.limits = ModelLimits()
+        # The models whose server was asked its window (OpenAI's own API is not: it tells none).
+        self._asked_window: set[str] = set()
+        self._ask_windows = options.base_url is not None
         self._client = AsyncOpenAI(
             api_key=options.api_key,
             base_url=options.base_url,
@@ -180,6 +184,23 @@ class ModelClient:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
         await self._client.close()
+
+    async def window(self, model: str | None) -> ServerWindow | None:
+        """The window the server named for the model a call with `model` asks: from its
+        refusal of a prompt as too long, else as the server tells it (asked once per model)."""
+        name = self.asked(model)
+        if self._ask_windows and name not in self._asked_window:
+            self._asked_window.add(name)
+            tokens = await self._on_own_loop(window_of(self._client, name))
+            if tokens is not None:
+                log.info(
+                    "the model server at %s has a window of %d tokens for %r",
+                    self.where,
+                    tokens,
+                    name,
+                )
+                self.limits.remember_window(name, ServerWindow(tokens))
+        return self.limits.window(name)
 
     def asked(self, model: str | None) -> str:
         """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""

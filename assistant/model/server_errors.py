@@ -33,11 +33,13 @@ _PROMPT = re.compile(
     r"request \((\d+) tokens?\)|(\d+) (?:tokens )?in the messages|messages resulted in (\d+)", re.I
 )
 _CONTEXT_TYPES = frozenset({"exceed_context_size_error", "context_length_exceeded"})
-# llama.cpp: 500 "image input is not supported - hint: …"; OpenAI and vLLM: 400s about
-# `image_url` parts a text-only model cannot take.
+# llama.cpp: 500 "image input is not supported - hint: …"; OpenAI: 400 "Invalid content type.
+# image_url is only supported by certain models."; others saying the model takes no images. Not
+# a refusal of one image (OpenAI's "Invalid image", "unsupported image"): that one is retried.
 _IMAGES = re.compile(
-    r"image input is not supported|image_url|does not support (?:image|vision|multimodal)"
-    r"|(?:image|vision|multimodal)\w* (?:input )?(?:is |are )?not supported",
+    r"image input is not supported|image_url is only supported|not a multimodal model"
+    r"|does not support (?:image|vision|multimodal)|(?:image|vision|multimodal) input (?:is )?not"
+    r" supported",
     re.I,
 )
 _STREAMING = re.compile(r"\bstream|\btool", re.I)

@@ -180,7 +180,6 @@ class Agent:
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
-        asked = self.model.asked(ctx.model)
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
         served = False  # whether a call with the channel's model succeeded in this run
@@ -198,7 +197,7 @@ class Agent:
                 images, images_through = await self.images.parts(ctx.key), seen_through
             try:
                 if prompts is None:  # the window the server named for the model, when known
-                    window = self.model.limits.window(asked)
+                    window = await self.model.window(ctx.model)
                     prompts = self.budget.within(window).prompts(ctx.log)
                 finished = await self._within_limits(ctx, prompts, images, seen_through)
             except BudgetError as exc:

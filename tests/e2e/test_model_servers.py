@@ -154,3 +154,25 @@ def test_a_model_that_refuses_images_is_asked_without_them_from_then_on(
     log2 = answered_log(app, slack, say(slack, "and this one?", files=[png2]))
     assert [has_images(r) for r in model.requests[2:]] == [False]
     assert system_texts(log2) == []
+
+
+@pytest.mark.parametrize("kind", ["llama.cpp", "vllm"])
+def test_the_window_a_server_tells_is_read_before_the_first_prompt(make_app, slack, model, kind):
+    app = make_app(assistant_answer_tokens=500)
+    model.server.kind, model.server.chars_per_token = kind, 4.0
+    model.server.context_tokens, model.server.tells_window = 4_000, True
+    script_answers(model)
+    log = answered_log(app, slack, say(slack, LONG))
+    assert system_texts(log) == []
+    (request,) = model.requests  # never refused: cut to the window from the first prompt
+    assert "expandEntry" in prompt_log(request)[1]["content"]["text"]
+
+
+def test_a_server_that_tells_no_window_is_asked_once_and_nothing_fails(make_app, slack, model):
+    app = make_app()
+    script_answers(model, 2)
+    answered_log(app, slack, say(slack, "hello"))
+    answered_log(app, slack, say(slack, "again"))
+    assert len(model.requests) == 2
+    assert model.server.window_questions == 2  # /props, then /v1/models, for the one model
+    assert app.assistant.model.limits.window(MODEL) is None
