@@ -26,13 +26,12 @@ async def window_of(client: AsyncOpenAI, model: str) -> int | None:
     root = base.removesuffix("/v1")
     props = await _get(client, f"{root}/props")
     settings = props.get("default_generation_settings") if props else None
-    if isinstance(settings, dict) and _positive(settings.get("n_ctx")):
-        return int(settings["n_ctx"])
+    if isinstance(settings, dict) and (n_ctx := _positive(settings.get("n_ctx"))):
+        return n_ctx
     models = await _get(client, f"{base}/models")
     for served in models.get("data", []) if models else []:
         if isinstance(served, dict) and served.get("id") == model:
-            length = served.get("max_model_len")
-            return int(length) if _positive(length) else None
+            return _positive(served.get("max_model_len"))
     return None
 
 
@@ -48,5 +47,8 @@ async def _get(client: AsyncOpenAI, url: str) -> dict[str, Any] | None:
     return body if isinstance(body, dict) else None
 
 
-def _positive(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _positive(value: object) -> int | None:
+    """`value` when it is a positive whole number (JSON's, not a boolean), else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
