@@ -16,12 +16,14 @@ from dataclasses import dataclass
 import openai
 
 from context.redaction import SECRET
+from context.render import UNPRINTABLE
 from context.urls import shown_url
 
 SHOWN_CHARS = 300  # of the server's message, in the log and on the console
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s\"'<>]+", re.IGNORECASE)
-_UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]+")
+_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # a terminal's colours and moves
+_SPACES = re.compile(r"\s+")
 # llama.cpp: "request (15874 tokens) exceeds the available context size (8192 tokens)";
 # vLLM: "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens
 # (5000 in the messages, 4000 in the completion)"; OpenAI: "This model's maximum context length
@@ -76,9 +78,10 @@ def server_said(error: openai.APIStatusError) -> ServerSaid | None:
 
 
 def shown_text(text: str, limit: int = SHOWN_CHARS) -> str:
-    """A server's text fit for a log line: one line, no secret, URLs as `scheme://host:port`,
-    at most `limit` characters."""
-    text = _UNPRINTABLE.sub(" ", text)
+    """A server's text fit for a log line: one line without terminal or bidi controls (the
+    trace's own `UNPRINTABLE`), no secret, URLs as `scheme://host:port`, at most `limit`
+    characters."""
+    text = _SPACES.sub(" ", UNPRINTABLE.sub("", _ESCAPE.sub("", text)))
     text = SECRET.sub("[secret]", text)
     text = _URL.sub(lambda match: shown_url(match.group()), text).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

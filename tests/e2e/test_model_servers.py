@@ -12,7 +12,7 @@ import logging
 import pytest
 
 from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai_responses import Error
+from assistant.fakes.openai_responses import Error, Raw
 from assistant.model.client import ModelClient
 from assistant.model.options import ModelOptions
 from assistant.run.apologies import SORRY_MODEL
@@ -55,6 +55,35 @@ def test_the_server_s_error_reaches_the_log_and_the_console_without_secrets(
     assert secret not in caplog.text and "hunter2" not in caplog.text
     assert "t0ps3cret" not in caplog.text
     assert len(model.requests) == 1  # a 400 is not retried, nor asked again whole
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        pytest.param(
+            b'{"object": "error", "message": "temperature must be non-negative, got -1.0.", '
+            b'"type": "BadRequestError", "param": null, "code": 400}',
+            "temperature must be non-negative, got -1.0. (BadRequestError, 400)",
+            id="vllm",
+        ),
+        pytest.param(
+            b'{"error": {"message": "json: cannot unmarshal number into Go struct field", '
+            b'"type": "invalid_request_error", "param": null, "code": null}}',
+            "json: cannot unmarshal number into Go struct field (invalid_request_error)",
+            id="ollama",
+        ),
+        pytest.param(b"Bad Request\n\x1b[31m", "Bad Request", id="text"),
+        pytest.param(b"", None, id="empty"),
+    ],
+)
+def test_each_server_s_error_shape_is_read(make_app, slack, model, body, said):
+    app = make_app()
+    model.script(Raw(body, "application/json", status=400))
+    log = answered_log(app, slack, say(slack, "hello"))
+    what = "the model service answered HTTP 400" + (f": {said}" if said else "")
+    assert system_texts(log) == [
+        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL}"'
+    ]
 
 
 def test_a_refusal_that_is_not_about_streaming_leaves_streaming_on(make_app, slack, model):
