@@ -288,7 +288,7 @@ class ModelClient:
                         raise AttemptFailed(what, retry=False)
                     emit(assembler.end((time.perf_counter() - started) * 1000))
                     return True
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            except openai.APIStatusError as exc:
                 if refuses_model(exc, asked) or not refuses_streaming(exc):
                     raise  # the model or the request, not the stream: for Attempts to say
                 # Some servers refuse to stream an answer with tools: ask for it whole.

@@ -45,6 +45,7 @@ _IMAGES = re.compile(
     re.I,
 )
 _STREAMING = re.compile(r"\bstream|\btool", re.I)
+_STREAM = re.compile(r"\bstream", re.I)
 _STREAMING_PARAMS = frozenset({"stream", "stream_options", "tools", "tool_choice"})
 
 
@@ -120,11 +121,16 @@ def refuses_images(error: openai.APIStatusError) -> bool:
 
 def refuses_streaming(error: openai.APIStatusError) -> bool:
     """Whether a refusal of a streamed request is about streaming or tools (then the server is
-    asked for whole answers), not about anything else in the request."""
-    if error.param in _STREAMING_PARAMS:
-        return True
+    asked for whole answers), not about anything else in the request: a 400 or 422 naming
+    either, or a server error naming streaming (llama.cpp before its tool-call streaming
+    answered HTTP 500 "Cannot use tools with stream")."""
     said = server_said(error)
-    return said is not None and bool(_STREAMING.search(said.message))
+    message = said.message if said is not None else ""
+    if error.status_code >= 500:
+        return bool(_STREAM.search(message))
+    if error.status_code not in (400, 422):
+        return False
+    return error.param in _STREAMING_PARAMS or bool(_STREAMING.search(message))
 
 
 def _number(value: object) -> int | None:

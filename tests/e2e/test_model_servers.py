@@ -96,6 +96,20 @@ def test_a_refusal_that_is_not_about_streaming_leaves_streaming_on(make_app, sla
     assert app.assistant.model.limits.streams(MODEL)
 
 
+def test_a_server_error_refusing_streamed_tools_means_whole_answers(make_app, slack, model):
+    """llama.cpp's server before it streamed tool calls: HTTP 500 "Cannot use tools with
+    stream" (simonw/llm-llama-server#3): asked again whole at once, not retried streamed."""
+    app = make_app(assistant_stream="auto")
+    message = "Cannot use tools with stream"
+    model.script(Raw(b'{"error": {"code": 500, "message": "%s", "type": "server_error"}}'
+                     % message.encode(), status=500))  # fmt: skip
+    script_answers(model)
+    log = answered_log(app, slack, say(slack, "hello"))
+    assert system_texts(log) == []
+    assert [r.get("stream", False) for r in model.requests] == [True, False]
+    assert not app.assistant.model.limits.streams(MODEL)
+
+
 def test_a_refusal_to_stream_changes_only_that_model_s_calls(model):
     """The client asks `refusing` for whole answers once it refused a stream; `other`, on the
     same server, is still streamed."""
