@@ -166,16 +166,30 @@ def test_a_prompt_over_the_server_s_window_is_cut_to_it_and_asked_again(
     assert len(warnings) == 1 and "4000 tokens" in warnings[0]
 
 
-def test_a_prompt_the_window_cannot_hold_after_the_cut_fails_with_the_server_s_words(
-    make_app, slack, model
-):
+def test_a_window_too_small_for_the_answer_s_reserve_ends_the_run_saying_so(make_app, slack, model):
     app = make_app(assistant_answer_tokens=500)
     model.server.kind, model.server.context_tokens = "llama.cpp", 2_400
-    model.server.chars_per_token = 1.0  # a tokenizer no cut can satisfy
+    model.server.chars_per_token = 1.0  # the server counts four times what the app estimates
     log = answered_log(app, slack, say(slack, LONG))
     (error,) = system_texts(log)
-    assert error.startswith("Error: ")
-    assert len(model.requests) <= 2  # asked again once at most
+    assert error.startswith(
+        "Error: the prompt does not fit the context budget: the model server's context window "
+        "of 2400 tokens leaves no room for the log after the "
+    )
+    assert len(model.requests) == 1
+
+
+def test_a_prompt_refused_again_after_the_cut_fails_with_the_server_s_words(make_app, slack, model):
+    app = make_app()
+    said = "This model's maximum context length is 128000 tokens."  # and no count of the prompt
+    model.script(*[Error(400, said, "invalid_request_error", "context_length_exceeded")] * 2)
+    log = answered_log(app, slack, say(slack, "hello"))
+    kind = "(invalid_request_error, context_length_exceeded)"
+    what = f"the model service answered HTTP 400: {said} {kind}"
+    assert system_texts(log) == [
+        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL}"'
+    ]
+    assert len(model.requests) == 2  # asked again once
 
 
 @pytest.mark.parametrize("kind", ["llama.cpp", "openai"])
