@@ -180,11 +180,12 @@ class Agent:
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
+        prompts = self.budget.prompts(ctx.log)
+        window_read = False  # the window the server names for the model, read at the 1st step
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
         served = False  # whether a call with the channel's model succeeded in this run
         seen_through = len(ctx.log) - 1
-        prompts: RunPrompts | None = None
         for _ in range(max(self.max_steps - taken, 0)):
             # Pick up what was recorded since the last step: our own entries, new messages.
             for entry in await self.recorder.entries(ctx.key, start=len(ctx.log)):
@@ -196,9 +197,9 @@ class Agent:
             ):
                 images, images_through = await self.images.parts(ctx.key), seen_through
             try:
-                if prompts is None:  # the window the server named for the model, when known
-                    window = await self.model.window(ctx.model)
-                    prompts = self.budget.within(window).prompts(ctx.log)
+                if not window_read:
+                    window_read = True
+                    prompts.narrow(self.budget.within(await self.model.window(ctx.model)))
                 finished = await self._within_limits(ctx, prompts, images, seen_through)
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
