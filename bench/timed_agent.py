@@ -180,6 +180,10 @@ class InstantModel:
         self.clock.returned = time.perf_counter()
         return ModelReply(calls=[RawToolCall("postMessage", arguments)], model="stub")
 
+    async def window(self, model: str | None) -> None:
+        """No server: no window but the configured one."""
+        return None
+
 
 async def _no_slack(call: object, ctx: RunContext, index: int) -> None:
     return None
@@ -205,7 +209,7 @@ def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
         "finishRequest": _no_slack,
     }
     default = Settings(_env_file=None).prompt_budget()
-    budget = TimedBudget(default.tokens, default.counter, clock, naive)
+    budget = TimedBudget(default.tokens, default.counter, clock=clock, naive=naive)
     # InstantModel stands in for ModelClient: the one call the loop makes, without the network.
     agent = Agent(recorder, model, None, None, steps + 1, budget, tools)  # type: ignore[arg-type]
 

@@ -5,7 +5,8 @@ Tests queue responses with `script(...)` using the builders in `assistant.fakes.
 completions are in `assistant.fakes.openai_bodies`); each request takes the next one. Every request
 body is recorded before it is answered, so a test can see a held request. The endpoints are
 in `assistant.fakes.openai_chat` (chat completions, request checking) and
-`assistant.fakes.openai_audio` (transcriptions).
+`assistant.fakes.openai_audio` (transcriptions); `assistant.fakes.openai_servers` refuses long
+prompts and images as OpenAI, llama.cpp or vLLM does (`fake.server`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from assistant.fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
 from assistant.fakes.openai_audio import Transcriptions
 from assistant.fakes.openai_chat import ChatCompletions
 from assistant.fakes.openai_responses import DefaultResponse, Disconnect, Error, Hold, Response
+from assistant.fakes.openai_servers import ServerRefusals
 from assistant.fakes.openai_stream import StreamSettings
 
 
@@ -49,6 +51,8 @@ class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
         # The models it serves (None: any name); a request for another is refused as OpenAI
         # refuses a model that does not exist or the key may not use: HTTP 404, model_not_found.
         self.models: frozenset[str] | None = None
+        # What it refuses as a real server would (a context window, images), in its shapes.
+        self.server = ServerRefusals()
 
     @property
     def base_url(self) -> str:
@@ -58,6 +62,7 @@ class FakeOpenAI(ChatCompletions, Transcriptions, BackgroundServer):
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_routes(self._chat_routes())
         app.router.add_routes(self._audio_routes())
+        app.router.add_routes(self.server.routes())
         return app
 
     async def _before_shutdown(self) -> None:

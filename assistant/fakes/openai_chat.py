@@ -31,6 +31,7 @@ from assistant.fakes.openai_responses import (
     Raw,
     Response,
 )
+from assistant.fakes.openai_servers import ServerRefusals
 from assistant.fakes.openai_stream import (
     REFUSAL,
     Streamed,
@@ -61,6 +62,7 @@ class ChatCompletions:
     _cond: threading.Condition
     models: frozenset[str] | None
     streaming: StreamSettings
+    server: ServerRefusals
 
     def _chat_routes(self) -> list[web.RouteDef]:
         return [web.post("/v1/chat/completions", self._handle_chat)]
@@ -96,6 +98,9 @@ class ChatCompletions:
             if self.models is not None and body["model"] not in self.models:
                 self._cond.notify_all()
                 return _error_response(model_not_found(body["model"]))
+            if (refusal := self.server.refusal(body)) is not None:
+                self._cond.notify_all()
+                return refusal
             if body.get("stream") and self.streaming.mode == "refused":
                 self._cond.notify_all()
                 return _error_response(Error(400, REFUSAL, "invalid_request_error"))

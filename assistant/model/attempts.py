@@ -14,7 +14,11 @@ time). A `Retry-After` longer than `OPENAI_TIMEOUT` is not waited for: the call 
 
 A refusal of the model itself (OpenAI's 404 `model_not_found`, or a 400 or 404 that names the
 model) is never retried: it is `ModelRefused`, which names the model, and no attempt does
-better until the model asked for, or the server's models, change.
+better until the model asked for, or the server's models, change. Nor are two refusals of the
+request itself, which another attempt of the same request would meet again: a prompt over the
+server's context window (`ContextTooLong`, naming the window) and images a text-only model
+cannot take (`ImagesRefused`, even as llama.cpp's HTTP 500); the caller asks again differently.
+Every other failure's message carries what the server said (assistant/model/server_errors.py).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import httpx2
 import openai
 
 from assistant.model.completion import NotACompletion
+from assistant.model.server_errors import refuses_images, server_said, window_exceeded
 
 T = TypeVar("T")
 
@@ -61,6 +66,25 @@ class ModelRefused(ModelError):
         super().__init__(f"the model service refused the model {model!r} ({detail})", kind)
         self.model = model
         self.detail = detail
+
+
+class ContextTooLong(ModelError):
+    """The server refused the prompt as longer than its context window of `window` tokens
+    (it counted `prompt_tokens` in it, when it said); `model`: the model asked."""
+
+    def __init__(self, model: str, what: str, window: int, prompt_tokens: int | None) -> None:
+        super().__init__(what, "context_too_long")
+        self.model = model
+        self.window = window
+        self.prompt_tokens = prompt_tokens
+
+
+class ImagesRefused(ModelError):
+    """The server refused the request's images: `model` takes none."""
+
+    def __init__(self, model: str, what: str) -> None:
+        super().__init__(what, "images_refused")
+        self.model = model
 
 
 class AttemptFailed(Exception):
@@ -108,6 +132,8 @@ class Attempts:
                 async with deadline:
                     return await attempt()
             except Exception as exc:
+                if isinstance(exc, openai.APIStatusError) and not refuses_model(exc, model):
+                    _refuses_request(exc, model)
                 failed = _failure(exc, deadline.expired(), model)
                 if failed is None:
                     raise
@@ -123,6 +149,15 @@ class Attempts:
             log.log(logging.INFO if quiet else logging.WARNING, "%s; retrying", failed.what)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _refuses_request(error: openai.APIStatusError, model: str) -> None:
+    """Raises ContextTooLong or ImagesRefused when `error` is one of those refusals."""
+    what = what_failed(error, "the model service", "the model")
+    if (exceeded := window_exceeded(error)) is not None:
+        raise ContextTooLong(model, what, exceeded.window, exceeded.prompt_tokens) from None
+    if refuses_images(error):
+        raise ImagesRefused(model, what) from None
 
 
 def _failure(exc: Exception, expired: bool, model: str) -> AttemptFailed | None:
@@ -187,9 +222,10 @@ def _retry_after(headers: httpx2.Headers) -> float | None:
 
 
 def what_failed(error: openai.APIError, service: str, responder: str) -> str:
-    """What went wrong, for the log: no secret, no traceback."""
+    """What went wrong, for the log: no secret, no traceback; what the server said of it."""
     if isinstance(error, openai.APIStatusError):
-        return f"{service} answered HTTP {error.status_code}"
+        said = server_said(error)
+        return f"{service} answered HTTP {error.status_code}" + (f": {said}" if said else "")
     if isinstance(error, openai.APITimeoutError) and not _connection_failed(error):
         return f"{responder} did not answer in time"
     if not isinstance(error, openai.APIConnectionError):  # an error event in a stream

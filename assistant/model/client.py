@@ -8,19 +8,28 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
 import httpx2
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from assistant.model.attempts import AttemptFailed, Attempts, refuses_model, what_failed
+from assistant.model.attempts import (
+    AttemptFailed,
+    Attempts,
+    ImagesRefused,
+    refuses_model,
+    what_failed,
+)
 from assistant.model.completion import ModelReply, parse_completion, reply_of
 from assistant.model.handoff import Handoff
+from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
+from assistant.model.server_errors import refuses_streaming, server_said
+from assistant.model.server_window import window_of
 from assistant.model.sse import SseData
 from assistant.model.stream import (
     CallEnded,
@@ -76,9 +85,12 @@ class ModelClient:
         # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
         # are made with it (assistant/model/attempts.py): the client makes one per request.
         self._attempts = Attempts(options.timeout, options.max_retries)
-        # Whether the server streams answers with tool calls; a server found not to is asked
-        # for whole answers from then on (for this process).
-        self.streams = True
+        # What the server was found not to do, per model (for this process): stream answers
+        # with tool calls, take images; and the window it named.
+        self.limits = ModelLimits()
+        # The models whose server was asked its window (OpenAI's own API is not: it tells none).
+        self._asked_window: set[str] = set()
+        self._ask_windows = options.base_url is not None
         self._client = AsyncOpenAI(
             api_key=options.api_key,
             base_url=options.base_url,
@@ -173,6 +185,27 @@ class ModelClient:
         await asyncio.gather(*others, return_exceptions=True)
         await self._client.close()
 
+    async def window(self, model: str | None) -> ServerWindow | None:
+        """The window the server named for the model a call with `model` asks: from its
+        refusal of a prompt as too long, else as the server tells it (asked once per model)."""
+        name = self.asked(model)
+        if self._ask_windows and name not in self._asked_window:
+            self._asked_window.add(name)
+            tokens = await self._on_own_loop(window_of(self._client, name))
+            if tokens is not None:
+                log.info(
+                    "the model server at %s has a window of %d tokens for %r",
+                    self.where,
+                    tokens,
+                    name,
+                )
+                self.limits.remember_window(name, ServerWindow(tokens))
+        return self.limits.window(name)
+
+    def asked(self, model: str | None) -> str:
+        """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""
+        return self._model if model is None else model
+
     def _model_args(self, model: str | None) -> dict[str, Any]:
         """The model and the answer's cap in the argument that model takes."""
         if model is None or model == self._model:
@@ -194,7 +227,20 @@ class ModelClient:
                 )
             return reply_of(completion, (time.perf_counter() - started) * 1000)
 
-        return await self._attempts.run(attempt, model=body["model"])
+        return await self._run(attempt, model=body["model"])
+
+    async def _run(
+        self,
+        attempt: Callable[[], Awaitable[T]],
+        model: str,
+        used: Callable[[], bool] = lambda: False,
+    ) -> T:
+        """The call's attempts; a model that refused images gets none from then on."""
+        try:
+            return await self._attempts.run(attempt, used=used, model=model)
+        except ImagesRefused:
+            self.limits.refuse_images(model)
+            raise
 
     async def _stream_step(
         self,
@@ -204,7 +250,8 @@ class ModelClient:
         model: str | None = None,
     ) -> None:
         started = time.perf_counter()
-        if not self.streams:
+        asked = self.asked(model)
+        if not self.limits.streams(asked):
             emit(whole_events(await self._next_step(prompt_text, images, model)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
@@ -220,7 +267,7 @@ class ModelClient:
                     if not kind.startswith("text/event-stream"):
                         # A server that ignores `stream` answers whole: so be it, from now on.
                         completion = parse_completion(await response.aread(), kind)
-                        self._remember_no_streaming("answered a streamed request whole")
+                        self.limits.stop_streaming(asked, "answered a streamed request whole")
                         latency_ms = (time.perf_counter() - started) * 1000
                         emit(whole_events(reply_of(completion, latency_ms)))
                         return True
@@ -241,11 +288,15 @@ class ModelClient:
                         raise AttemptFailed(what, retry=False)
                     emit(assembler.end((time.perf_counter() - started) * 1000))
                     return True
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if refuses_model(exc, asked):
-                    raise  # the model, not the stream: ModelRefused
+            except openai.APIStatusError as exc:
+                if refuses_model(exc, asked) or not refuses_streaming(exc):
+                    raise  # the model or the request, not the stream: for Attempts to say
                 # Some servers refuse to stream an answer with tools: ask for it whole.
-                self._remember_no_streaming(f"refused a streamed request (HTTP {exc.status_code})")
+                said = server_said(exc)
+                why = f"refused a streamed request (HTTP {exc.status_code}" + (
+                    f": {said})" if said else ")"
+                )
+                self.limits.stop_streaming(asked, why)
                 return False
             except openai.APIConnectionError:
                 if sent:
@@ -253,13 +304,14 @@ class ModelClient:
                     raise AttemptFailed(what, retry=False) from None
                 raise
 
-        asked = self._model_args(model)["model"]
-        if not await self._attempts.run(attempt, used=lambda: sent, model=asked):
+        if not await self._run(attempt, used=lambda: sent, model=asked):
             emit(whole_events(await self._next_step(prompt_text, images, model)))
 
     def _body(
         self, prompt_text: str, images: Sequence[ImagePart], model: str | None
     ) -> dict[str, Any]:
+        if images and not self.limits.takes_images(self.asked(model)):
+            images = ()  # it said it takes none: the log's markers stand for them
         return {
             "messages": build_messages(prompt_text, images, *filter(None, [self._instructions])),
             "tools": TOOL_SCHEMAS,
@@ -282,11 +334,6 @@ class ModelClient:
             yield response
         finally:
             await response.aclose()
-
-    def _remember_no_streaming(self, what: str) -> None:
-        if self.streams:
-            log.warning("the model service %s; asking for whole answers from now on", what)
-        self.streams = False
 
     async def _transcribe(self, name: str, data: bytes, mimetype: str) -> str:
         try:

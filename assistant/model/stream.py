@@ -2,8 +2,9 @@
 arguments, when it is complete, and at the end the whole reply with its usage. Pure: fed the
 chunks' JSON, no I/O.
 
-OpenAI and vLLM send a call's id and name in its first delta and its arguments in pieces;
-llama.cpp and Ollama send each call whole in one chunk. A call is complete when a delta of a
+OpenAI, vLLM and llama.cpp (since its server streams tool calls, mid-2025) send a call's id
+and name in its first delta and its arguments in pieces; Ollama, and llama.cpp before that,
+send each call whole in one chunk. A call is complete when a delta of a
 later call arrives or the answer finishes. Only what is read is checked (as for whole answers,
 `assistant.model.completion`): a chunk of another shape is an error of the model service.
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.model.attempts import ModelError, ModelRefused
+from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.request import ImagePart
@@ -33,7 +33,7 @@ from assistant.run.panel_status import PanelStatus
 from assistant.run.post_limits import PostCaps, PostLimits
 from assistant.run.post_stream import PostStream
 from assistant.run.progress import Progress
-from assistant.run.prompt import PromptBudget
+from assistant.run.prompt import PromptBudget, RunPrompts
 from assistant.run.recorder import Recorder
 from assistant.run.scheduler import AnswerRequest
 from assistant.run.sessions import AgentSessions, initiator, session_title
@@ -69,6 +69,11 @@ NO_ONE_ALLOWED = (
     "as Slack said once it could be asked."
 )
 NOT_CARRIED_OUT = "Error: the {name} of entry {index} was not carried out: {why}."
+# Not an `Error:` entry: the run goes on (those end it).
+IMAGES_REFUSED = (
+    "The model {model!r} refused the thread's images ({why}); it is asked without images "
+    "from now on, and knows them only as the log describes them."
+)
 
 SLACK_TOOLS: dict[str, ToolFunction] = {
     "postMessage": post_message,
@@ -174,6 +179,7 @@ class Agent:
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
         prompts = self.budget.prompts(ctx.log)
+        window_read = False  # the window the server names for the model, read at the 1st step
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
         served = False  # whether a call with the channel's model succeeded in this run
@@ -183,31 +189,20 @@ class Agent:
             for entry in await self.recorder.entries(ctx.key, start=len(ctx.log)):
                 ctx.log.add(entry)
             seen_through = len(ctx.log) - 1
-            try:
-                prompt = prompts.next()
-            except BudgetError as exc:
-                reason = f"the prompt does not fit the context budget: {exc}"
-                await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
-                return
-            ctx.shown.show(prompt, seen_through)
             # Images come only with people's messages: chosen again only after a new one.
             if self.images is not None and any(
                 entry.role == "user" for entry in ctx.log.entries[images_through + 1 :]
             ):
                 images, images_through = await self.images.parts(ctx.key), seen_through
             try:
-                if self.streaming is not None and ctx.client is not None:
-                    finished = await streamed_step(
-                        self.model.stream_step(prompt.text, images, ctx.model),
-                        self.streaming,
-                        ctx,
-                        seen_through,
-                        self._one_call,
-                        self._carry_out,
-                    )
-                else:
-                    reply = await self.model.next_step(prompt.text, images, ctx.model)
-                    finished = await self._carry_out(ctx, reply, seen_through)
+                if not window_read:
+                    window_read = True
+                    prompts.narrow(self.budget.within(await self.model.window(ctx.model)))
+                finished = await self._within_limits(ctx, prompts, images, seen_through)
+            except BudgetError as exc:
+                reason = f"the prompt does not fit the context budget: {exc}"
+                await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
+                return
             except ModelRefused as exc:
                 await self._refused(ctx, exc, seen_through)
                 return
@@ -231,6 +226,53 @@ class Agent:
                 return
         reason = f"stopped after {self.max_steps} steps without finishRequest"
         await self._fail(ctx, reason, SORRY_STEPS, seen_through)
+
+    async def _within_limits(
+        self, ctx: RunContext, prompts: RunPrompts, images: list[ImagePart], seen_through: int
+    ) -> bool:
+        """One step's call, asked again once if the server refused the prompt as longer than
+        its window (cut to the window it named, remembered for the model), and once if it
+        refused the images (without them; the log says so)."""
+        prompt, retried = prompts.next(), set()
+        while True:
+            ctx.shown.show(prompt, seen_through)
+            try:
+                return await self._ask(ctx, prompt.text, images, seen_through)
+            except (ContextTooLong, ImagesRefused) as exc:
+                if type(exc) in retried:
+                    raise
+                retried.add(type(exc))
+                if isinstance(exc, ImagesRefused):
+                    images = []
+                    why = str(exc).removeprefix("the model service ")
+                    note = IMAGES_REFUSED.format(model=exc.model, why=why)
+                    await self.recorder.record(ctx.key, note)
+                    continue
+                window = self.budget.server_window(exc.window, exc.prompt_tokens, prompt)
+                self.model.limits.remember_window(exc.model, window)
+                log.warning(
+                    "the model server at %s named a context window of %d tokens for %r; "
+                    "the prompt in %s is cut to it", self.model.where, exc.window, exc.model,
+                    ctx.key,
+                )  # fmt: skip
+                prompts.narrow(self.budget.within(self.model.limits.window(exc.model)))
+                prompt = prompts.next()
+
+    async def _ask(
+        self, ctx: RunContext, prompt_text: str, images: list[ImagePart], seen_through: int
+    ) -> bool:
+        """One step's call, its reply carried out; True once the request is finished."""
+        if self.streaming is not None and ctx.client is not None:
+            return await streamed_step(
+                self.model.stream_step(prompt_text, images, ctx.model),
+                self.streaming,
+                ctx,
+                seen_through,
+                self._one_call,
+                self._carry_out,
+            )
+        reply = await self.model.next_step(prompt_text, images, ctx.model)
+        return await self._carry_out(ctx, reply, seen_through)
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
         """Record and carry out one reply's tool calls; True once the request is finished

@@ -7,8 +7,9 @@ import json
 from dataclasses import dataclass, field
 
 from assistant.model.instructions import SYSTEM_MESSAGE
+from assistant.model.limits import ServerWindow
 from assistant.model.tool_calls import TOOL_SCHEMAS
-from context.budget import BuiltPrompt, PromptBuilder, carries_instructions
+from context.budget import BudgetError, BuiltPrompt, PromptBuilder, carries_instructions
 from context.log import ContextLog
 from context.tokens import TokenCounter, counter_for
 from context.toolcalls import ExpandEntry
@@ -18,6 +19,9 @@ MESSAGE_FRAMING_TOKENS = 16
 # Below this the log could not hold a question and its answer's tool calls.
 MIN_LOG_TOKENS = 1_000
 HEAD_CHARS = 2_000  # what the prompt keeps of a long text before the expandEntry marker
+# A server's tokenizer is not a fixed multiple of our estimate: a prompt cut to the window it
+# named, by the ratio of its count to ours, keeps this much more room.
+SCALE_MARGIN = 1.05
 
 
 def fixed_tokens(counter: TokenCounter) -> int:
@@ -32,13 +36,42 @@ class PromptBudget:
 
     tokens: int
     counter: TokenCounter
+    answer: int = 0  # what the window keeps for the answer (ASSISTANT_ANSWER_TOKENS)
+    fixed: int = 0  # and for what every call sends besides the log (`fixed_tokens`)
 
     @classmethod
     def for_window(cls, model: str, context_tokens: int, answer_tokens: int) -> PromptBudget:
         """The model's window minus the answer's reserve and the fixed part; settings
         validation (`assistant.settings`) makes sure at least MIN_LOG_TOKENS remain."""
         counter = counter_for(model)
-        return cls(context_tokens - answer_tokens - fixed_tokens(counter), counter)
+        fixed = fixed_tokens(counter)
+        return cls(context_tokens - answer_tokens - fixed, counter, answer_tokens, fixed)
+
+    def within(self, window: ServerWindow | None) -> PromptBudget:
+        """This budget, made no larger than what the window a server named leaves the log
+        (in the server's tokens, `window.scale` of ours each). Raises BudgetError when the
+        window leaves the log nothing."""
+        if window is None:
+            return self
+        tokens = int(window.tokens / window.scale) - self.answer - self.fixed
+        if tokens < 1:
+            raise BudgetError(
+                f"the model server's context window of {window.tokens} tokens leaves no room "
+                f"for the log after the {self.answer + self.fixed} kept for the instructions "
+                "and the answer (ASSISTANT_ANSWER_TOKENS)"
+            )
+        return PromptBudget(min(tokens, self.tokens), self.counter, self.answer, self.fixed)
+
+    def server_window(
+        self, window: int, server_tokens: int | None, prompt: BuiltPrompt
+    ) -> ServerWindow:
+        """The window a server named on refusing `prompt`, with how many of our tokens one of
+        its tokens is worth: from the tokens it counted in the prompt, when it said."""
+        ours = prompt.tokens + self.fixed
+        scale = 1.0
+        if server_tokens is not None and ours > 0:
+            scale = max(1.0, server_tokens / ours) * SCALE_MARGIN
+        return ServerWindow(window, scale)
 
     def prompts(self, log: ContextLog) -> RunPrompts:
         """The prompts of one run on `log` (which the run keeps up to date)."""
@@ -53,6 +86,12 @@ class RunPrompts:
     def __init__(self, budget: PromptBudget, log: ContextLog) -> None:
         self.log = log
         self.first_new = len(log)  # entries from here on are recorded during the run
+        self.builder = PromptBuilder(
+            budget.tokens, budget.counter, pinned=carries_instructions, head_chars=HEAD_CHARS
+        )
+
+    def narrow(self, budget: PromptBudget) -> None:
+        """From now on, the prompts fit `budget` (a server named a smaller window)."""
         self.builder = PromptBuilder(
             budget.tokens, budget.counter, pinned=carries_instructions, head_chars=HEAD_CHARS
         )

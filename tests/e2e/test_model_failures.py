@@ -41,7 +41,11 @@ def system_texts(log: list[dict]) -> list[str]:
 @pytest.mark.parametrize(
     ("fault", "reason"),
     [
-        pytest.param(replies.error(500, times=2), "answered HTTP 500", id="http-500"),
+        pytest.param(
+            replies.error(500, times=2),
+            "answered HTTP 500: The server had an error (server_error)",
+            id="http-500",
+        ),
         pytest.param(replies.disconnect(times=2), "could not be reached", id="dropped"),
     ],
 )

@@ -90,7 +90,8 @@ def test_a_404_that_names_no_model_is_no_refusal_of_it(make_app, slack, model):
     model.script(replies.error(404, message="Not Found"))
     log = answered_log(app, slack, mention(slack, "hello"))
     assert log[-1]["content"].startswith("Error: the model call failed: the model service "
-                                         "answered HTTP 404.")  # fmt: skip
+                                         "answered HTTP 404: Not Found "
+                                         "(invalid_request_error).")  # fmt: skip
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
     assert [line for line in channels_list(app) if "refused" in line] == []
 

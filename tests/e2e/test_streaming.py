@@ -384,7 +384,7 @@ def test_a_server_that_cannot_stream_is_asked_for_whole_answers_from_then_on(
         asked = [r.get("stream", False) for r in model.requests[before:]]
         expected = [True, False] if mode == "ignored" else [True, False, False]
         assert asked == expected, mode
-        assert app.assistant.model.streams is False
+        assert app.assistant.model.limits.streams("gpt-4o-mini") is False
 
 
 def test_a_text_over_the_caps_is_taken_back_while_it_streams(make_app, slack, model):

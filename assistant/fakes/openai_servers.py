@@ -1,0 +1,128 @@
+"""How `FakeOpenAI` refuses what a real server refuses (`FakeOpenAI.server`): a prompt over its
+context window, and images a text-only model cannot take, in the bodies and statuses of the
+server it plays.
+
+- `"openai"`: HTTP 400 `context_length_exceeded` ("This model's maximum context length is M
+  tokens. However, your messages resulted in N tokens…"), and HTTP 400 "Invalid content type.
+  image_url is only supported by certain models." for images.
+- `"llama.cpp"` (`llama-server`, tools/server): HTTP 400 `{"error": {"code": 400, "message":
+  "request (N tokens) exceeds the available context size (M tokens), try increasing it",
+  "type": "exceed_context_size_error", "n_prompt_tokens": N, "n_ctx": M}}`, and HTTP 500
+  `{"error": {"code": 500, "message": "image input is not supported - hint: if this is
+  unexpected, you may need to provide the mmproj", "type": "server_error"}}`.
+- `"vllm"`: HTTP 400 `{"object": "error", "message": "This model's maximum context length is M
+  tokens. However, you requested T tokens (N in the messages, C in the completion). Please
+  reduce the length of the messages or completion.", "type": "BadRequestError", "param": null,
+  "code": 400}`, where the completion's `max_tokens` counts against the window too. Its
+  refusal of images is not played (no documented body found): it refuses them as OpenAI does.
+
+The prompt's tokens are counted as the fake's usage counts them, `chars_per_token` characters
+each (a server's tokenizer may count more than the app's estimate).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from aiohttp import web
+
+ServerKind = Literal["openai", "llama.cpp", "vllm"]
+
+LLAMA_NO_IMAGES = (
+    "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj"
+)
+OPENAI_NO_IMAGES = "Invalid content type. image_url is only supported by certain models."
+
+
+@dataclass
+class ServerRefusals:
+    """What the fake refuses, as `kind` would: prompts over `context_tokens` (None: any
+    length), image parts unless `images`."""
+
+    kind: ServerKind = "openai"
+    context_tokens: int | None = None
+    images: bool = True
+    chars_per_token: float = 4.0
+    tells_window: bool = False  # whether /props (llama.cpp) or /v1/models (vLLM) names it
+    served: tuple[str, ...] = ("gpt-4o-mini",)  # the models vLLM's /v1/models lists
+    window_questions: int = 0  # requests to /props and /v1/models, answered or not
+
+    def routes(self) -> list[web.RouteDef]:
+        """Where the server tells its window: llama.cpp's `GET /props`, vLLM's `GET
+        /v1/models` (each only for its kind, and only with `tells_window`)."""
+        return [web.get("/props", self._props), web.get("/v1/models", self._models)]
+
+    async def _props(self, request: web.Request) -> web.Response:
+        self.window_questions += 1
+        if self.kind != "llama.cpp" or not self.tells_window or self.context_tokens is None:
+            return web.json_response({"detail": "Not Found"}, status=404)
+        settings = {"n_ctx": self.context_tokens, "params": {"n_predict": -1}}
+        return web.json_response({"default_generation_settings": settings, "total_slots": 1})
+
+    async def _models(self, request: web.Request) -> web.Response:
+        self.window_questions += 1
+        if self.kind != "vllm" or not self.tells_window or self.context_tokens is None:
+            return web.json_response({"detail": "Not Found"}, status=404)
+        served = [{"id": name, "object": "model", "owned_by": "vllm",
+                   "max_model_len": self.context_tokens} for name in self.served]  # fmt: skip
+        return web.json_response({"object": "list", "data": served})
+
+    def refusal(self, body: dict[str, Any]) -> web.Response | None:
+        """The refusal of a request (its parsed body), or None when it is served."""
+        if not self.images and _has_images(body):
+            return self._no_images()
+        if self.context_tokens is None:
+            return None
+        shown = json.dumps([body.get("tools"), body.get("messages")], ensure_ascii=False)
+        prompt = int(len(shown) / self.chars_per_token)
+        answer = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+        counted = prompt + answer if self.kind == "vllm" else prompt
+        if counted <= self.context_tokens:
+            return None
+        return self._too_long(prompt, answer)
+
+    def _too_long(self, prompt: int, answer: int) -> web.Response:
+        window = self.context_tokens
+        if self.kind == "llama.cpp":
+            message = (
+                f"request ({prompt} tokens) exceeds the available context size ({window} "
+                "tokens), try increasing it"
+            )
+            error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+            body: dict[str, Any] = {"error": error | {"n_prompt_tokens": prompt, "n_ctx": window}}
+        elif self.kind == "vllm":
+            message = (
+                f"This model's maximum context length is {window} tokens. However, you "
+                f"requested {prompt + answer} tokens ({prompt} in the messages, {answer} in the "
+                "completion). Please reduce the length of the messages or completion."
+            )
+            body = {"object": "error", "message": message, "type": "BadRequestError"}
+            body |= {"param": None, "code": 400}
+        else:
+            message = (
+                f"This model's maximum context length is {window} tokens. However, your "
+                f"messages resulted in {prompt} tokens. Please reduce the length of the messages."
+            )
+            body = {"error": {"message": message, "type": "invalid_request_error"}}
+            body["error"] |= {"param": "messages", "code": "context_length_exceeded"}
+        return web.json_response(body, status=400)
+
+    def _no_images(self) -> web.Response:
+        if self.kind == "llama.cpp":
+            error = {"code": 500, "message": LLAMA_NO_IMAGES, "type": "server_error"}
+            return web.json_response({"error": error}, status=500)
+        error = {"message": OPENAI_NO_IMAGES, "type": "invalid_request_error"}
+        error |= {"param": "messages", "code": None}
+        return web.json_response({"error": error}, status=400)
+
+
+def _has_images(body: dict[str, Any]) -> bool:
+    for message in body.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(part, dict) and part.get("type") == "image_url" for part in content
+        ):
+            return True
+    return False

@@ -1,0 +1,235 @@
+"""The model servers people run (issue 35): their error bodies reach the log and the console,
+a refusal changes how later calls are made only when it is about streaming or tools (and only
+for that model), a prompt over the server's window is cut to it and asked again, and a model
+that refuses images is asked without them. The app runs over HTTP against the fake model
+playing OpenAI, llama.cpp or vLLM (assistant/fakes/openai_servers.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai_responses import Error, Raw
+from assistant.model.client import ModelClient
+from assistant.model.options import ModelOptions
+from assistant.run.apologies import SORRY_MODEL
+from tests.harness import answered_log, prompt_log, script_answers
+from tests.harness import mention as say
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200)
+MODEL = "gpt-4o-mini"  # the tests' ASSISTANT_MODEL
+
+
+def system_texts(log: list[dict]) -> list[str]:
+    return [e["content"] for e in log if e["role"] == "system"][1:]
+
+
+def has_images(request: dict) -> bool:
+    return not isinstance(request["messages"][1]["content"], str)
+
+
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_the_server_s_error_reaches_the_log_and_the_console_without_secrets(
+    make_app, slack, model, caplog, stream
+):
+    app = make_app(assistant_stream=stream)
+    caplog.set_level(logging.WARNING)
+    secret = "sk-proj-" + "a1B2c3D4e5" * 4
+    message = (
+        f"Invalid value for 'max_tokens' with key {secret}\nsee "
+        "https://admin:hunter2@models.internal:8443/v1/help?token=t0ps3cret"
+    )
+    model.script(Error(400, message, "invalid_request_error", "invalid_value"))
+    log = answered_log(app, slack, say(slack, "hello"))
+    said = (
+        "the model service answered HTTP 400: Invalid value for 'max_tokens' with key [secret] "
+        "see https://models.internal:8443 (invalid_request_error, invalid_value)"
+    )
+    assert system_texts(log) == [
+        f'Error: the model call failed: {said}. The user was told: "{SORRY_MODEL}"'
+    ]
+    assert said in caplog.text
+    assert secret not in caplog.text and "hunter2" not in caplog.text
+    assert "t0ps3cret" not in caplog.text
+    assert len(model.requests) == 1  # a 400 is not retried, nor asked again whole
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        pytest.param(
+            b'{"object": "error", "message": "temperature must be non-negative, got -1.0.", '
+            b'"type": "BadRequestError", "param": null, "code": 400}',
+            "temperature must be non-negative, got -1.0. (BadRequestError, 400)",
+            id="vllm",
+        ),
+        pytest.param(
+            b'{"error": {"message": "json: cannot unmarshal number into Go struct field", '
+            b'"type": "invalid_request_error", "param": null, "code": null}}',
+            "json: cannot unmarshal number into Go struct field (invalid_request_error)",
+            id="ollama",
+        ),
+        pytest.param(b"Bad Request\n\x1b[31m", "Bad Request", id="text"),
+        pytest.param(b"", None, id="empty"),
+    ],
+)
+def test_each_server_s_error_shape_is_read(make_app, slack, model, body, said):
+    app = make_app()
+    model.script(Raw(body, "application/json", status=400))
+    log = answered_log(app, slack, say(slack, "hello"))
+    what = "the model service answered HTTP 400" + (f": {said}" if said else "")
+    assert system_texts(log) == [
+        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL}"'
+    ]
+
+
+def test_a_refusal_that_is_not_about_streaming_leaves_streaming_on(make_app, slack, model):
+    app = make_app(assistant_stream="auto")
+    model.script(Error(400, "Invalid value for 'temperature'", "invalid_request_error"))
+    answered_log(app, slack, say(slack, "hello"))
+    script_answers(model)
+    answered_log(app, slack, say(slack, "and now?"))
+    assert [r.get("stream", False) for r in model.requests] == [True, True]
+    assert app.assistant.model.limits.streams(MODEL)
+
+
+def test_a_server_error_refusing_streamed_tools_means_whole_answers(make_app, slack, model):
+    """llama.cpp's server before it streamed tool calls: HTTP 500 "Cannot use tools with
+    stream" (simonw/llm-llama-server#3): asked again whole at once, not retried streamed."""
+    app = make_app(assistant_stream="auto")
+    message = "Cannot use tools with stream"
+    model.script(Raw(b'{"error": {"code": 500, "message": "%s", "type": "server_error"}}'
+                     % message.encode(), status=500))  # fmt: skip
+    script_answers(model)
+    log = answered_log(app, slack, say(slack, "hello"))
+    assert system_texts(log) == []
+    assert [r.get("stream", False) for r in model.requests] == [True, False]
+    assert not app.assistant.model.limits.streams(MODEL)
+
+
+def test_a_refusal_to_stream_changes_only_that_model_s_calls(model):
+    """The client asks `refusing` for whole answers once it refused a stream; `other`, on the
+    same server, is still streamed."""
+    options = ModelOptions("key", model.base_url, 10, 0, "refusing", "whisper-1", 500)
+
+    async def ask(client: ModelClient, name: str) -> None:
+        async for _ in client.stream_step("[]", model=name):
+            pass
+
+    async def scenario() -> None:
+        client = ModelClient(options)
+        try:
+            model.streaming.mode = "refused"
+            model.script(replies.finish_request())
+            await ask(client, "refusing")
+            model.streaming.mode = "sse"
+            model.script(replies.finish_request(), replies.finish_request())
+            await ask(client, "other")
+            await ask(client, "refusing")
+        finally:
+            await client.close()
+
+    asyncio.run(scenario())
+    asked = [(r["model"], r.get("stream", False)) for r in model.requests]
+    assert asked == [("refusing", True), ("refusing", False), ("other", True), ("refusing", False)]
+
+
+LONG = "word " * 3_000  # 15,000 characters: the prompt's log is cut to its head when pruned
+
+
+@pytest.mark.parametrize("kind", ["llama.cpp", "vllm", "openai"])
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_a_prompt_over_the_server_s_window_is_cut_to_it_and_asked_again(
+    make_app, slack, model, caplog, kind, stream
+):
+    app = make_app(assistant_stream=stream, assistant_answer_tokens=500)
+    caplog.set_level(logging.WARNING)
+    # The fake counts 3 characters a token, more than the app's estimate: the first cut to the
+    # window alone would not fit; the server's own count of the prompt says by how much.
+    model.server.kind, model.server.chars_per_token = kind, 3.0
+    model.server.context_tokens = 4_000
+    script_answers(model, 2)
+    first = answered_log(app, slack, say(slack, LONG))
+    assert system_texts(first) == []
+    assert [e["content"].get("toolCall") for e in first[2:]] == ["postMessage", "finishRequest"]
+    refused, retried = model.requests[:2]
+    assert "expandEntry" not in prompt_log(refused)[1]["content"]["text"]  # whole
+    assert "expandEntry" in prompt_log(retried)[1]["content"]["text"]  # cut to fit
+    assert len(model.requests) == 2
+    # The window is remembered: the next long thread's first prompt fits at once.
+    answered_log(app, slack, say(slack, LONG))
+    assert len(model.requests) == 3
+    warnings = [r.getMessage() for r in caplog.records if "context window" in r.getMessage()]
+    assert len(warnings) == 1 and "4000 tokens" in warnings[0]
+
+
+def test_a_window_too_small_for_the_answer_s_reserve_ends_the_run_saying_so(make_app, slack, model):
+    app = make_app(assistant_answer_tokens=500)
+    model.server.kind, model.server.context_tokens = "llama.cpp", 2_400
+    model.server.chars_per_token = 1.0  # the server counts four times what the app estimates
+    log = answered_log(app, slack, say(slack, LONG))
+    (error,) = system_texts(log)
+    assert error.startswith(
+        "Error: the prompt does not fit the context budget: the model server's context window "
+        "of 2400 tokens leaves no room for the log after the "
+    )
+    assert len(model.requests) == 1
+
+
+def test_a_prompt_refused_again_after_the_cut_fails_with_the_server_s_words(make_app, slack, model):
+    app = make_app()
+    said = "This model's maximum context length is 128000 tokens."  # and no count of the prompt
+    model.script(*[Error(400, said, "invalid_request_error", "context_length_exceeded")] * 2)
+    log = answered_log(app, slack, say(slack, "hello"))
+    kind = "(invalid_request_error, context_length_exceeded)"
+    what = f"the model service answered HTTP 400: {said} {kind}"
+    assert system_texts(log) == [
+        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL}"'
+    ]
+    assert len(model.requests) == 2  # asked again once
+
+
+@pytest.mark.parametrize("kind", ["llama.cpp", "openai"])
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_a_model_that_refuses_images_is_asked_without_them_from_then_on(
+    make_app, slack, model, kind, stream
+):
+    app = make_app(assistant_stream=stream)
+    model.server.kind, model.server.images = kind, False
+    script_answers(model, 2)
+    png = slack.add_file("screenshot.png", "image/png", PNG)
+    log = answered_log(app, slack, say(slack, "what is wrong here?", files=[png]))
+    assert [has_images(r) for r in model.requests] == [True, False]
+    (note,) = system_texts(log)
+    assert note.startswith(f"The model '{MODEL}' refused the thread's images (")
+    assert "image" in note and "asked without images from now on" in note
+    assert [e["content"].get("toolCall") for e in log[3:]] == ["postMessage", "finishRequest"]
+    png2 = slack.add_file("other.png", "image/png", PNG)
+    log2 = answered_log(app, slack, say(slack, "and this one?", files=[png2]))
+    assert [has_images(r) for r in model.requests[2:]] == [False]
+    assert system_texts(log2) == []
+
+
+@pytest.mark.parametrize("kind", ["llama.cpp", "vllm"])
+def test_the_window_a_server_tells_is_read_before_the_first_prompt(make_app, slack, model, kind):
+    app = make_app(assistant_answer_tokens=500)
+    model.server.kind, model.server.chars_per_token = kind, 4.0
+    model.server.context_tokens, model.server.tells_window = 4_000, True
+    script_answers(model)
+    log = answered_log(app, slack, say(slack, LONG))
+    assert system_texts(log) == []
+    (request,) = model.requests  # never refused: cut to the window from the first prompt
+    assert "expandEntry" in prompt_log(request)[1]["content"]["text"]
+
+
+def test_a_server_that_tells_no_window_is_asked_once_and_nothing_fails(make_app, slack, model):
+    app = make_app()
+    script_answers(model, 2)
+    answered_log(app, slack, say(slack, "hello"))
+    answered_log(app, slack, say(slack, "again"))
+    assert len(model.requests) == 2
+    assert model.server.window_questions == 2  # /props, then /v1/models, for the one model
+    assert app.assistant.model.limits.window(MODEL) is None
