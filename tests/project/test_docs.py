@@ -127,3 +127,9 @@ def test_every_link_to_a_section_finds_it(path):
     for target, anchor in re.findall(r"\]\(([\w\-./]*?)#([\w\-]+)\)", text):
         linked = path.parent / target if target else path
         assert anchor in anchors(linked), f"{path.name}: {target}#{anchor}"
+
+
+def test_the_readme_s_trace_is_the_renderer_s_own():
+    trace = render_log(validate_log((ROOT / "examples" / "aya-lunch.json").read_bytes()).entries)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert f"```\n{trace}```\n" in readme
