@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes import events as slack_events
+from assistant.fakes.events import builders as slack_events
 from bench import conversation, texts
 from bench.bare_app import BareBoltServer
 from bench.conversation import Mention

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes import events as slack_events
+from assistant.fakes.events import builders as slack_events
 from bench import conversation
 from bench.load import Delivery, send_events
 from bench.model import AnsweringModel

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.fakes import Call, FakeOpenAI, FakeSlack, ids
-from assistant.run.progress import PROGRESS_REACTION
+from assistant.run.progress.indicators import PROGRESS_REACTION
 from bench import texts
 from bench.model import AnsweringModel
 from context.storage import open_store

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.fakes import ids
-from assistant.run.prompt import fixed_tokens
+from assistant.run.loop.prompt import fixed_tokens
 from assistant.slack.text import clean_user_text
 from bench import conversation
 from bench.billing import Call, ChatMessage, bill_all, plain_chat_requests, tool_call_tokens
@@ -55,7 +55,8 @@ def run(smoke: bool = False) -> list[Figure]:
     figures = [
         Figure("token counter", getattr(counter, "name", type(counter).__name__)),
         Figure(
-            "fixed text: system message + tool schemas (+ framing), as assistant.run.prompt counts",
+            "fixed text: system message + tool schemas (+ framing),"
+            " as assistant.run.loop.prompt counts",
             f"{fixed:,} tokens",
             f"≤ {FIXED_GOAL}",
             fixed <= FIXED_GOAL,

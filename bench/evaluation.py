@@ -17,8 +17,8 @@ from pathlib import Path
 from assistant.eval.cases import cases_of
 from assistant.eval.sets import SetWriter
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai import FakeOpenAI
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.server import FakeOpenAI
 from bench.report import Figure
 from context.entry import UserContent
 from context.log import ContextLog

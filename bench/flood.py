@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assistant.fakes import FakeOpenAI, FakeSlack, attacks
+from assistant.fakes import FakeOpenAI, FakeSlack
+from assistant.fakes.events import attacks
 from bench import conversation
 from bench.load import Delivery, send_events
 from bench.model import AnsweringModel

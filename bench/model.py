@@ -18,8 +18,8 @@ import time
 from collections import Counter
 from typing import Any
 
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai_responses import Hold, Response
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.responses import Hold, Response
 from bench import texts
 
 

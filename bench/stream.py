@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.event_requests import event_callback, signed_event_request
-from assistant.fakes.openai_stream import Streamed, StreamStyle, tokens
+from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle, tokens
 from bench import stop
 from bench.report import Figure, ms
 from bench.server import AppServer

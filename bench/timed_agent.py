@@ -26,9 +26,9 @@ from typing import Any
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.request import build_messages
 from assistant.model.tool_calls import TOOL_SCHEMAS
-from assistant.run.agent import Agent
-from assistant.run.prompt import PromptBudget, RunPrompts
-from assistant.run.recorder import Recorder
+from assistant.run.loop.agent import Agent
+from assistant.run.loop.prompt import PromptBudget, RunPrompts
+from assistant.run.loop.recorder import Recorder
 from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.settings import Settings
 from bench.report import median

@@ -3,7 +3,7 @@ model, whether the bot answers there, who may use it, and how its posts are sign
 workspace's default, which a channel's unset fields fall back to.
 
 Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads
-them (`assistant.run.channel_rules`), the CLI and the App Home write them.
+them (`assistant.run.loop.channel_rules`), the CLI and the App Home write them.
 """
 
 from __future__ import annotations

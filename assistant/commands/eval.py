@@ -34,7 +34,7 @@ from assistant.eval.judge import Judge
 from assistant.eval.report import Run, as_json, markdown, summary_line, table
 from assistant.eval.runner import CaseResult, Totals, run_cases
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
-from assistant.run.prompt import PromptBudget
+from assistant.run.loop.prompt import PromptBudget
 from assistant.settings import Settings, SettingsError, load_usage_settings
 from context.entry import Entry
 from context.redaction import Redactor

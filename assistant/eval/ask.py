@@ -14,7 +14,7 @@ from assistant.model.attempts import ModelError
 from assistant.model.client import ModelClient
 from assistant.model.options import ModelOptions
 from assistant.model.tool_calls import ToolCallError, parse_tool_call
-from assistant.run.prompt import PromptBudget
+from assistant.run.loop.prompt import PromptBudget
 from context.budget import BudgetError
 from context.entry import Entry, SystemEntry, make_entry
 from context.log import ContextLog

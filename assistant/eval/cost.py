@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from assistant.eval.cases import Case
 from assistant.price_settings import PriceTable
-from assistant.run.prompt import PromptBudget, fixed_tokens
+from assistant.run.loop.prompt import PromptBudget, fixed_tokens
 
 
 @dataclass

@@ -3,11 +3,12 @@
     with FakeSlack() as slack, FakeOpenAI() as model:
         ...  # point the app at slack.api_url and model.base_url
 
-See `assistant.fakes.slack`, `assistant.fakes.events`, `assistant.fakes.event_requests`,
-`assistant.fakes.openai` and `assistant.fakes.openai_responses` for the details.
+See `assistant.fakes.slack.server`, `assistant.fakes.events.builders`,
+`assistant.fakes.events.requests`,
+`assistant.fakes.openai.server` and `assistant.fakes.openai.responses` for the details.
 """
 
-from assistant.fakes.openai import FakeOpenAI
-from assistant.fakes.slack import Call, FakeSlack
+from assistant.fakes.openai.server import FakeOpenAI
+from assistant.fakes.slack.server import Call, FakeSlack
 
 __all__ = ["Call", "FakeOpenAI", "FakeSlack"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.fakes import ids
-from assistant.fakes.openai_responses import Completion, finish_request, tool_calls
+from assistant.fakes.openai.responses import Completion, finish_request, tool_calls
 
 BOB_ID = "U0FAKEBOB1"
 CHANNEL_NAME = "general"

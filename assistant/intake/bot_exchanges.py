@@ -11,9 +11,9 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.channel_rules import PostAs
-from assistant.run.recorder import Recorder
-from assistant.run.stream_leftovers import NOTICE_METADATA, briefly
+from assistant.run.loop.channel_rules import PostAs
+from assistant.run.loop.recorder import Recorder
+from assistant.run.streaming.leftovers import NOTICE_METADATA, briefly
 from assistant.slack.connection import SLACK_FAILURES
 from context.entry import UserEntry
 from context.storage import ThreadKey

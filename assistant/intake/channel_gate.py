@@ -2,7 +2,7 @@
 channels"): not at all in a channel where the bot is off; from a person who may not use it there,
 one short ephemeral note instead (docs/log-format.md#refusals), and no run. When Slack cannot say
 whether they may (a user group's members cannot be listed just now), the message is taken and its
-run decides (`assistant.run.channel_access`): a person is never refused for Slack's fault."""
+run decides (`assistant.run.loop.channel_access`): a person is never refused for Slack's fault."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.channel_access import NOTE, ChannelAccess, refusal_line
-from assistant.run.channel_rules import ChannelRules, Channels
-from assistant.run.recorder import Recorder
+from assistant.run.loop.channel_access import NOTE, ChannelAccess, refusal_line
+from assistant.run.loop.channel_rules import ChannelRules, Channels
+from assistant.run.loop.recorder import Recorder
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import ThreadKey
 

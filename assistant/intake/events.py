@@ -18,9 +18,9 @@ from assistant.intake.deadline import READ_SECONDS, InFlight
 from assistant.intake.event_shapes import Checked
 from assistant.intake.message_content import MessageContent
 from assistant.intake.viewing import viewing_text
-from assistant.run.elsewhere import RunRequests
-from assistant.run.recorder import Recorder
-from assistant.run.scheduler import AnswerRequest
+from assistant.run.loop.recorder import Recorder
+from assistant.run.scheduling.elsewhere import RunRequests
+from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.settings import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
@@ -113,7 +113,8 @@ class EventRecorder:
             return  # uninstalled meanwhile
         text, attachments = await content.read(message.team, event, bot_user_id, deadline)
         # Owed an answer from the moment it is recorded: a crash after this write loses
-        # nothing (assistant.run.scheduler resumes it), and Slack is acknowledged only after it.
+        # nothing (assistant.run.scheduling.scheduler resumes it), and Slack is acknowledged only
+        # after it.
         wants_answer = mention or direct or self.settings.assistant_answer_followups
         entry = await self.recorder.record_message(
             key,

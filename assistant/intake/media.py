@@ -3,7 +3,7 @@
 The log keeps its exact format: a user entry's text carries a marker per file
 (`[Image: shot.png]`, `[Audio Message] transcript: …`, `[File: report.pdf (application/pdf,
 120 KB)]`). Images are checked when the message is recorded and kept beside the entry as Slack
-file references (`assistant/run/images.py` shows them in prompts); audio is transcribed once,
+file references (`assistant/run/loop/images.py` shows them in prompts); audio is transcribed once,
 when the message is recorded. The bytes come through `assistant/slack/files.py`.
 
 File names, mimetypes and transcripts are chosen by whoever uploads or speaks: terminal and

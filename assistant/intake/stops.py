@@ -14,8 +14,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.run.recorder import Recorder
-from assistant.run.scheduler import RunScheduler
+from assistant.run.loop.recorder import Recorder
+from assistant.run.scheduling.scheduler import RunScheduler
 from context.storage import ThreadKey
 
 log = logging.getLogger(__name__)

@@ -1,8 +1,8 @@
 """What Bolt does with an exception its listeners and middleware did not catch: Slack still
 gets a 500 (an event is then sent again, so a message the store could not take is not lost),
 and the console gets one line when the store could not be used just now (a connection cut, a
-server restarting or read-only: `assistant.run.scheduler.store_unavailable`) or a workspace's
-token has expired while Slack does not refresh it (`TokenUnavailable`), a traceback
+server restarting or read-only: `assistant.run.scheduling.scheduler.store_unavailable`) or a
+workspace's token has expired while Slack does not refresh it (`TokenUnavailable`), a traceback
 otherwise."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.run.store_errors import log_failure
+from assistant.run.scheduling.store_errors import log_failure
 from assistant.slack.workspaces import TokenUnavailable
 
 log = logging.getLogger(__name__)

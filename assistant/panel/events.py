@@ -6,7 +6,7 @@ stays the one record of the thread.
 
 What a person writes in a panel thread is recorded and answered like a DM
 (`EventRecorder.message`); while a run works there, Slack shows a status instead of the :eyes:
-reaction (`assistant.run.panel_status`).
+reaction (`assistant.run.progress.panel_status`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from slack_sdk.errors import SlackApiError
 
 from assistant.intake.event_shapes import panel_event
 from assistant.intake.events import thread_key
-from assistant.run.channel_rules import Channels
-from assistant.run.recorder import Recorder
+from assistant.run.loop.channel_rules import Channels
+from assistant.run.loop.recorder import Recorder
 from assistant.settings import Settings
 from assistant.slack.connection import SLACK_FAILURES
 from assistant.slack.text import clean_user_text

@@ -24,7 +24,7 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 
 from assistant.intake.event_shapes import HomeOpenedFields, checked
 from assistant.panel.events import slack_failure
-from assistant.run.recorder import Recorder
+from assistant.run.loop.recorder import Recorder
 from assistant.settings import Settings
 from assistant.slack.connection import SLACK_FAILURES
 

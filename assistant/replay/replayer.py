@@ -17,9 +17,9 @@ from types import TracebackType
 from typing import Self
 
 from assistant.model.client import ModelClient
-from assistant.run.agent import Agent
-from assistant.run.recorder import Recorder
-from assistant.run.scheduler import AnswerRequest
+from assistant.run.loop.agent import Agent
+from assistant.run.loop.recorder import Recorder
+from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import HistoryLine, format_history, history_lines

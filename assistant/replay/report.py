@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assistant.replay.shown import Stop
-from assistant.run.steps import Step
+from assistant.run.progress.steps import Step
 from context.entry import FAILURE_PREFIX, RUN_ENDS, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.storage import EntryMeta
 from context.toolcalls import FinishRequest, PostMessage

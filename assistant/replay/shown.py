@@ -1,6 +1,6 @@
 """What Slack showed of a run, for a replay and its report, derived from the log's entries
-alone: the thinking steps (`assistant.run.steps`, the very function the live task cards come
-from) and the stop button's stops (their `Stopped: …` entries: who pressed it, and when)."""
+alone: the thinking steps (`assistant.run.progress.steps`, the very function the live task cards
+come from) and the stop button's stops (their `Stopped: …` entries: who pressed it, and when)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.run.steps import Step, steps
+from assistant.run.progress.steps import Step, steps
 from context.entry import STOP_PREFIX, Entry, SystemEntry
 
-# The head of assistant.run.stop.stop_entry's text.
+# The head of assistant.run.stopping.stop.stop_entry's text.
 _STOP = re.compile(
     re.escape(STOP_PREFIX) + r"(<@[A-Z0-9]+>) pressed stop at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC)"
 )

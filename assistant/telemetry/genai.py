@@ -47,7 +47,7 @@ ERROR_TYPE = "error.type"
 ENTRY_INDEX = "assistant.entry.index"
 SLACK_TS = "slack.message.ts"
 SLACK_ERROR = "slack.error"
-STEPS = "assistant.run.steps"
+STEPS = "assistant.run.progress.steps"
 OUTCOME = "assistant.run.outcome"
 
 PROVIDER_OPENAI = "openai"

@@ -55,7 +55,7 @@ def _read_only_is_a_disconnect(context: ExceptionContext) -> None:
     sessions are dropped from the pool (all of them), and new ones are made, which reach
     whichever server takes writes once the failover is done. The error then reads as a lost
     connection (`connection_invalidated`), which every caller already takes for a passing
-    one (`assistant.run.scheduler.store_unavailable`)."""
+    one (`assistant.run.scheduling.scheduler.store_unavailable`)."""
     if getattr(context.original_exception, "sqlstate", None) == READ_ONLY_SQLSTATE:
         context.is_disconnect = True
 

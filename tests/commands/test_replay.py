@@ -9,7 +9,7 @@ import re
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from context.canonical import load_log
 from context.render import render_log
 from tests.cli import DATA, ROOT

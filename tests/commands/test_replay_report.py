@@ -9,7 +9,7 @@ import json
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from context.canonical import load_log
 from context.entry import UserContent
 from context.storage import EntryMeta, ThreadKey, ThreadMessage, open_store

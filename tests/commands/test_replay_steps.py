@@ -8,9 +8,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
-from assistant.fakes.openai_stream import Streamed, StreamStyle
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle
 from tests.commands.test_replay_report import report_lines
 from tests.e2e.test_steps import HISTORY
 from tests.e2e.test_stop_button import ANSWER, FINISH, post

@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from context.canonical import export_json, load_log
 from context.entry import UserContent
 from context.log import ContextLog

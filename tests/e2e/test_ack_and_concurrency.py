@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from tests.e2e.test_socket_mode import socket_env
 from tests.e2e.test_steps import HISTORY, cards
 from tests.e2e.test_stop_button import FINISH, post

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes.home_events import app_home_opened, home_click, view_submission
-from assistant.fakes.slack_blocks import view_problems
+from assistant.fakes.events.home import app_home_opened, home_click, view_submission
+from assistant.fakes.slack.blocks import view_problems
 from assistant.panel.home import NOT_IN_CHANNEL
 from assistant.panel.home_views import (
     ADMINS_ONLY,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from context.canonical import load_log
 from context.render import render_log
 from tests.harness import mention as say

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from tests.e2e.test_streaming import ANSWER, FINISH, bot_messages, held_after, post
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of

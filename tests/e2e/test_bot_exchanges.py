@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.fakes import events
+from assistant.fakes.events import builders as events
 from assistant.intake.bot_exchanges import NOTE, stop_line
 from tests.harness import mention, script_answers, seed, thread_of
 

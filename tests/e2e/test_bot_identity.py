@@ -8,8 +8,8 @@ import http.client
 import logging
 import signal
 
-from assistant.fakes.event_requests import event_callback, signed_event_request
-from assistant.fakes.slack_faults import DROPPED
+from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.slack.faults import DROPPED
 from context.storage import open_store
 from tests.e2e.test_socket_mode import free_port, serve_env
 from tests.harness import mention, script_answers, thread_of

@@ -9,13 +9,15 @@ import json
 
 import pytest
 
-from assistant.fakes import event_requests, events, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.home_events import app_home_opened, home_click, view_submission
-from assistant.fakes.panel_events import signed_interaction_request
+from assistant.fakes import ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.events.home import app_home_opened, home_click, view_submission
+from assistant.fakes.events.panel import signed_interaction_request
+from assistant.fakes.openai import responses as replies
 from assistant.intake.channel_gate import NOTE, refusal_line
 from assistant.panel.home_views import EDIT_ACTION, READ_ONLY
-from assistant.run.agent import NO_ONE_ALLOWED
+from assistant.run.loop.agent import NO_ONE_ALLOWED
 from context.channels import ChannelConfig
 from tests.e2e.test_streaming import ANSWER, FINISH, answer_streaming, post
 from tests.harness import answered_log, mention, script_answers, seed, thread_of

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from assistant.model.instructions import SYSTEM_MESSAGE
 from assistant.model.tool_calls import TOOL_SCHEMAS
 from context.prompt_pieces import MARKER

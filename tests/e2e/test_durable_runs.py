@@ -9,7 +9,7 @@ process killed at that moment leaves, then the app starts on them. (The chaos sc
 from __future__ import annotations
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from assistant.run.tools.post_message import post_metadata
 from assistant.slack.history import slack_time
 from bench import chaos

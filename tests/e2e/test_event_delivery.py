@@ -7,9 +7,10 @@ import time
 
 import pytest
 
-from assistant.fakes import events, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.event_requests import event_callback
+from assistant.fakes import ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events.requests import event_callback
+from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import seed, thread_of
 

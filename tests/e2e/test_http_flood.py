@@ -6,7 +6,8 @@ Times are the benchmark's business; this checks what happens."""
 
 from __future__ import annotations
 
-from assistant.fakes import FakeOpenAI, attacks
+from assistant.fakes import FakeOpenAI
+from assistant.fakes.events import attacks
 from bench.flood import flood
 from bench.model import AnsweringModel
 from bench.server import AppServer

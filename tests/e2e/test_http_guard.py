@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import create_engine, make_url, text
 
-from assistant.fakes import attacks, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.event_requests import sign
+from assistant.fakes import ids
+from assistant.fakes.events import attacks
+from assistant.fakes.events.requests import sign
+from assistant.fakes.openai import responses as replies
 from assistant.serving.request_guard import MAX_BODY_BYTES
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say

@@ -16,8 +16,8 @@ import time
 import pytest
 from sqlalchemy import create_engine, text
 
-from assistant.fakes.event_requests import event_callback
-from assistant.run.workspace_runs import NOT_INSTALLED
+from assistant.fakes.events.requests import event_callback
+from assistant.run.scheduling.workspace_runs import NOT_INSTALLED
 from tests.e2e.test_installs import (
     CHANNEL_A,
     TEAM_A,

@@ -17,9 +17,9 @@ from sqlalchemy import create_engine, text
 
 from assistant.app_oauth import bot_scopes
 from assistant.fakes import ids
-from assistant.fakes.event_requests import event_callback
-from assistant.fakes.slack_oauth import EXPIRES_IN
-from assistant.run.workspace_runs import NOT_INSTALLED
+from assistant.fakes.events.requests import event_callback
+from assistant.fakes.slack.oauth import EXPIRES_IN
+from assistant.run.scheduling.workspace_runs import NOT_INSTALLED
 from assistant.slack.installs import MAX_LIVE_STATES, Installations
 from context.storage import open_store
 from tests.e2e.test_durable_runs import crashed_after

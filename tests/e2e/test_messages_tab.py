@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 
-from assistant.fakes import event_requests, events, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.panel_events import (
+from assistant.fakes import ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.events.panel import (
     app_context_changed,
     canvas_entity,
     channel_entity,
@@ -18,6 +19,7 @@ from assistant.fakes.panel_events import (
     message_entity,
     open_messages_tab,
 )
+from assistant.fakes.openai import responses as replies
 from context.channels import ChannelConfig
 from context.storage import ThreadKey
 from tests.harness import prompt_log, seed

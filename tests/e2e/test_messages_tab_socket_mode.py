@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import signal
 
-from assistant.fakes import events, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.panel_events import app_context_changed, channel_entity, open_messages_tab
+from assistant.fakes import ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events.panel import app_context_changed, channel_entity, open_messages_tab
+from assistant.fakes.openai import responses as replies
 from context.storage import ThreadKey, open_store
 from tests.e2e.test_socket_mode import socket_env
 from tests.harness import seed

@@ -9,10 +9,10 @@ ending while the tests wait is the deadline at work."""
 
 from __future__ import annotations
 
-from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
-from assistant.fakes.openai_stream import Streamed, StreamStyle, Trickled
-from assistant.run.apologies import SORRY_MODEL
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle, Trickled
+from assistant.run.loop.apologies import SORRY_MODEL
 from tests.e2e.test_streaming import ANSWER, FINISH, bot_messages, post
 from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say

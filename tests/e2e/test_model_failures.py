@@ -7,8 +7,8 @@ import socket
 
 import pytest
 
-from assistant.fakes import openai_responses as replies
-from assistant.run.apologies import SORRY_MODEL
+from assistant.fakes.openai import responses as replies
+from assistant.run.loop.apologies import SORRY_MODEL
 from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say
 
@@ -177,7 +177,7 @@ def test_a_model_server_that_cannot_be_reached_is_named_on_stderr(make_app, slac
         "Error: the model call failed: the model service could not be reached. "
         f'The user was told: "{SORRY_MODEL}"'
     ]
-    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.agent"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.loop.agent"]
     assert lines == [
         f"the model server at http://127.0.0.1:{port} failed a run in {thread_of(event)}: "
         "the model service could not be reached (Connection refused)"

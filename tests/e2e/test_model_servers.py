@@ -2,7 +2,7 @@
 a refusal changes how later calls are made only when it is about streaming or tools (and only
 for that model), a prompt over the server's window is cut to it and asked again, and a model
 that refuses images is asked without them. The app runs over HTTP against the fake model
-playing OpenAI, llama.cpp or vLLM (assistant/fakes/openai_servers.py)."""
+playing OpenAI, llama.cpp or vLLM (assistant/fakes/openai/servers.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import logging
 
 import pytest
 
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai_responses import Error, Raw
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.responses import Error, Raw
 from assistant.model.client import ModelClient
 from assistant.model.options import ModelOptions
-from assistant.run.apologies import SORRY_MODEL
+from assistant.run.loop.apologies import SORRY_MODEL
 from tests.harness import answered_log, prompt_log, script_answers
 from tests.harness import mention as say
 

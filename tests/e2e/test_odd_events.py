@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from assistant.fakes import event_requests, events, ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes import ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 
@@ -31,7 +33,7 @@ def logged(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     """Warnings and errors the app logged; none of them may carry a traceback or the text."""
     records = [r for r in caplog.records if r.levelno >= logging.WARNING]
     # The fake app is not declared as an agent: the process says so once, whatever the event.
-    records = [r for r in records if r.name != "assistant.run.sessions"]
+    records = [r for r in records if r.name != "assistant.run.progress.sessions"]
     assert [r.getMessage() for r in records if r.exc_info or r.exc_text] == []
     assert "Traceback" not in caplog.text
     assert SECRET_TEXT not in caplog.text

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from assistant.fakes import event_requests, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.event_requests import sign
-from assistant.fakes.panel_events import feedback_click, open_panel, signed_interaction_request
+from assistant.fakes import ids
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.events.panel import feedback_click, open_panel, signed_interaction_request
+from assistant.fakes.events.requests import sign
+from assistant.fakes.openai import responses as replies
 from context.storage import ThreadKey, Vote
 from tests.harness import RunningApp, mention, thread_of
 

@@ -9,14 +9,16 @@ import json
 
 import pytest
 
-from assistant.fakes import event_requests, events, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.panel_events import (
+from assistant.fakes import ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.events.panel import (
     context_changed,
     feedback_click,
     open_panel,
     signed_interaction_request,
 )
+from assistant.fakes.openai import responses as replies
 from context.storage import ThreadKey, Vote
 from tests.harness import mention, prompt_log, seed, thread_of
 

@@ -9,9 +9,9 @@ import re
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from assistant.model.request import answer_limit
-from assistant.run.post_limits import CUT_NOTE
+from assistant.run.loop.post_limits import CUT_NOTE
 from assistant.run.tools.post_message import REFUSED
 from assistant.settings import SettingsError, load_settings
 from assistant.slack.text import split_message

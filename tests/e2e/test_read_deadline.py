@@ -10,8 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from assistant.fakes import event_requests, ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes import ids
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 

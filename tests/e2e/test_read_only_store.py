@@ -17,8 +17,8 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
-from assistant.fakes import event_requests
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.openai import responses as replies
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 

@@ -16,10 +16,10 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai_bodies import BAD_BODIES, html_page
-from assistant.run.apologies import SORRY_MODEL, SORRY_STEPS, SORRY_UNEXPECTED
-from assistant.run.store_errors import store_unavailable
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.bodies import BAD_BODIES, html_page
+from assistant.run.loop.apologies import SORRY_MODEL, SORRY_STEPS, SORRY_UNEXPECTED
+from assistant.run.scheduling.store_errors import store_unavailable
 from context.storage import ThreadKey
 from tests.e2e.test_model_failures import answered, script_one_answer, still_answers, system_texts
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of

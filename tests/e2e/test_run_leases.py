@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import make_url
 
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 from tests.tcp_proxy import TcpProxy

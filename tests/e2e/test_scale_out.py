@@ -14,8 +14,8 @@ import aiohttp
 from sqlalchemy import create_engine, text
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes.event_requests import event_callback, signed_event_request
-from assistant.fakes.slack_oauth import EXPIRES_IN
+from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.slack.oauth import EXPIRES_IN
 from bench import conversation
 from bench.model import AnsweringModel
 from bench.server import AppServer

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.fakes import openai_responses as replies
-from assistant.run.apologies import SORRY_SLACK
+from assistant.fakes.openai import responses as replies
+from assistant.run.loop.apologies import SORRY_SLACK
 from tests.e2e.test_model_failures import answered, script_one_answer, still_answers, system_texts
 
 

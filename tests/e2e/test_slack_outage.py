@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.slack_faults import DROPPED
-from assistant.run.apologies import SORRY_SLACK
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.slack.faults import DROPPED
+from assistant.run.loop.apologies import SORRY_SLACK
 from context.storage import open_store
 from tests.harness import mention, thread_of
 

@@ -10,7 +10,7 @@ import signal
 import socket
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from context.render import render_log
 from context.storage import open_store
 from tests.harness import mention as say

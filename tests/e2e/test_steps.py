@@ -6,11 +6,11 @@ same message. A run that posts whole shows none."""
 from __future__ import annotations
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai_stream import Streamed, StreamStyle
-from assistant.run.apologies import SORRY_STEPS
-from assistant.run.step_cards import STEPS_METADATA
-from assistant.run.stream_leftovers import NOTICE_METADATA
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle
+from assistant.run.loop.apologies import SORRY_STEPS
+from assistant.run.progress.step_cards import STEPS_METADATA
+from assistant.run.streaming.leftovers import NOTICE_METADATA
 from assistant.run.tools.post_message import final_blocks, post_metadata
 from tests.e2e.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
 from tests.harness import mention as say

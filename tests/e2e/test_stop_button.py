@@ -13,9 +13,9 @@ from typing import Any
 from slack_sdk import WebClient
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
-from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
-from assistant.fakes.openai_stream import Streamed, StreamStyle
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle
 from context.storage import OpenStream, ThreadKey
 from tests.harness import RunningApp, thread_of, wait_session
 from tests.harness import mention as say

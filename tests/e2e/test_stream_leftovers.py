@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
-from assistant.run.apologies import SORRY_MODEL
+from assistant.fakes.openai import responses as replies
+from assistant.run.loop.apologies import SORRY_MODEL
 from context.storage import open_store
 from tests.e2e.test_durable_runs import crashed_after
 from tests.e2e.test_streaming import (

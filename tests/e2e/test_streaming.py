@@ -11,12 +11,13 @@ import re
 
 import pytest
 
-from assistant.fakes import events, ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes import ids
 from assistant.fakes._server import Hold
-from assistant.fakes.event_requests import event_callback, signed_event_request
-from assistant.fakes.openai_stream import Streamed, StreamStyle, tokens
-from assistant.run.post_limits import CUT_NOTE
+from assistant.fakes.events import builders as events
+from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle, tokens
+from assistant.run.loop.post_limits import CUT_NOTE
 from assistant.run.tools import post_message
 from assistant.run.tools.post_message import post_metadata
 from assistant.settings import SettingsError

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
 from assistant.fakes._server import Hold
-from assistant.fakes.openai_stream import Streamed, StreamStyle
-from assistant.fakes.panel_events import feedback_click, signed_interaction_request
+from assistant.fakes.events.panel import feedback_click, signed_interaction_request
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle
 from tests.harness import RunningApp, mention, thread_of
 from tests.otlp_receiver import OtlpReceiver, Received, Span
 
@@ -116,7 +116,7 @@ def test_a_run_is_one_invoke_agent_span_with_its_calls_and_tools(otel, make_app,
         "gen_ai.provider.name": "openai",
         "gen_ai.agent.name": "Aya",
         "gen_ai.conversation.id": str(key),
-        "assistant.run.steps": 2,
+        "assistant.run.progress.steps": 2,
         "assistant.run.outcome": "finished",
     }
     assert run.resource["service.name"] == "aya-test"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from assistant.fakes import events, ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes import ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.openai import responses as replies
 from assistant.slack.history import slack_time
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from assistant.fakes import openai_responses as replies
-from assistant.run.step_cards import MAX_CARDS
+from assistant.fakes.openai import responses as replies
+from assistant.run.progress.step_cards import MAX_CARDS
 from tests.e2e.test_model_failures import answered
 from tests.e2e.test_steps import HISTORY, cards
 from tests.e2e.test_streaming import FINISH, answer, bot_messages, post

@@ -13,7 +13,7 @@ from dataclasses import asdict
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
+from assistant.fakes.openai import responses as replies
 from assistant.slack.channel_names import ChannelNames
 from assistant.slack.workspaces import Workspaces
 from context.canonical import load_log

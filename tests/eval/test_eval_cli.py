@@ -15,8 +15,8 @@ import pytest
 from assistant.eval.judge import RUBRIC
 from assistant.eval.scores import wilson
 from assistant.fakes import ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai import FakeOpenAI
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.server import FakeOpenAI
 from assistant.model.instructions import SYSTEM_MESSAGE
 from context.entry import UserContent
 from context.storage import ThreadKey, open_store

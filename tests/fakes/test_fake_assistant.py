@@ -19,8 +19,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
-from assistant.fakes import FakeSlack, event_requests, events, ids
-from assistant.fakes.panel_events import (
+from assistant.fakes import FakeSlack, ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events import requests as event_requests
+from assistant.fakes.events.panel import (
     context_changed,
     feedback_click,
     open_panel,

@@ -1,4 +1,4 @@
-"""The fake Slack's stream `chunks` (assistant/fakes/slack_chunks.py): markdown_text,
+"""The fake Slack's stream `chunks` (assistant/fakes/slack/chunks.py): markdown_text,
 task_update and plan_update chunks are taken as Slack takes them, kept in the message's
 timeline in order, and a chunk that breaks Slack's field rules is answered invalid_arguments."""
 

@@ -1,4 +1,4 @@
-"""The fakes' streaming (assistant/fakes/openai_stream.py, assistant/fakes/slack_stream.py): the
+"""The fakes' streaming (assistant/fakes/openai/stream.py, assistant/fakes/slack/stream.py): the
 fake model's Server-Sent Events have the Chat Completions API's chunk shapes, as the openai
 package reads them; the fake Slack's stream methods keep Slack's argument rules and rate tiers."""
 
@@ -16,8 +16,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web import WebClient
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai_stream import Streamed, StreamStyle, tokens
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.stream import Streamed, StreamStyle, tokens
 from tests.harness import mention as say
 
 TOOLS = [{"type": "function", "function": {"name": "postMessage", "parameters": {}}}]

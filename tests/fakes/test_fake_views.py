@@ -1,4 +1,4 @@
-"""The fake Slack's `views.publish` and `views.open` (assistant/fakes/slack_views.py) refuse
+"""The fake Slack's `views.publish` and `views.open` (assistant/fakes/slack/views.py) refuse
 what real Slack refuses of a view, Block Kit's documented limits (slack_blocks.py), with
 `invalid_arguments` and Slack's `response_metadata.messages`; and its `users.conversations`
 lists a person's channels, a private one only when the bot is in it too, page by page."""

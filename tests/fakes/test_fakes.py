@@ -18,9 +18,10 @@ from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.fakes import FakeOpenAI, FakeSlack, events, ids
-from assistant.fakes import openai_responses as model
-from assistant.fakes.event_requests import signed_event_request
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes.events import builders as events
+from assistant.fakes.events.requests import signed_event_request
+from assistant.fakes.openai import responses as model
 
 CHANNEL = ids.CHANNEL_ID
 

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from assistant.fakes import openai_responses as replies
-from assistant.fakes.openai_chat import _completion
-from assistant.fakes.openai_stream import StreamStyle, chunks
+from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.chat import _completion
+from assistant.fakes.openai.stream import StreamStyle, chunks
 from assistant.model.completion import NotACompletion
 from assistant.model.stream import (
     CallArguments,

@@ -195,9 +195,12 @@ def test_rooms_import_one_way():
 
 
 def test_rooms_rule_finds_an_import_back_up():
-    graph = {"assistant.slack.client": {"assistant.run.agent"}, "assistant.run.agent": set()}
+    graph = {
+        "assistant.slack.client": {"assistant.run.loop.agent"},
+        "assistant.run.loop.agent": set(),
+    }
     assert against_the_rooms(graph) == [
-        "assistant.slack.client (slack) imports assistant.run.agent (run)"
+        "assistant.slack.client (slack) imports assistant.run.loop.agent (run)"
     ]
 
 

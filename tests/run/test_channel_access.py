@@ -1,4 +1,4 @@
-"""Who may use the bot in a channel whose settings list them (assistant/run/channel_access.py):
+"""Who may use the bot in a channel whose settings list them (assistant/run/loop/channel_access.py):
 the user groups' members asked of Slack (the fake: its `usergroups.users.list` rules and
 faults are the point), kept a while, and an unsure answer never taken for a no."""
 
@@ -11,8 +11,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import FakeSlack, ids
-from assistant.run.channel_access import ChannelAccess
-from assistant.run.channel_rules import ChannelRules
+from assistant.run.loop.channel_access import ChannelAccess
+from assistant.run.loop.channel_rules import ChannelRules
 from context.channels import Access
 
 GROUP = "S0FAKEGRP1"

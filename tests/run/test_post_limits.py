@@ -1,4 +1,4 @@
-"""How much one answer may post (assistant/run/post_limits.py), counted in process."""
+"""How much one answer may post (assistant/run/loop/post_limits.py), counted in process."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant.run.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
+from assistant.run.loop.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
 
 
 def post(limits: PostLimits, text: str) -> None:

@@ -1,6 +1,6 @@
-"""What a run does when Slack fails it (assistant/run/slack_outage.py): defer with backoff
-within the bound, or end; and the timers that try deferred threads again
-(assistant/run/deferral.py). In process, on a real store (SQLite and PostgreSQL)."""
+"""What a run does when Slack fails it (assistant/run/scheduling/slack_outage.py): defer with
+backoff within the bound, or end; and the timers that try deferred threads again
+(assistant/run/scheduling/deferral.py). In process, on a real store (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import aiohttp
 import pytest
 from slack_sdk.errors import SlackApiError
 
-from assistant.run.deferral import RESTARTED, SLACK_BACK, Retries, RunDeferred
-from assistant.run.recorder import Recorder
-from assistant.run.slack_outage import MAX_RETRY_SECONDS, SlackOutages, duration
+from assistant.run.loop.recorder import Recorder
+from assistant.run.scheduling.deferral import RESTARTED, SLACK_BACK, Retries, RunDeferred
+from assistant.run.scheduling.slack_outage import MAX_RETRY_SECONDS, SlackOutages, duration
 from context.storage import Store, ThreadKey
 from context.trace import NoTrace
 from tests.slack_errors import slack_error

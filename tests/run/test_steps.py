@@ -1,13 +1,13 @@
-"""The steps a run shows (assistant/run/steps.py), derived from a log's entries alone: the
+"""The steps a run shows (assistant/run/progress/steps.py), derived from a log's entries alone: the
 same for a stored log, a replay's log, and the run that wrote it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.fakes.slack_chunks import chunk_text
+from assistant.fakes.slack.chunks import chunk_text
 from assistant.intake.references import MAX_REFERENCES
-from assistant.run.steps import MAX_LINKS, Step, steps
+from assistant.run.progress.steps import MAX_LINKS, Step, steps
 from context.canonical import load_log
 from context.entry import ENTRY_ADAPTER
 

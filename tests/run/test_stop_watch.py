@@ -1,4 +1,4 @@
-"""How a running run learns of a stop (assistant/run/stop_watch.py): the scheduler waits on
+"""How a running run learns of a stop (assistant/run/stopping/watch.py): the scheduler waits on
 the run and reads the store for a stop when woken, on a real store (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from assistant.run.lease import Lease
-from assistant.run.stop_watch import wait_for_run
+from assistant.run.scheduling.lease import Lease
+from assistant.run.stopping.watch import wait_for_run
 from context.entry import UserContent
 from context.storage import EntryMeta, Opening, StopRequest, Store, ThreadKey, ThreadMessage
 

@@ -1,8 +1,9 @@
-"""Keeping within Slack's rate tiers (assistant/run/stream_pacing.py), on a clock the test moves."""
+"""Keeping within Slack's rate tiers (assistant/run/streaming/pacing.py), on a clock the test
+moves."""
 
 from __future__ import annotations
 
-from assistant.run.stream_pacing import TIER_2, TIER_4, StreamPacing, TokenBucket
+from assistant.run.streaming.pacing import TIER_2, TIER_4, StreamPacing, TokenBucket
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""What of a text still being written is shown in Slack (assistant/run/stream_text.py): never
+"""What of a text still being written is shown in Slack (assistant/run/streaming/text.py): never
 anything the finished post would not start with, so a streamed answer ends exactly as a posted
 one, broadcasts and mentions neutralized, long texts split at the same places."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from assistant.run.stream_text import settled_end, shown_parts
+from assistant.run.streaming.text import settled_end, shown_parts
 from assistant.slack.text import neutralize_mentions, split_message
 
 LIMIT = 40  # small, so that hypothesis's texts get split

@@ -7,7 +7,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from assistant.panel.feedback import Feedback
-from assistant.run.feedback_buttons import ACTION_ID
+from assistant.run.progress.feedback_buttons import ACTION_ID
 
 
 def register(app: AsyncApp, feedback: Feedback) -> None:

@@ -22,7 +22,7 @@ from context.storage.reads import read
 from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage
 
 if TYPE_CHECKING:
-    from assistant.run.prompt import ShownPrompt
+    from assistant.run.loop.prompt import ShownPrompt
     from assistant.run.tools.run_context import RunContext
 
 

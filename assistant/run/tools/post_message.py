@@ -5,13 +5,13 @@ several) it comes from. The entry is recorded before it is posted, and marked po
 a run cut short in between (the process died) cannot know whether Slack got the message, so
 the resumed run looks for that metadata in the thread before posting what is missing.
 
-A post over the answer's caps (`assistant.run.post_limits`), or with nothing visible in it, stays
-recorded as the model's call and is followed by an `Error:` entry saying it was not posted and
+A post over the answer's caps (`assistant.run.loop.post_limits`), or with nothing visible in it,
+stays recorded as the model's call and is followed by an `Error:` entry saying it was not posted and
 why; a resumed run finds that entry and never posts it either. One over them for its length
 alone is posted cut, with a note: the entry saying so is recorded before it is posted, so a
 resumed run posts the same cut (and the log never says more was shown than was).
 
-A text streamed while the model wrote it (`assistant.run.post_stream`) is finished here, once its
+A text streamed while the model wrote it (`assistant.run.streaming.post`) is finished here, once its
 call is recorded: its streams are stopped with the same metadata, and what could not be
 streamed is posted whole; an unfinished message it could not delete is named in the post's
 result entry. A run resumed after a crash first deletes the streams the dead process left
@@ -25,11 +25,11 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assistant.run.deferral import RESTARTED
-from assistant.run.feedback_buttons import feedback_blocks
-from assistant.run.lease import ensure_lease
-from assistant.run.post_limits import CUT_NOTE, Cut, cut_text
-from assistant.run.stream_leftovers import (
+from assistant.run.loop.post_limits import CUT_NOTE, Cut, cut_text
+from assistant.run.progress.feedback_buttons import feedback_blocks
+from assistant.run.scheduling.deferral import RESTARTED
+from assistant.run.scheduling.lease import ensure_lease
+from assistant.run.streaming.leftovers import (
     POST_EVENT,
     Settled,
     settle_streams,
@@ -43,8 +43,8 @@ from context.storage.reads import read
 from context.toolcalls import PostMessage
 
 if TYPE_CHECKING:
-    from assistant.run.post_stream import PostStream
-    from assistant.run.recorder import Recorder
+    from assistant.run.loop.recorder import Recorder
+    from assistant.run.streaming.post import PostStream
     from assistant.run.tools.run_context import RunContext
 
 REFUSED = "Error: the postMessage of entry {index} was not posted: {why}."
@@ -63,7 +63,7 @@ def post_metadata(index: int, part: int) -> dict[str, Any]:
 def final_blocks(ctx: RunContext, index: int) -> list[dict[str, Any]]:
     """Blocks shown under the last Slack message of the post of entry `index`, streamed or
     posted whole ([]: none): the one place that decides what the final message of an answer
-    carries: the feedback buttons (assistant.run.feedback_buttons)."""
+    carries: the feedback buttons (assistant.run.progress.feedback_buttons)."""
     return feedback_blocks(index)
 
 
@@ -179,7 +179,7 @@ async def finish_interrupted_streams(
     ctx: RunContext, recorder: Recorder | None, cause: str = RESTARTED
 ) -> Settled:
     """Before a run goes on, and when it fails: the streams its thread's runs left open
-    (`assistant.run.stream_leftovers.settle_streams`). One stopped with a post's metadata is a
+    (`assistant.run.streaming.leftovers.settle_streams`). One stopped with a post's metadata is a
     whole message (`finish_interrupted_posts` finds it); any other was cut short, and is
     deleted: its text, if its call was recorded, is posted whole after, and if not, the model
     is asked again. One that cannot be deleted stays owed. `recorder`: where to say what

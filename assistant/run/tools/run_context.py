@@ -9,21 +9,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.channel_rules import PostAs
-from assistant.run.post_limits import PostLimits
-from assistant.run.prompt import ShownPrompt
-from assistant.run.sessions import PROCESSING
+from assistant.run.loop.channel_rules import PostAs
+from assistant.run.loop.post_limits import PostLimits
+from assistant.run.loop.prompt import ShownPrompt
+from assistant.run.progress.sessions import PROCESSING
 from assistant.slack.history import ThreadHistory
 from context.entry import Entry
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
 
 if TYPE_CHECKING:
-    from assistant.run.recorder import Recorder
+    from assistant.run.loop.recorder import Recorder
 
 
 class Cards(Protocol):
-    """The task cards of a run's steps (`assistant.run.step_cards.StepCards`; a Protocol
+    """The task cards of a run's steps (`assistant.run.progress.step_cards.StepCards`; a Protocol
     here, which that module's imports would otherwise make a cycle)."""
 
     ts: str | None  # the cards' stream, while no post has taken it
@@ -57,7 +57,7 @@ class RunContext:
     # ASSISTANT_MODEL), and the name and icon its posts and streams carry (chat:write.customize).
     model: str | None = None
     post_as: PostAs = field(default_factory=PostAs)
-    # The run's agent session is `processing` (assistant.run.progress): a stream it stops
+    # The run's agent session is `processing` (assistant.run.progress.indicators): a stream it stops
     # before its end says so, or Slack's default (`active`) would take the stop button away.
     in_session: bool = False
 

@@ -1,0 +1,78 @@
+"""What a run shows while it works (docs/architecture.md#the-agent-loop): its thread's agent
+session `processing` (`assistant.run.progress.sessions`), and `active` again when it ends; where
+Slack refuses sessions, the :eyes: reaction on the message being answered, or in a thread of the
+assistant panel Slack's status (`assistant.run.progress.panel_status`), decided by the thread's side
+metadata so that a resumed run knows it too."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.run.progress.panel_status import PanelStatus
+from assistant.run.progress.sessions import ACTIVE, PROCESSING, AgentSessions
+from assistant.slack.connection import SLACK_FAILURES, slack_reason
+from context.storage import ThreadKey
+
+log = logging.getLogger(__name__)
+
+PROGRESS_REACTION = "eyes"
+
+
+@dataclass
+class Progress:
+    """What one run shows: `start` before its first Slack call, `end` however it ends."""
+
+    client: AsyncWebClient | None  # None: a replay, nobody to show it to
+    key: ThreadKey
+    message_ts: str  # the newest message the run answers
+    sessions: AgentSessions | None = None
+    panel_status: PanelStatus | None = None
+    title: str | None = None  # a new session's
+    initiator: str | None = None
+    in_session: bool = False  # the session is shown (not the reaction or the status)
+    in_panel: bool = False  # else: a thread of the assistant panel (its status)
+
+    async def start(self) -> None:
+        if self.client is None:
+            return
+        if self.sessions is not None:
+            try:
+                self.in_session = await self.sessions.set(
+                    self.key, PROCESSING, self.title, self.initiator
+                )
+            except SLACK_FAILURES as exc:  # shown the old way this once
+                log.info("setting the session in %s failed: %s", self.key, slack_reason(exc))
+        if not self.in_session:
+            self.in_panel = self.panel_status is not None and await self.panel_status.applies(
+                self.key
+            )
+            await self._show(True)
+
+    async def end(self) -> None:
+        if self.client is None:
+            return
+        if not self.in_session:
+            await self._show(False)
+            return
+        assert self.sessions is not None
+        try:
+            await self.sessions.set(self.key, ACTIVE)
+        except SLACK_FAILURES as exc:
+            log.info("ending the session in %s failed: %s", self.key, slack_reason(exc))
+
+    async def _show(self, working: bool) -> None:
+        assert self.client is not None
+        react = self.client.reactions_add if working else self.client.reactions_remove
+        try:
+            if self.in_panel and self.panel_status is not None:
+                await self.panel_status.show(self.key, working)
+            else:
+                await react(
+                    channel=self.key.channel, timestamp=self.message_ts, name=PROGRESS_REACTION
+                )
+        except SLACK_FAILURES as exc:
+            # Progress is a courtesy: failing to show it must not fail the run.
+            log.info("showing progress failed in %s: %s", self.key, slack_reason(exc))

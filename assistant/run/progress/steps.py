@@ -1,0 +1,110 @@
+"""The steps a run shows while it streams (docs/architecture.md#thinking-steps), derived from
+the log's entries alone, so a replay of a stored log shows the same ones.
+
+- each tool call other than `postMessage` and `finishRequest` (`getThreadHistory`: "Reading
+  the thread"; `expandEntry`: "Reading entry N in full") is one step: `in_progress` until
+  its result entry (the first system entry after it) is in the log, then `complete`, or
+  `error` when that entry is an `Error: …` (a call the run went on from without a result
+  is `complete`);
+- each message a person's entry links (read while their message was recorded, before the
+  run) is one step, "Reading a linked message" with the link as its source: `complete` when
+  the entry quotes it, `error` when it has a `(The linked message …)` note instead.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
+from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage
+
+Status = Literal["in_progress", "complete", "error"]
+
+# Slack's field rules for a task_update chunk (assistant/fakes/slack/chunks.py): a title this
+# long at most.
+MAX_TITLE = 256
+# A linked message, as assistant/intake/references.py finds them (at most 3 per message).
+_LINK = re.compile(
+    r"<(https://[A-Za-z0-9-]+(?:\.enterprise)?\.slack\.com/archives/[A-Z0-9]+/p\d{16})"
+    r"(?:\?[^|>]*)?(?:\|[^>]*)?>"
+)
+MAX_LINKS = 3
+# What references.py writes for each link, in the links' order, after the person's words.
+_OUTCOME = re.compile(
+    r'^(?:\(The linked message .*\)|You said earlier: ".*|.*(?:<@[A-Z0-9]+>|I) said:)$',
+    re.MULTILINE,
+)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step as Slack shows it: a task card."""
+
+    id: str
+    title: str
+    status: Status
+    source: str | None = None  # a URL the step read
+
+    def chunk(self) -> dict[str, Any]:
+        """The step as a `task_update` chunk."""
+        chunk: dict[str, Any] = {
+            "type": "task_update",
+            "id": self.id,
+            "title": self.title[:MAX_TITLE],
+            "status": self.status,
+        }
+        if self.source is not None:
+            chunk["sources"] = [{"type": "url", "url": self.source, "text": "linked message"}]
+        return chunk
+
+
+def steps(entries: Sequence[Entry], first: int = 0) -> list[Step]:
+    """The steps of the entries from index `first` on, in the log's order."""
+    found: list[Step] = []
+    for position, entry in enumerate(entries):
+        if entry.index < first:
+            continue
+        if isinstance(entry, UserEntry):
+            found += _link_steps(entry)
+        elif isinstance(entry, AssistantEntry):
+            title = _title(entry.content)
+            if title is not None:
+                status = _status(entries[position + 1 :])
+                found.append(Step(f"entry-{entry.index}", title, status))
+    return found
+
+
+def _title(call: object) -> str | None:
+    if isinstance(call, PostMessage | FinishRequest):
+        return None  # the answer itself, and the end of the run: not steps
+    if isinstance(call, GetThreadHistory):
+        return "Reading the thread"
+    if isinstance(call, ExpandEntry):
+        return f"Reading entry {call.index} in full"
+    return f"Calling {getattr(call, 'toolCall', 'a tool')}"
+
+
+def _status(after: Sequence[Entry]) -> Status:
+    for entry in after:
+        if isinstance(entry, AssistantEntry):
+            return "complete"  # the run went on without a result (logs of other bots)
+        if isinstance(entry, SystemEntry):
+            return "error" if entry.content.startswith(FAILURE_PREFIX) else "complete"
+    return "in_progress"
+
+
+def _link_steps(entry: UserEntry) -> list[Step]:
+    links = list(dict.fromkeys(_LINK.findall(entry.content.text)))[:MAX_LINKS]
+    outcomes = _OUTCOME.findall(entry.content.text)[-len(links) :] if links else []
+    return [
+        Step(
+            f"entry-{entry.index}-link-{number}",
+            "Reading a linked message",
+            "error" if outcome.startswith("(") else "complete",
+            link,
+        )
+        for number, (link, outcome) in enumerate(zip(links, outcomes, strict=False))
+    ]

@@ -1,0 +1,107 @@
+"""The stop button's end of a run (docs/architecture.md#the-stop-button): once the scheduler
+has stopped the run (or found the stop before one started), the streams Slack named stay as
+they are, any other stream the run left open is stopped as it is, a system entry says who
+pressed stop, when, and what had been shown, and raises answered_through to what the stop
+covers (the requests count as answered: no apology), and the session leaves `processing`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.run.loop.recorder import Recorder
+from assistant.run.progress.sessions import ACTIVE, AgentSessions
+from assistant.run.scheduling.lease import ensure_lease
+from assistant.run.streaming.leftovers import briefly
+from assistant.slack.connection import SLACK_FAILURES
+from context.entry import STOP_PREFIX
+from context.storage import StopRequest, ThreadKey
+from context.storage.reads import read
+
+log = logging.getLogger(__name__)
+
+GONE = frozenset({"message_not_in_streaming_state", "message_not_found"})  # stopped already
+
+
+@dataclass(frozen=True)
+class StopRecorder:
+    recorder: Recorder
+    client: AsyncWebClient
+    sessions: AgentSessions | None = None
+    stream_client: AsyncWebClient | None = None  # for chat.stopStream, without retries
+
+    async def __call__(
+        self, key: ThreadKey, stop: StopRequest, shown: list[tuple[str, str]]
+    ) -> None:
+        """`shown`: the run's streamed messages when it stopped, (ts, the text shown)."""
+        sessions = self.sessions is not None and self.sessions.applies(key.team)
+        kept = await self._keep_streams(key, stop, sessions)
+        entries = await self.recorder.entries(key)
+        asker = next(
+            (e.content.userid for e in reversed(entries[: stop.through + 1]) if e.role == "user"),
+            None,
+        )
+        ensure_lease()
+        await self.recorder.record(
+            key, stop_entry(stop, asker, shown, kept), answered_through=stop.through
+        )
+        if sessions and self.sessions is not None:
+            try:
+                await self.sessions.set(key, ACTIVE)
+            except SLACK_FAILURES as exc:
+                log.info("ending the session in %s failed: %s", key, briefly(exc))
+
+    async def _keep_streams(self, key: ThreadKey, stop: StopRequest, sessions: bool) -> int:
+        """Leave the streams as they show now: those Slack stopped, and the others the run
+        left open, stopped here (ending the session's work). How many there were."""
+        store = self.recorder.store
+        streams = await read(store, store.open_streams, key)
+        # Streams Slack stopped whose ts the run never learnt: a start in flight when it was
+        # stopped made each. They settle its record: the message stays, as the others do.
+        unconfirmed = len(set(stop.streams) - {s.ts for s in streams if s.state == "open"})
+        kept = []
+        for stream in streams:
+            if stream.state == "starting" and unconfirmed:
+                unconfirmed -= 1
+                kept.append(stream)
+                continue
+            if stream.state != "open":
+                continue  # a start never confirmed, or one owed deletion: as after a crash
+            if stream.ts not in stop.streams:
+                ensure_lease()
+                try:
+                    await (self.stream_client or self.client).chat_stopStream(
+                        channel=key.channel, ts=stream.ts,
+                        session_status=ACTIVE if sessions else None,
+                    )  # fmt: skip
+                except SLACK_FAILURES as exc:
+                    if briefly(exc) not in GONE:
+                        log.warning("could not stop stream %s: %s", stream.ts, briefly(exc))
+                        continue  # still open: deleted later, as a stream left over
+            kept.append(stream)
+        # A finished message from now on, not a stream to clean up.
+        await asyncio.to_thread(store.change_open_streams, key, (), kept)
+        return len({s.ts for s in kept if s.state == "open"} | set(stop.streams))
+
+
+def stop_entry(
+    stop: StopRequest, asker: str | None, shown: list[tuple[str, str]], streams: int
+) -> str:
+    """The system entry of a stop (docs/log-format.md#how-a-run-ends)."""
+    when = datetime.fromtimestamp(float(stop.at or 0), UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    who = f"<@{stop.user}>"
+    text = f"{STOP_PREFIX}{who} pressed stop at {when}"
+    if asker is not None and asker != who:
+        text += f" (not {asker}, who asked)"
+    text += "; the answer stopped there, and the request counts as answered."
+    texts = [json.dumps(shown_text, ensure_ascii=False) for _, shown_text in shown if shown_text]
+    if texts:
+        return f"{text} What it had streamed stays in the thread: {' '.join(texts)}."
+    if streams:
+        return f"{text} What it had streamed stays in the thread ({streams} message(s))."
+    return f"{text} Nothing of it had been shown."
