@@ -23,7 +23,6 @@ from assistant.commands.io import (
     read_input,
     read_text,
     redaction_key_path,
-    write_output,
     write_redaction_key,
 )
 from assistant.commands.replay import model_settings, read_persona
@@ -31,11 +30,14 @@ from assistant.commands.stored import existing_store
 from assistant.eval.ask import Asker, Config
 from assistant.eval.cases import Case, cases_of
 from assistant.eval.judge import Judge
-from assistant.eval.report import Run, as_json, markdown, summary_line, table
+from assistant.eval.report import Run, markdown, summary_line, table, write_json
 from assistant.eval.runner import CaseResult, Totals, run_cases
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
+from assistant.eval.spool import ResultSpool, Rows
+from assistant.model.client import ModelClient
 from assistant.run.loop.prompt import PromptBudget
 from assistant.settings import Settings, SettingsError, load_usage_settings
+from context.channels import merged
 from context.entry import Entry
 from context.redaction import Redactor
 from context.storage import Store, ThreadKey
@@ -235,7 +237,10 @@ def _thread_cases(
     store: Store, key: ThreadKey, entries: list[Entry] | None = None
 ) -> Iterator[Case]:
     entries = store.entries(key) if entries is None else entries
-    yield from cases_of(str(key), entries, store.metadata(key), store.votes(key))
+    # The model a run in the thread's channel asks now: the channel's own, if it sets one.
+    model = merged(*store.channel_configs_in_force(key.team, key.channel))["model"]
+    assert model is None or isinstance(model, str)
+    yield from cases_of(str(key), entries, store.metadata(key), store.votes(key), model)
 
 
 def _log_file(path: Path) -> list[Entry]:
@@ -321,8 +326,12 @@ def run_eval(args: argparse.Namespace) -> int:
             configs.append(_against(args.against, settings))
         if not args.demo_model:  # the demo's model is local and free
             _estimate(args, settings, configs, sources, store)
-        runs = [asyncio.run(_run(config, settings, sources, store, args)) for config in configs]
-    _show(args, runs)
+        runs = []
+        for config in configs:
+            spool = ResultSpool()
+            stack.callback(spool.close)
+            runs.append(asyncio.run(_run(config, settings, sources, store, args, spool)))
+        _show(args, runs)
     if not runs[0].totals.cases:
         print("eval: the inputs hold no decision to evaluate", file=sys.stderr)
     errors = sum(run.totals.errors for run in runs)
@@ -355,8 +364,7 @@ def _estimate(
         raise CliError(str(exc)) from None
     found = estimate(
         sources.cases(store),
-        _budget(configs[0], settings),
-        [config.model for config in configs],
+        [(config, _budgets(config, settings)) for config in configs],
         args.trials,
         prices,
     )
@@ -370,10 +378,18 @@ def _estimate(
         raise CliError("not run")
 
 
-def _budget(config: Config, settings: Settings) -> PromptBudget:
-    return PromptBudget.for_window(
-        config.model, settings.assistant_context_tokens, settings.assistant_answer_tokens
-    )
+def _budgets(config: Config, settings: Settings) -> Callable[[str], PromptBudget]:
+    """The context budget of a model under `config` (its instructions count in it)."""
+
+    def budget(model: str) -> PromptBudget:
+        return PromptBudget.for_window(
+            model,
+            settings.assistant_context_tokens,
+            settings.assistant_answer_tokens,
+            config.instructions,
+        )
+
+    return budget
 
 
 def _save(directory: Path, sources: Sources, store: Store | None, key_file: str | None) -> int:
@@ -408,6 +424,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> Config:
         name,
         _instructions(args.instructions_file) if args.instructions_file else None,
         args.instructions_file,
+        channel_models=not args.model and not args.demo_model,
     )
 
 
@@ -449,6 +466,7 @@ def _against(text: str, settings: Settings) -> Config:
         strings["name"] or "",
         _instructions(instructions_file) if instructions_file else None,
         instructions_file,
+        channel_models=strings["model"] is None,
     )
 
 
@@ -458,30 +476,38 @@ async def _run(
     sources: Sources,
     store: Store | None,
     args: argparse.Namespace,
+    spool: ResultSpool,
 ) -> Run:
+    """The configuration's run: each case's result spooled as it ends, the totals kept."""
     totals = Totals()
     progress = Progress(sys.stderr, config.label, sources.known_total())
     options = settings.model_options()
+
+    def done(result: CaseResult) -> None:
+        spool.add(result)
+        progress.done(result)
+
     async with contextlib.AsyncExitStack() as stack:
-        asker = await stack.enter_async_context(Asker(config, options, _budget(config, settings)))
+        model = await stack.enter_async_context(ModelClient(Asker.options(config, options)))
+        asker = Asker(config, model, _budgets(config, settings))
         judge = None
         if args.judge:
             base_url = args.judge_base_url or config.base_url or options.base_url
-            judging = replace(options, model=args.judge, base_url=base_url)
-            judge = await stack.enter_async_context(Judge(judging))
-        results = await run_cases(
+            judging = replace(options, model=args.judge, base_url=base_url, instructions=None)
+            judge = Judge(await stack.enter_async_context(ModelClient(judging)))
+        await run_cases(
             sources.cases(store),
             asker,
             args.trials,
             args.concurrency,
             settings.post_caps(),
-            progress.done,
+            done,
             totals,
             judge,
             shown=bool(args.json or args.report),
         )
     progress.end()
-    return Run(config, results, totals)
+    return Run(config, spool, totals)
 
 
 class Progress:
@@ -515,11 +541,21 @@ class Progress:
 
 
 def _show(args: argparse.Namespace, runs: list[Run]) -> None:
-    if args.report:
-        write_output(markdown(runs, args.trials), args.report)
-    if args.json:
-        write_output(as_json(runs, args.trials), None)
-    else:
-        write_output(table(runs, args.trials), None)
+    """The results, read back from their spools a case at a time."""
+    rows = Rows([run.results for run in runs])
+    try:
+        if args.report:
+            try:
+                with open(args.report, "w", encoding="utf-8") as report:
+                    markdown(runs, rows, args.trials, report)
+            except OSError as exc:
+                raise CliError(f"cannot write {named(args.report)}: {exc.strerror}") from None
+        if args.json:
+            write_json(runs, rows, args.trials, sys.stdout)
+        else:
+            table(runs, rows, args.trials, sys.stdout)
+        sys.stdout.flush()
+    finally:
+        rows.close()
     for run in runs:
         print(f"eval: {summary_line(run, args.trials)}", file=sys.stderr)

@@ -5,9 +5,8 @@ written, nothing is posted."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from types import TracebackType
-from typing import Self
 
 from assistant.eval.cases import Case
 from assistant.model.attempts import ModelError
@@ -33,6 +32,8 @@ class Config:
     name: str = ""  # how reports name it (the model, unless told)
     instructions: str | None = None  # replaces the fixed system message of every call
     instructions_name: str | None = None
+    # No model was named: a case from a channel with a model of its own is asked of it.
+    channel_models: bool = False
 
     @property
     def label(self) -> str:
@@ -46,6 +47,7 @@ class Config:
             "persona": self.persona_name,
             "temperature": self.temperature,
             "instructions": self.instructions_name,
+            "channel_models": self.channel_models,
         }
 
 
@@ -61,48 +63,60 @@ class Answer:
 
 
 class Asker:
-    """One model client for a configuration: `async with Asker(…) as asker: await
-    asker.ask(case)`; calls from many tasks at once share its connections."""
+    """Asks one configuration the cases, through a model client the caller owns (opened with
+    `Asker.options`); calls from many tasks at once share its connections. `budget_of`: the
+    context budget of a model (its tokenizer, the configuration's instructions)."""
 
-    def __init__(self, config: Config, options: ModelOptions, budget: PromptBudget) -> None:
+    def __init__(
+        self, config: Config, model: ModelClient, budget_of: Callable[[str], PromptBudget]
+    ) -> None:
         self.config = config
-        self._options = replace(
+        self._model = model
+        self._budget_of = budget_of
+        self._budgets: dict[str, PromptBudget] = {}
+
+    @staticmethod
+    def options(config: Config, options: ModelOptions) -> ModelOptions:
+        """The model client's options for `config`."""
+        return replace(
             options,
             model=config.model,
             base_url=config.base_url if config.base_url is not None else options.base_url,
             temperature=config.temperature,
             instructions=config.instructions,
         )
-        self._budget = budget
-        self._model: ModelClient | None = None
 
-    async def __aenter__(self) -> Self:
-        self._model = ModelClient(self._options)
-        return self
+    def model_of(self, case: Case) -> str | None:
+        """The model a case is asked of, when not the configuration's: its channel's, as a
+        run there would ask, unless a model was named."""
+        return case.model if self.config.channel_models else None
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if self._model is not None:
-            await self._model.close()
+    def _budget(self, model: str) -> PromptBudget:
+        if model not in self._budgets:
+            self._budgets[model] = self._budget_of(model)
+        return self._budgets[model]
 
     async def ask(self, case: Case) -> Answer:
-        assert self._model is not None, "use `async with`"
         entries = list(case.before)
         if self.config.persona is not None:
             try:
                 entries = with_persona(entries, self.config.persona)
             except ValueError as exc:
                 return Answer(failure=str(exc))
+        model = self.model_of(case)
+        budget = self._budget(model or self.config.model)
+        if budget.tokens < 1:
+            return Answer(
+                failure=f"the prompt does not fit the context budget: the instructions and "
+                f"tools take {budget.fixed} tokens and the answer {budget.answer}, which "
+                "leaves the log nothing"
+            )
         try:
-            prompt = self._budget.prompts(ContextLog(entries)).next()
+            prompt = budget.prompts(ContextLog(entries)).next()
         except BudgetError as exc:
             return Answer(failure=f"the prompt does not fit the context budget: {exc}")
         try:
-            reply = await self._model.next_step(prompt.text)
+            reply = await self._model.next_step(prompt.text, model=model)
         except ModelError as exc:
             return Answer(failure=f"the model call failed: {exc}")
         calls: list[ToolCall | ToolCallError] = []

@@ -30,6 +30,7 @@ class Case:
     at: int  # the index of the reference's first entry
     reference: tuple[AssistantEntry, ...]
     feedback: Feedback | None = None
+    model: str | None = None  # its channel's own model (ASSISTANT_MODEL when None)
 
     @property
     def id(self) -> str:
@@ -82,6 +83,7 @@ def cases_of(
     entries: Sequence[Entry],
     metadata: Sequence[EntryMeta] | None = None,
     votes: Sequence[Vote] = (),
+    model: str | None = None,
 ) -> Iterator[Case]:
     """Every decision of the log as a case (a decision at entry 0 has no log before it)."""
     if metadata is not None and len(metadata) != len(entries):
@@ -90,10 +92,12 @@ def cases_of(
         if indexes[0] == 0:
             continue
         reference = tuple(e for e in (entries[i] for i in indexes) if isinstance(e, AssistantEntry))
-        yield Case(source, entries, indexes[0], reference, feedback_of(indexes, votes))
+        yield Case(source, entries, indexes[0], reference, feedback_of(indexes, votes), model)
 
 
-def case_of_json(source: str, entries: Sequence[Entry], data: object) -> Case:
+def case_of_json(
+    source: str, entries: Sequence[Entry], data: object, model: str | None = None
+) -> Case:
     """A case as an eval set's file stores it; ValueError saying what is wrong."""
     if not isinstance(data, dict):
         raise ValueError("a case must be an object")
@@ -110,7 +114,7 @@ def case_of_json(source: str, entries: Sequence[Entry], data: object) -> Case:
         raise ValueError("`reference` names an entry that is not a tool call")
     if feedback is not None and feedback not in ("beat", "keep"):
         raise ValueError('`feedback` must be null, "beat" or "keep"')
-    return Case(source, entries, at, tuple(calls), feedback)
+    return Case(source, entries, at, tuple(calls), feedback, model)
 
 
 def _indexes_from(value: object, at: int, size: int) -> bool:

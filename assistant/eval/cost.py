@@ -1,15 +1,17 @@
 """What an eval run will cost, estimated before it starts: each case's prompt as the prompt
-of its log (the fixed part, then the log's text up to the context budget) and its answer as
-long as the recorded step, priced with `ASSISTANT_PRICES` (the table of `assistant usage`)."""
+of its log (the fixed part, the configuration's instructions counted, then the log's text up
+to the context budget) and its answer as long as the recorded step, priced with
+`ASSISTANT_PRICES` (the table of `assistant usage`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from assistant.eval.ask import Config
 from assistant.eval.cases import Case
 from assistant.price_settings import PriceTable
-from assistant.run.loop.prompt import PromptBudget, fixed_tokens
+from assistant.run.loop.prompt import PromptBudget
 
 
 @dataclass
@@ -33,31 +35,39 @@ class Estimate:
 
 def estimate(
     cases: Iterable[Case],
-    budget: PromptBudget,
-    models: list[str],
+    configs: Sequence[tuple[Config, Callable[[str], PromptBudget]]],
     trials: int,
     prices: PriceTable | None,
 ) -> Estimate:
-    """The run's calls and tokens (each case `trials` times for each of `models`)."""
+    """The run's calls and tokens: each case `trials` times under each configuration, asked
+    of the model it would be (a channel's own, `Asker.model_of`), whose budget (its window,
+    its instructions) bounds the prompt."""
     found = Estimate()
-    counter = budget.counter
-    fixed = fixed_tokens(counter)
+    budgets: dict[tuple[int, str], PromptBudget] = {}
+    counter = None
     # A log's cases come one after another: its entries are counted once, then let go.
     log: object = None
     counted: list[int] = []  # the tokens of the log's entries 0, 1, …
-    prompt = answer = 0
+    tokens: dict[str, list[int]] = {}  # per model: prompt and answer tokens of one trial
     for case in cases:
         found.cases += 1
         if case.log is not log:
             log, counted = case.log, []
-        while len(counted) < case.at:
-            counted.append(counter.count(case.log[len(counted)].canonical_json()))
-        prompt += fixed + min(sum(counted[: case.at]), budget.tokens)
-        answer += sum(counter.count(entry.canonical_json()) for entry in case.reference)
-    runs = trials * len(models)
-    found.calls = found.cases * runs
-    found.prompt_tokens, found.completion_tokens = prompt * runs, answer * runs
-    for model in models:
+        for number, (config, budget_of) in enumerate(configs):
+            model = (case.model if config.channel_models else None) or config.model
+            if (number, model) not in budgets:
+                budgets[number, model] = budget_of(model)
+            budget = budgets[number, model]
+            counter = counter or budget.counter  # one count of the logs is close enough
+            while len(counted) < case.at:
+                counted.append(counter.count(case.log[len(counted)].canonical_json()))
+            figures = tokens.setdefault(model, [0, 0])
+            figures[0] += budget.fixed + min(sum(counted[: case.at]), max(budget.tokens, 0))
+            figures[1] += sum(counter.count(entry.canonical_json()) for entry in case.reference)
+    found.calls = found.cases * trials * len(configs)
+    found.prompt_tokens = sum(prompt for prompt, _ in tokens.values()) * trials
+    found.completion_tokens = sum(answer for _, answer in tokens.values()) * trials
+    for model, (prompt, answer) in tokens.items():
         price = prices.price_of(model) if prices is not None else None
         if price is None:
             found.unpriced.append(model)

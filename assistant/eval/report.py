@@ -1,18 +1,21 @@
 """What `assistant eval` shows: a table on the terminal, `--json`, and the Markdown report
 (`--report FILE`) whose cases set the recorded step beside the new one in the console
 trace's emoji format. With `--against`, the two configurations side by side, the cases the
-configuration under test does worse on first."""
+configuration under test does worse on first. Each is written a case at a time from the
+spooled results (`assistant/eval/spool.py`), never held whole."""
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from assistant.eval.ask import Config
 from assistant.eval.runner import CaseResult, Totals
 from assistant.eval.scores import wilson
+from assistant.eval.spool import ResultSpool, Rows
 from assistant.replay.markdown import fenced, inline
 from context.render import printable
 
@@ -22,7 +25,7 @@ class Run:
     """One configuration's results."""
 
     config: Config
-    results: list[CaseResult]
+    results: ResultSpool
     totals: Totals
 
 
@@ -37,94 +40,101 @@ def summary_line(run: Run, k: int) -> str:
     return f"{line}, {t.errors} errors"
 
 
-def table(runs: Sequence[Run], k: int) -> str:
-    """One row a case: its reference's kind and each configuration's passes."""
+def table(runs: Sequence[Run], rows: Rows, k: int, out: TextIO) -> None:
+    """One row a case: its reference's kind and each configuration's passes (the rows read
+    twice: once for the columns' widths)."""
     labels = [run.config.label for run in runs]
-    rows = [["case", "feedback", "reference", *labels]]
+    head = ["case", "feedback", "reference", *labels]
     if len(runs) == 2:
-        rows[0].append("winner")
-    for row in _rows(runs):
+        head.append("winner")
+    widths = [len(cell) for cell in head]
+    for cells in _cells(rows, labels):
+        widths = [max(w, len(cell)) for w, cell in zip(widths, cells, strict=True)]
+    for row in itertools.chain([head], _cells(rows, labels)):
+        line = "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True))
+        out.write(line.rstrip() + "\n")
+    for run in runs:
+        out.write(summary_line(run, k) + "\n")
+
+
+def _cells(rows: Rows, labels: list[str]) -> Iterable[list[str]]:
+    for row in rows:
         cells = [printable(row[0].id), row[0].feedback or "", row[0].reference_kind]
         cells += [f"{r.passes}/{len(r.trials)} {_kinds(r)}" for r in row]
-        if len(runs) == 2:
+        if len(labels) == 2:
             cells.append(_winner(row[0], row[1], labels))
-        rows.append(cells)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-        for row in rows
-    ]
-    lines += [summary_line(run, k) for run in runs]
-    return "\n".join(lines) + "\n"
+        yield cells
 
 
-def as_json(runs: Sequence[Run], k: int) -> str:
-    document: dict[str, Any] = {
+def write_json(runs: Sequence[Run], rows: Rows, k: int, out: TextIO) -> None:
+    """One JSON document, `{"configs", "summary", "cases"}`, written a case at a time."""
+    head = {
         "configs": [run.config.describe() for run in runs],
         "summary": [run.totals.as_json(k) for run in runs],
-        "cases": [],
     }
+    text = json.dumps(head, ensure_ascii=False, indent=2)
+    out.write(text[: text.rindex("}")].rstrip() + ',\n  "cases": [')
     labels = [run.config.label for run in runs]
-    for row in _rows(runs):
+    for number, row in enumerate(rows):
         item: dict[str, Any] = {"case": row[0].id, "results": [r.as_json() for r in row]}
         if len(runs) == 2:
             item["winner"] = _winner(row[0], row[1], labels)
-        document["cases"].append(item)
-    return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+        shown = json.dumps(item, ensure_ascii=False, indent=2).replace("\n", "\n    ")
+        out.write(("," if number else "") + "\n    " + shown)
+    out.write("\n  ]\n}\n")
 
 
-def markdown(runs: Sequence[Run], k: int) -> str:
-    out = ["# Evaluation", ""]
+def markdown(runs: Sequence[Run], rows: Rows, k: int, out: TextIO) -> None:
+    head = ["# Evaluation", ""]
     for run in runs:
         c = run.config
         persona = c.persona_name or "each log's own (entry 0)"
         heat = "the service's default" if c.temperature is None else f"{c.temperature:g}"
         instructions = c.instructions_name or "the fixed system message"
-        out.append(
-            f"- **{inline(c.label)}**: model `{inline(c.model)}`, persona {inline(persona)}, "
+        model = f"`{inline(c.model)}`"
+        if c.channel_models:
+            model += " (a channel's own where it sets one)"
+        head.append(
+            f"- **{inline(c.label)}**: model {model}, persona {inline(persona)}, "
             f"instructions {inline(instructions)}, temperature {heat}"
         )
-    out += ["", "## Summary", ""]
-    out += [f"- {inline(summary_line(run, k))}" for run in runs]
-    out += ["", "## Cases", ""]
+    head += ["", "## Summary", ""]
+    head += [f"- {inline(summary_line(run, k))}" for run in runs]
+    head += ["", "## Cases", ""]
     if len(runs) == 2:
-        out.append(f"Worse under {inline(runs[0].config.label)} first.")
-        out.append("")
-    for number, row in enumerate(_rows(runs), 1):
-        first = row[0]
-        head = f"### {number}. {inline(first.id)}"
-        if first.feedback:
-            head += " (👎 to beat)" if first.feedback == "beat" else " (👍 to keep)"
-        out += [head, ""]
-        for run, result in zip(runs, row, strict=True):
-            passed = f"{result.passes}/{len(result.trials)} passed"
-            out.append(f"- {inline(run.config.label)}: {passed} ({_kinds(result)})")
-            problems = sorted({p for t in result.trials for p in t.problems})
-            out += [f"  - {inline(problem)}" for problem in problems]
-            out += [
-                f"  - judge: {t.verdict}: {inline(t.reason or '')}"
-                for t in result.trials
-                if t.verdict is not None
-            ]
-        out += ["", "Recorded:", "", *fenced(first.reference_shown.splitlines())]
-        for run, result in zip(runs, row, strict=True):
-            out += [
-                "",
-                f"{inline(run.config.label)}:",
-                "",
-                *fenced(result.answer_shown.splitlines()),
-            ]
-        out.append("")
-    return "\n".join(out)
+        head.append(f"Worse under {inline(runs[0].config.label)} first.")
+        head.append("")
+    out.write("\n".join(head) + "\n")
+    for number, row in enumerate(rows, 1):
+        out.write("\n".join(_case(runs, number, row)) + "\n")
 
 
-def _rows(runs: Sequence[Run]) -> list[list[CaseResult]]:
-    """Each case's results, one per configuration; compared, the cases where the first
-    configuration does worse than the second come first, the worst first."""
-    rows = [list(row) for row in zip(*(run.results for run in runs), strict=True)]
-    if len(runs) == 2:
-        rows.sort(key=lambda row: (row[0].pass_at_1 - row[1].pass_at_1, row[0].number))
-    return rows
+def _case(runs: Sequence[Run], number: int, row: list[CaseResult]) -> list[str]:
+    first = row[0]
+    title = f"### {number}. {inline(first.id)}"
+    if first.feedback:
+        title += " (👎 to beat)" if first.feedback == "beat" else " (👍 to keep)"
+    out = [title, ""]
+    for run, result in zip(runs, row, strict=True):
+        passed = f"{result.passes}/{len(result.trials)} passed"
+        out.append(f"- {inline(run.config.label)}: {passed} ({_kinds(result)})")
+        problems = sorted({p for t in result.trials for p in t.problems})
+        out += [f"  - {inline(problem)}" for problem in problems]
+        out += [
+            f"  - judge: {t.verdict}: {inline(t.reason or '')}"
+            for t in result.trials
+            if t.verdict is not None
+        ]
+    out += ["", "Recorded:", "", *fenced(first.reference_shown.splitlines())]
+    for run, result in zip(runs, row, strict=True):
+        out += [
+            "",
+            f"{inline(run.config.label)}:",
+            "",
+            *fenced(result.answer_shown.splitlines()),
+        ]
+    out.append("")
+    return out
 
 
 def _winner(first: CaseResult, second: CaseResult, labels: list[str]) -> str:

@@ -1,12 +1,14 @@
 """Running cases against a configuration: each case `trials` times, at most `concurrency`
-model calls at once, the cases read as they are needed (at most `concurrency` cases held), and
-each case's result kept small: its scores and two rendered steps, not its log."""
+model calls at once, the cases read as they are needed (a few times `concurrency` held at
+most), each case's result handed on in the cases' order as soon as it and those before it
+ended, and kept small: its scores and two rendered steps, not its log. Nothing keeps the
+results: the caller spools them (`assistant/eval/spool.py`) and keeps only the `Totals`."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from assistant.eval.ask import Answer, Asker
@@ -43,6 +45,15 @@ class CaseResult:
     def pass_all(self) -> bool:
         """pass^k: every one of its k trials passed."""
         return bool(self.trials) and self.passes == len(self.trials)
+
+    def spooled(self) -> dict[str, Any]:
+        """All of it, as `unspooled` reads it back."""
+        return asdict(self)
+
+    @classmethod
+    def unspooled(cls, data: dict[str, Any]) -> CaseResult:
+        trials = [Trial(**(t | {"problems": tuple(t["problems"])})) for t in data["trials"]]
+        return cls(**(data | {"trials": trials}))
 
     def as_json(self) -> dict[str, Any]:
         low, high = wilson(self.passes, len(self.trials))
@@ -144,24 +155,47 @@ async def run_cases(
     totals: Totals,
     judge: Judge | None = None,
     shown: bool = True,
-) -> list[CaseResult]:
-    """Every case's result, in the order the cases came; `done` is told of each as it ends.
+) -> None:
+    """Each case's result to `done`, in the order the cases came, added to `totals`.
     `shown`: keep each case's two steps rendered (for --json and the report)."""
     units = _units(cases, trials)
     open_cases: dict[int, tuple[Case, CaseResult]] = {}
-    finished: list[CaseResult] = []
+    ended: dict[int, CaseResult] = {}  # cases that ended before one that came earlier
+    next_out = 0
+    # A slow case holds back the results after it: no new case is begun while this many
+    # wait. At least 2, so the case that holds them back can always take its next trial
+    # (only the newest case has trials not yet taken).
+    window = max(2, 4 * concurrency)
+    room = asyncio.Condition()
+
+    def hand_on(number: int, result: CaseResult) -> None:
+        nonlocal next_out
+        ended[number] = result
+        while next_out in ended:
+            out = ended.pop(next_out)
+            totals.add(out)
+            done(out)
+            next_out += 1
 
     async def worker() -> None:
-        for number, case, first in units:
-            if first:
-                reference = (
-                    "\n\n".join(render_entry(entry) for entry in case.reference) if shown else ""
-                )
-                kind = kind_of(case.reference[0].content)
-                open_cases[number] = (
-                    case,
-                    CaseResult(number, case.id, case.feedback, kind, reference),
-                )
+        while True:
+            async with room:
+                await room.wait_for(lambda: len(open_cases) + len(ended) < window)
+                unit = next(units, None)
+                if unit is None:
+                    return
+                number, case, first = unit
+                if first:
+                    reference = (
+                        "\n\n".join(render_entry(entry) for entry in case.reference)
+                        if shown
+                        else ""
+                    )
+                    kind = kind_of(case.reference[0].content)
+                    open_cases[number] = (
+                        case,
+                        CaseResult(number, case.id, case.feedback, kind, reference),
+                    )
             answer = await asker.ask(case)
             trial = score(case, answer, caps)
             compared = posts(case, answer) if judge is not None else None
@@ -176,13 +210,12 @@ async def run_cases(
                 result.answer_shown = shown_step(case, answer)
             result.trials.append(trial)
             if len(result.trials) == trials:
-                del open_cases[number]
-                totals.add(result)
-                finished.append(result)
-                done(result)
+                async with room:
+                    del open_cases[number]
+                    hand_on(number, result)
+                    room.notify_all()
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return sorted(finished, key=lambda result: result.number)
 
 
 def _units(cases: Iterable[Case], trials: int) -> Iterator[tuple[int, Case, bool]]:

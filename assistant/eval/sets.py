@@ -3,9 +3,11 @@
 
     manifest.json   {"format": "assistant-eval-set", "version": 1, "logs": 2, "cases": 5,
                      "files": ["logs/00001.json", "logs/00002.json"]}
-    logs/00001.json {"source": "T/C/1.2", "log": [entry, …],
+    logs/00001.json {"source": "T/C/1.2", "model": null, "log": [entry, …],
                      "cases": [{"at": 3, "reference": [3, 4], "feedback": null}, …]}
-"""
+
+`model`: the channel's own model, when the thread's channel sets one (asked of unless a
+model is named, as a run there would be)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from context.validate import validate_log
 FORMAT = "assistant-eval-set"
 VERSION = 1
 MANIFEST = "manifest.json"
+MODEL_CHARS = 100  # as a channel's own setting allows (`context/channels.py`)
 
 
 class EvalSetError(ValueError):
@@ -48,6 +51,7 @@ class SetWriter:
         name = f"logs/{len(self.files) + 1:05d}.json"
         document = {
             "source": source,
+            "model": cases[0].model,
             "log": [entry.as_dict() for entry in log],
             "cases": [case.as_json() for case in cases],
         }
@@ -108,11 +112,14 @@ def read_log_file(path: Path) -> tuple[str, list[Entry], list[Case]]:
     report = validate_log(json.dumps(log))
     if report.problems:
         raise EvalSetError(f"{path}: the log is not valid: {report.problems[0]}")
+    model = document.get("model")
+    if model is not None and not (isinstance(model, str) and 0 < len(model) <= MODEL_CHARS):
+        raise EvalSetError(f"{path}: `model` must be null or a model name")
     entries = report.entries
     found = []
     for number, data in enumerate(cases):
         try:
-            found.append(case_of_json(source, entries, data))
+            found.append(case_of_json(source, entries, data, model))
         except ValueError as exc:
             raise EvalSetError(f"{path}: case {number}: {exc}") from None
     return source, entries, found

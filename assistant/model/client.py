@@ -9,7 +9,8 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from types import TracebackType
+from typing import Any, Self, TypeVar
 
 import httpx2
 import openai
@@ -107,6 +108,19 @@ class ModelClient:
         self._transcriber = self._client.with_options(max_retries=options.max_retries)
         self.watcher: CallWatcher | None = None  # telemetry, when it is on
 
+    async def __aenter__(self) -> Self:
+        """`async with ModelClient(options) as model:` the one way a command owns a client
+        (`assistant eval`'s asker and judge, `assistant replay`): closed on the way out."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
     def _watch(self, prompt_text: str, model: str | None, streamed: bool) -> CallWatch | None:
         if self.watcher is None:
             return None
@@ -201,6 +215,33 @@ class ModelClient:
                 )
                 self.limits.remember_window(name, ServerWindow(tokens))
         return self.limits.window(name)
+
+    async def ask_json(self, instructions: str, text: str) -> ModelReply:
+        """One plain answer in JSON mode (`assistant eval --judge`): `instructions` as the
+        system message, `text` as the user's, temperature 0, no tools; with the client's
+        attempts and deadline. Raises ModelError."""
+        return await self._on_own_loop(self._ask_json(instructions, text))
+
+    async def _ask_json(self, instructions: str, text: str) -> ModelReply:
+        started = time.perf_counter()
+        body = {
+            "messages": [
+                {"role": "system", "content": instructions},
+                {"role": "user", "content": text},
+            ],
+            "response_format": {"type": "json_object"},
+            "temperature": 0,
+            **self._model_args(None),
+        }
+
+        async def attempt() -> ModelReply:
+            async with self._request(body, False) as response:
+                completion = parse_completion(
+                    response.content, response.headers.get("content-type", "")
+                )
+            return reply_of(completion, (time.perf_counter() - started) * 1000)
+
+        return await self._run(attempt, model=self._model)
 
     def asked(self, model: str | None) -> str:
         """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""

@@ -8,6 +8,7 @@ as they stood at the cut, when the replay is given them, else what the log holds
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -116,14 +117,17 @@ class Replayer:
     def __init__(self, settings: Settings, trace: Trace) -> None:
         self._settings = settings
         self._trace = trace
-        self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._store: Store | None = None
         self._model: ModelClient | None = None
+        self._owned = contextlib.AsyncExitStack()
 
     async def __aenter__(self) -> Self:
-        self._scratch = tempfile.TemporaryDirectory(prefix="assistant-replay-")
-        self._store = open_store(f"sqlite:///{Path(self._scratch.name) / 'replay.db'}")
-        self._model = ModelClient(self._settings.model_options())
+        owned = self._owned
+        scratch = owned.enter_context(tempfile.TemporaryDirectory(prefix="assistant-replay-"))
+        self._store = open_store(f"sqlite:///{Path(scratch) / 'replay.db'}")
+        owned.callback(self._store.close)
+        model = ModelClient(self._settings.model_options())
+        self._model = await owned.enter_async_context(model)
         return self
 
     async def __aexit__(
@@ -132,12 +136,7 @@ class Replayer:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._model is not None:
-            await self._model.close()
-        if self._store is not None:
-            self._store.close()
-        if self._scratch is not None:
-            self._scratch.cleanup()
+        await self._owned.aclose()
 
     async def replay(
         self,

@@ -18,6 +18,7 @@ from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.server import FakeOpenAI
 from assistant.model.instructions import SYSTEM_MESSAGE
+from context.channels import ChannelConfig
 from context.entry import UserContent
 from context.storage import ThreadKey, open_store
 from context.storage.tables import moment
@@ -206,7 +207,10 @@ def test_instructions_are_replaced_for_the_configuration_that_asks(env, model, l
     assert all(r["messages"][0]["content"] == "Call tools. Be brief." for r in theirs)
     assert all(r["temperature"] == 0 for r in theirs)
     text = report.read_text(encoding="utf-8")
-    assert "- **brief**: model `gpt-4o-mini`, persona each log's own (entry 0), " in text
+    assert (
+        "- **brief**: model `gpt-4o-mini` (a channel's own where it sets one), "
+        "persona each log's own (entry 0), " in text
+    )
     assert "instructions rules.txt, temperature 0" in text
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"model": 5}), encoding="utf-8")
@@ -475,3 +479,58 @@ def test_all_takes_the_filters(env, model, store_url, tmp_path):
     assert listed("--channel", "C0EVAL", "--team", "T0OTHER") == [str(others[0])]
     assert listed("--since", "2d") == [str(THREAD), str(THREAD), str(others[0])]
     assert listed("--until", "2d") == [str(others[1])]
+
+
+def test_a_channel_s_own_model_is_asked_unless_a_model_is_named(env, model, store_url, tmp_path):
+    """As a run in the channel would ask it; a saved set keeps it."""
+    store = open_store(store_url)
+    try:
+        store_thread(store)
+        own = ChannelConfig(team=THREAD.team, channel=THREAD.channel, model="gpt-channel")
+        store.set_channel_config(own)
+    finally:
+        store.close()
+    env = {**env, "DATABASE_URL": store_url}
+    saved = evaluate(env, tmp_path, str(THREAD), "--save", str(tmp_path / "set"))
+    assert saved.returncode == 0, saved.stderr
+    runs = [(str(THREAD),), (str(tmp_path / "set"),), (str(THREAD), "--model", "gpt-named")]
+    for args in runs:
+        model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call()))
+        result = evaluate(env, tmp_path, *args, "--json")
+        assert result.returncode == 0, result.stderr
+        channel_models = results(result)["configs"][0]["channel_models"]
+        assert channel_models is ("--model" not in args)
+    assert [r["model"] for r in model.requests] == ["gpt-channel"] * 4 + ["gpt-named"] * 2
+
+
+def test_the_instructions_file_counts_in_the_context_budget(env, model, log_file, tmp_path):
+    (tmp_path / "long.txt").write_text("Call a tool, then another. " * 2_000, encoding="utf-8")
+    env = {**env, "ASSISTANT_CONTEXT_TOKENS": "8000", "ASSISTANT_ANSWER_TOKENS": "100"}
+    result = evaluate(env, tmp_path, str(log_file), "--instructions-file", "long.txt", "--json")
+    assert result.returncode == 1, result.stderr
+    assert model.requests == []  # no prompt over the window is sent
+    scores = [case["results"][0]["scores"][0] for case in results(result)["cases"]]
+    assert [score["kind"] for score in scores] == ["error", "error"]
+    assert all("leaves the log nothing" in score["problems"][0] for score in scores)
+    estimate = next(line for line in result.stderr.splitlines() if "estimate" in line)
+    prompt = int(estimate.split("about ")[1].split(" prompt")[0].replace(",", ""))
+    assert prompt > 2 * 10_000  # the instructions' tokens, in each of the two calls
+
+
+def test_many_cases_at_once_come_out_in_their_order(model, env, tmp_path):
+    """Results are spooled as cases end (in any order) and shown in the cases' order."""
+    model.default = replies.tool_calls(history_call())
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for number in range(6):
+        (logs / f"{number}.json").write_text(log_json(), encoding="utf-8")
+    args = ("--concurrency", "5", "--trials", "2", "--json", "--report", "eval.md", "--yes")
+    result = run_assistant("eval", str(logs), *args, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    expected = [f"{logs / f'{n}.json'}@{at}" for n in range(6) for at in (2, 4)]
+    document = results(result)
+    assert [case["case"] for case in document["cases"]] == expected
+    assert document["summary"][0]["cases"] == 12 and len(model.requests) == 24
+    report = (tmp_path / "eval.md").read_text(encoding="utf-8")
+    headings = [line for line in report.splitlines() if line.startswith("### ")]
+    assert headings == [f"### {n}. {case}" for n, case in enumerate(expected, 1)]

@@ -24,10 +24,12 @@ HEAD_CHARS = 2_000  # what the prompt keeps of a long text before the expandEntr
 SCALE_MARGIN = 1.05
 
 
-def fixed_tokens(counter: TokenCounter) -> int:
-    """What every call spends before the log: the system message and the tool schemas."""
+def fixed_tokens(counter: TokenCounter, instructions: str | None = None) -> int:
+    """What every call spends before the log: the system message (`instructions`, where
+    `assistant eval --instructions-file` replaces it) and the tool schemas."""
     tools = json.dumps(TOOL_SCHEMAS, ensure_ascii=False, separators=(",", ":"))
-    return counter.count(SYSTEM_MESSAGE) + counter.count(tools) + MESSAGE_FRAMING_TOKENS
+    system = SYSTEM_MESSAGE if instructions is None else instructions
+    return counter.count(system) + counter.count(tools) + MESSAGE_FRAMING_TOKENS
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,14 @@ class PromptBudget:
     fixed: int = 0  # and for what every call sends besides the log (`fixed_tokens`)
 
     @classmethod
-    def for_window(cls, model: str, context_tokens: int, answer_tokens: int) -> PromptBudget:
+    def for_window(
+        cls, model: str, context_tokens: int, answer_tokens: int, instructions: str | None = None
+    ) -> PromptBudget:
         """The model's window minus the answer's reserve and the fixed part; settings
-        validation (`assistant.settings`) makes sure at least MIN_LOG_TOKENS remain."""
+        validation (`assistant.settings`) makes sure at least MIN_LOG_TOKENS remain (for
+        the fixed instructions: other `instructions` may leave the log less, or nothing)."""
         counter = counter_for(model)
-        fixed = fixed_tokens(counter)
+        fixed = fixed_tokens(counter, instructions)
         return cls(context_tokens - answer_tokens - fixed, counter, answer_tokens, fixed)
 
     def within(self, window: ServerWindow | None) -> PromptBudget:
