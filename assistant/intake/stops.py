@@ -41,8 +41,10 @@ class StopButton:
             )
             return
         assert isinstance(team, str) and isinstance(channel, str) and isinstance(thread_ts, str)
+        assert isinstance(user, str)
         key = ThreadKey(team, channel, thread_ts)
-        at = event.get("event_ts") if isinstance(event.get("event_ts"), str) else ""
+        event_ts = event.get("event_ts")
+        at = event_ts if isinstance(event_ts, str) else ""
         stop = await self.recorder.call(
             self.recorder.store.request_stop, key, user, at, tuple(streams)
         )

@@ -6,7 +6,6 @@ token is the workspace's."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from assistant.panel.home_views import (
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
 from context.storage import Store
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +55,9 @@ class AppHome:
             found.get(flag) is True for flag in ("is_admin", "is_owner", "is_primary_owner")
         ):
             return "admin"
-        default = await read(self.store, self.store.channel_config, team, WORKSPACE_DEFAULT)
+        default = await async_store(self.store).read(
+            self.store.channel_config, team, WORKSPACE_DEFAULT
+        )
         return "editor" if default is not None and user in default.editors else None
 
     async def channels_of(self, client: AsyncWebClient, user: str) -> set[str] | None:
@@ -96,7 +97,7 @@ class AppHome:
         """Publish page `page` of the home tab for `user`: the settings of the channels they
         may see, editable for those who may edit, and how many others there are."""
         role = await self.role(client, team, user)
-        configs = await read(self.store, self.store.channel_configs, team)
+        configs = await async_store(self.store).read(self.store.channel_configs, team)
         shown, mine = configs, None
         if role != "admin":
             mine = await self.channels_of(client, user)
@@ -114,7 +115,9 @@ class AppHome:
             log.warning("%s of %s may not edit the settings of %r", user, team, channel)
             return  # a forged or stale click: the tab they see has no such button
         config = (
-            await read(self.store, self.store.channel_config, team, channel) if channel else None
+            await async_store(self.store).read(self.store.channel_config, team, channel)
+            if channel
+            else None
         )
         view = edit_modal(channel, config, self.personas, admin=role == "admin")
         await client.views_open(trigger_id=trigger_id, view=view)
@@ -141,7 +144,7 @@ class AppHome:
         if not await self.may_see(client, user, role, channel):
             log.warning("%s of %s is not in %s: its settings refused", user, team, channel)
             return {first: NOT_IN_CHANNEL}
-        kept = await read(self.store, self.store.channel_config, team, channel)
+        kept = await async_store(self.store).read(self.store.channel_config, team, channel)
         config, errors = submitted(team, channel, state, user, kept)
         if config is None:
             return errors
@@ -150,6 +153,6 @@ class AppHome:
             return {"persona_name": f"No persona named {config.persona_name}."}
         if not config.is_default and config.editors:
             return {first: "Editors are named in the workspace default."}
-        await asyncio.to_thread(self.store.set_channel_config, config)
+        await async_store(self.store).write(self.store.set_channel_config, config)
         log.info("%s of %s changed the settings of %s", user, team, config.channel)
         return {}

@@ -8,7 +8,6 @@ once per thread, for what came before the bot was there.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.slack.text import clean_user_text
 from context.entry import format_timestamp
 from context.storage import Store, ThreadKey, ThreadMessage
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 PAGE_SIZE = 200
 
@@ -41,15 +40,15 @@ class ThreadHistory:
 
     async def messages(self, key: ThreadKey) -> list[ThreadMessage]:
         """Every message of the thread, oldest first."""
-        messages, complete = await read(self._store, self._store.thread_messages, key)
+        messages, complete = await async_store(self._store).read(self._store.thread_messages, key)
         if complete:
             return messages
         # Copies already held stay as recorded (the bot's leading mention removed, as in the
         # log): Slack fills in only what the store lacks.
         held = {m.ts for m in messages}
         fetched = [m for m in await self._fetch(key) if m.ts not in held]
-        await asyncio.to_thread(self._store.remember_messages, key, fetched, True)
-        messages, _ = await read(self._store, self._store.thread_messages, key)
+        await async_store(self._store).write(self._store.remember_messages, key, fetched, True)
+        messages, _ = await async_store(self._store).read(self._store.thread_messages, key)
         return messages
 
     async def _fetch(self, key: ThreadKey) -> list[ThreadMessage]:

@@ -38,7 +38,7 @@ from assistant.telemetry.metrics import Instruments
 from assistant.telemetry.setup import Providers
 from context.entry import FAILURE_PREFIX, Content, Entry, UserContent
 from context.storage import EntryMeta, StopRequest, Store, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 from context.toolcalls import FinishRequest, ToolCall
 
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -237,7 +237,7 @@ class Telemetry:
 
     async def voted(self, key: ThreadKey, index: int, vote: str) -> None:
         """A span in the answer's trace: a child of its postMessage's execute_tool span."""
-        found = await read(self._store, self._store.trace_context, key, index)
+        found = await async_store(self._store).read(self._store.trace_context, key, index)
         parent = context_of(found)
         span = self.tracer.start_span(
             "feedback", context=parent, kind=SpanKind.INTERNAL,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from assistant.run.tools.post_message import cuts_in, posted_text
 from assistant.run.tools.run_context import RunContext
 from context.entry import Entry
-from context.storage.reads import read
+from context.storage.async_store import async_store
 from context.toolcalls import FinishRequest, PostMessage
 
 
@@ -31,7 +31,7 @@ async def count_so_far(ctx: RunContext, first_owed: int) -> int:
     they made (the steps this run has taken already)."""
     start = answer_start(ctx.log.entries, first_owed)
     entries = ctx.log.entries[start:]
-    metas = await read(ctx.store, ctx.store.metadata, ctx.key, start)
+    metas = await async_store(ctx.store).read(ctx.store.metadata, ctx.key, start)
     cuts = cuts_in(entries)
     steps = 0
     for entry, meta in zip(entries, metas, strict=False):

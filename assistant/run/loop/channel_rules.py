@@ -12,7 +12,7 @@ from typing import Any, Literal, TypedDict
 
 from context.channels import Access, ChannelConfig, merged
 from context.storage import Store
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,9 @@ class Channels:
 
     async def rules(self, team: str, channel: str) -> ChannelRules:
         """What applies in `channel` of `team` now (a store read, off the event loop)."""
-        default, own = await read(self.store, self.store.channel_configs_in_force, team, channel)
+        default, own = await async_store(self.store).read(
+            self.store.channel_configs_in_force, team, channel
+        )
         return self.rules_of(default, own)
 
     def rules_of(self, default: ChannelConfig | None, own: ChannelConfig | None) -> ChannelRules:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from assistant.model.request import ImagePart
 from assistant.slack.files import DownloadError, SlackFiles
 from context.storage import ImageRef, Store, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ class ImageParts:
     async def parts(self, key: ThreadKey) -> list[ImagePart]:
         if self.max_images == 0:
             return []
-        refs = await read(self.store, self.store.recent_images, key, self.max_images)
+        refs = await async_store(self.store).read(self.store.recent_images, key, self.max_images)
         chosen: list[str] = []
         total = 0
         for index, ref in reversed(refs):

@@ -4,23 +4,22 @@
 Every entry of every thread goes through `Recorder.record` (or `record_message`,
 `record_by`), so each one is printed exactly once, when it is recorded. The store is
 synchronous; its writes run in worker threads so the event loop keeps serving other threads
-meanwhile, its reads as `context.storage.reads.read` says.
+meanwhile, its reads as `context.storage.async_store.AsyncStore.read` says.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from functools import partial
-from typing import Any, Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from assistant.run.scheduling.lease import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
 from context.storage import EntryMeta, ImageRef, Opening, Store, ThreadKey, ThreadMessage
-from context.storage.reads import read
+from context.storage.async_store import AsyncStore
 from context.trace import Trace
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -62,15 +61,15 @@ class Recorder:
         self.trace = trace
         self._executor = executor
         self.observer = observer
+        self._async = AsyncStore(store, executor)
 
-    async def call(self, function: Callable[..., T], *args: Any) -> T:
+    async def call(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """A store write, off the event loop, in this recorder's threads."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, partial(function, *args))
+        return await self._async.write(function, *args, **kwargs)
 
-    async def read(self, function: Callable[..., T], *args: Any) -> T:
-        """A store read (`context.storage.reads.read`), in this recorder's threads if in any."""
-        return await read(self.store, function, *args, executor=self._executor)
+    async def read(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """A store read (`AsyncStore.read`), in this recorder's threads if in any."""
+        return await self._async.read(function, *args, **kwargs)
 
     async def record(
         self,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from slack_sdk.web.async_client import AsyncWebClient
 
 from context.storage import Store, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 STATUS = "is thinking…"  # what the panel shows while a run works
 
@@ -24,7 +24,7 @@ class PanelStatus:
     async def applies(self, key: ThreadKey) -> bool:
         """Whether the thread was opened in the assistant panel (its side metadata says so,
         so a run resumed after a restart knows it too)."""
-        return await read(self.store, self.store.panel, key) is not None
+        return await async_store(self.store).read(self.store.panel, key) is not None
 
     async def show(self, key: ThreadKey, working: bool) -> None:
         """Set the status as a run starts; clear it (an empty status) when it ends."""

@@ -36,6 +36,7 @@ from assistant.run.streaming.pacing import WorkspacePacing
 from assistant.slack.connection import SLACK_FAILURES, may_pass, retry_after
 from context.entry import Entry
 from context.storage import OpenStream
+from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
     from assistant.run.tools.run_context import RunContext
@@ -156,7 +157,9 @@ class StepCards:
             undeleted = await drop_stream(self._ctx, ts, self._client)
             await forget_or_owe(self._ctx, OpenStream(ts), undeleted, [])
             return
-        await asyncio.to_thread(self._ctx.store.change_open_streams, key, (), [OpenStream(ts)])
+        await async_store(self._ctx.store).write(
+            self._ctx.store.change_open_streams, key, (), [OpenStream(ts)]
+        )
 
     async def finish_with(
         self, text: str, metadata: dict[str, Any], blocks: list[dict[str, Any]]
@@ -184,7 +187,9 @@ class StepCards:
                     continue
                 log.info("step cards %s could not take the text: %s", ts, briefly(exc))
                 break
-            await asyncio.to_thread(self._ctx.store.change_open_streams, key, (), [OpenStream(ts)])
+            await async_store(self._ctx.store).write(
+                self._ctx.store.change_open_streams, key, (), [OpenStream(ts)]
+            )
             return ts
         undeleted = await drop_stream(self._ctx, ts, self._client)
         await forget_or_owe(self._ctx, OpenStream(ts), undeleted, [])
@@ -197,7 +202,7 @@ class StepCards:
         key, store = self._ctx.key, self._ctx.store
         # Recorded before Slack is asked, as a post's stream is (assistant.run.streaming.post).
         asked = OpenStream(start_marker(self._ctx), "starting")
-        await asyncio.to_thread(store.change_open_streams, key, [asked])
+        await async_store(store).write(store.change_open_streams, key, [asked])
         try:
             response = await self._client.chat_startStream(
                 channel=key.channel, thread_ts=key.thread_ts, chunks=chunks,
@@ -206,7 +211,7 @@ class StepCards:
             )  # fmt: skip
         except SLACK_FAILURES as exc:
             if not may_pass(exc):
-                await asyncio.to_thread(store.change_open_streams, key, (), [asked])
+                await async_store(store).write(store.change_open_streams, key, (), [asked])
             # else: left recorded, for the thread's next run or sweep to find and delete
             raise
         self.ts = str(response["ts"])

@@ -57,7 +57,7 @@ from assistant.run.scheduling.lease import (
 from assistant.run.scheduling.store_errors import briefly, log_failure
 from assistant.run.stopping.watch import wait_for_run
 from context.storage import StopRequest, Store, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +169,7 @@ class RunScheduler:
     async def _sweep(self) -> None:
         while True:
             try:
-                for key in await read(self.store, self.store.waiting_threads):
+                for key in await async_store(self.store).read(self.store.waiting_threads):
                     if key not in self._threads:
                         log.info("resuming thread %s", key)
                         self.request(key)
@@ -193,7 +193,7 @@ class RunScheduler:
                 finally:
                     # Still owed: recorded by another process while we held the lease (it
                     # left the thread to us) since we last looked.
-                    owed = await asyncio.to_thread(self.store.release, key, self.holder)
+                    owed = await async_store(self.store).write(self.store.release, key, self.holder)
                 if not finished:
                     return  # a stopped run: resumed by a later sweep, never in a tight loop
                 thread.nudged = thread.nudged or owed
@@ -206,14 +206,18 @@ class RunScheduler:
 
     async def _claim(self, key: ThreadKey) -> Lease | None:
         started = time.monotonic()
-        if not await asyncio.to_thread(self.store.claim, key, self.holder, self.lease_seconds):
+        if not await async_store(self.store).write(
+            self.store.claim, key, self.holder, self.lease_seconds
+        ):
             return None
         return Lease.claimed(key, started, self.lease_seconds)
 
     async def _run_owed(self, key: ThreadKey, lease: Lease) -> bool:
         """Run while entries are owed an answer; False when a run stopped before its last
         entry (what it answers stays owed)."""
-        while not self._stopping and (owed := await read(self.store, self.store.pending, key)):
+        while not self._stopping and (
+            owed := await async_store(self.store).read(self.store.pending, key)
+        ):
             bot = self._bot_ids.get(key.team)
             requests = [
                 AnswerRequest(p.index, p.slack_ts or "", bot, p.trace_context) for p in owed
@@ -221,7 +225,7 @@ class RunScheduler:
             try:
                 stop = None
                 if self.stopped is not None:  # pressed before the run started: none starts
-                    stop = await read(self.store, self.store.stop_requested, key)
+                    stop = await async_store(self.store).read(self.store.stop_requested, key)
                 if stop is None:
                     # The run's last entry raises answered_through in the same write.
                     await self._with_lease(lease, self.run(key, requests), watch=True)
@@ -296,7 +300,7 @@ class RunScheduler:
         started = time.monotonic()
         try:
             async with asyncio.timeout(lease.deadline - started):
-                held = await asyncio.to_thread(
+                held = await async_store(self.store).write(
                     self.store.claim, lease.key, self.holder, self.lease_seconds
                 )
         except TimeoutError:

@@ -16,7 +16,6 @@ fact; each try is one line in the process's log (`RunScheduler`).
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -24,7 +23,7 @@ from typing import TYPE_CHECKING
 from assistant.run.scheduling.deferral import RESTARTED, SLACK_BACK, RunDeferred
 from assistant.slack.connection import may_pass, retry_after
 from context.storage import Store, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
     from assistant.run.loop.recorder import Recorder
@@ -50,7 +49,7 @@ class SlackOutages:
         if not may_pass(exc):
             return reason
         now = datetime.now(UTC)
-        since = await read(self.store, self.store.deferred_since, key)
+        since = await async_store(self.store).read(self.store.deferred_since, key)
         waited = (now - since).total_seconds() if since is not None else 0.0
         if waited >= self.seconds:
             return f"{reason}, still after {duration(waited)} of tries" if since else reason
@@ -58,7 +57,9 @@ class SlackOutages:
         # last try comes when it ends.
         delay = max(FIRST_RETRY_SECONDS, waited, retry_after(exc, 0.0))
         delay = min(delay, MAX_RETRY_SECONDS, self.seconds - waited)
-        await asyncio.to_thread(self.store.defer, key, since or now, now + timedelta(seconds=delay))
+        await async_store(self.store).write(
+            self.store.defer, key, since or now, now + timedelta(seconds=delay)
+        )
         if since is None:
             await recorder.record(
                 key,
@@ -69,5 +70,5 @@ class SlackOutages:
 
     async def resumed(self, key: ThreadKey) -> str:
         """Why a run finds what an earlier run left unfinished: how the log says it."""
-        deferred = await read(self.store, self.store.deferred_since, key)
+        deferred = await async_store(self.store).read(self.store.deferred_since, key)
         return SLACK_BACK if deferred is not None else RESTARTED

@@ -6,7 +6,6 @@ covers (the requests count as answered: no apology), and the session leaves `pro
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ from assistant.run.streaming.leftovers import briefly
 from assistant.slack.connection import SLACK_FAILURES
 from context.entry import STOP_PREFIX
 from context.storage import StopRequest, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +59,7 @@ class StopRecorder:
         """Leave the streams as they show now: those Slack stopped, and the others the run
         left open, stopped here (ending the session's work). How many there were."""
         store = self.recorder.store
-        streams = await read(store, store.open_streams, key)
+        streams = await async_store(store).read(store.open_streams, key)
         # Streams Slack stopped whose ts the run never learnt: a start in flight when it was
         # stopped made each. They settle its record: the message stays, as the others do.
         unconfirmed = len(set(stop.streams) - {s.ts for s in streams if s.state == "open"})
@@ -85,7 +84,7 @@ class StopRecorder:
                         continue  # still open: deleted later, as a stream left over
             kept.append(stream)
         # A finished message from now on, not a stream to clean up.
-        await asyncio.to_thread(store.change_open_streams, key, (), kept)
+        await async_store(store).write(store.change_open_streams, key, (), kept)
         return len({s.ts for s in kept if s.state == "open"} | set(stop.streams))
 
 

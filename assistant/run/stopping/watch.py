@@ -14,7 +14,7 @@ from typing import Any
 from assistant.run.scheduling.lease import Lease
 from assistant.run.scheduling.store_errors import briefly
 from context.storage import Store
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ async def wait_for_run(
             return False  # the lease's renewal is due first: the next check follows it
         lease.woken.clear()
         try:
-            lease.stop = await read(store, store.stop_requested, lease.key)
+            lease.stop = await async_store(store).read(store.stop_requested, lease.key)
         except Exception as exc:  # the renewal tells whether the lease still holds
             log.info("looking for a stop in %s failed: %s", lease.key, briefly(exc))
         if lease.stop is not None:

@@ -31,7 +31,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.run.scheduling.lease import ensure_lease
 from assistant.slack.connection import SLACK_FAILURES, may_pass
 from context.storage import OpenStream, Store, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
     from assistant.run.tools.run_context import RunContext
@@ -87,7 +87,7 @@ async def confirm_start(store: Store, key: ThreadKey, asked: OpenStream, ts: str
     stream left recorded as a start nobody confirmed is taken for a lost start and deleted,
     and a stop pressed just then keeps what it shows (assistant.run.stopping.stop)."""
     change = store.change_open_streams
-    write = asyncio.ensure_future(asyncio.to_thread(change, key, [OpenStream(ts)], [asked]))
+    write = asyncio.ensure_future(async_store(store).write(change, key, [OpenStream(ts)], [asked]))
     try:
         await asyncio.shield(write)
     except asyncio.CancelledError:
@@ -161,7 +161,7 @@ async def settle_streams(ctx: RunContext) -> Settled:
     """Settle the thread's open streams (see the module); a Slack failure reading the thread
     leaves them all as they are, and raises."""
     settled = Settled()
-    streams = await read(ctx.store, ctx.store.open_streams, ctx.key)
+    streams = await async_store(ctx.store).read(ctx.store.open_streams, ctx.key)
     if not streams:
         return settled
     messages = await thread_messages(ctx)
@@ -169,7 +169,7 @@ async def settle_streams(ctx: RunContext) -> Settled:
     for stream in streams:
         if stream.state == "open" and stream.ts in whole:
             # Stopped with its post's metadata: a whole message (finish_interrupted_posts).
-            await asyncio.to_thread(ctx.store.change_open_streams, ctx.key, (), [stream])
+            await async_store(ctx.store).write(ctx.store.change_open_streams, ctx.key, (), [stream])
             continue
         if stream.state == "starting":
             undeleted, dropped = await drop_lost_start(ctx, stream, messages)
@@ -231,9 +231,11 @@ async def forget_or_owe(
     if undeleted is not None and undeleted.may_pass:
         if stream.state == "open":
             owed = OpenStream(stream.ts, "owed")
-            await asyncio.to_thread(ctx.store.change_open_streams, ctx.key, [owed], [stream])
+            await async_store(ctx.store).write(
+                ctx.store.change_open_streams, ctx.key, [owed], [stream]
+            )
         return
-    await asyncio.to_thread(ctx.store.change_open_streams, ctx.key, (), [stream])
+    await async_store(ctx.store).write(ctx.store.change_open_streams, ctx.key, (), [stream])
 
 
 def still_there(left: list[Undeleted]) -> str:

@@ -40,6 +40,7 @@ from assistant.run.streaming.text import StreamedPart, shown_parts
 from assistant.slack.connection import SLACK_FAILURES, may_pass, retry_after
 from assistant.slack.text import is_invisible
 from context.storage import OpenStream
+from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
     from assistant.run.tools.run_context import RunContext
@@ -236,9 +237,9 @@ class PostStream:
         # Recorded before Slack is asked: a start whose answer is lost, or a crash before
         # its ts is stored, leaves it findable (assistant.run.streaming.leftovers).
         asked = OpenStream(start_marker(self._ctx), "starting")
-        await asyncio.to_thread(store.change_open_streams, key, [asked])
+        await async_store(store).write(store.change_open_streams, key, [asked])
         if self._cancelled:  # meanwhile: the start is not asked for
-            await asyncio.to_thread(store.change_open_streams, key, (), [asked])
+            await async_store(store).write(store.change_open_streams, key, (), [asked])
             return
         try:
             response = await self._client.chat_startStream(
@@ -252,7 +253,7 @@ class PostStream:
             if may_pass(exc):
                 self._lost.append(asked)  # looked for in the thread once the post is done
             else:
-                await asyncio.to_thread(store.change_open_streams, key, (), [asked])
+                await async_store(store).write(store.change_open_streams, key, (), [asked])
             if isinstance(exc, SlackApiError):
                 self._refused(exc)
             log.info("no stream in %s: %s", key, briefly(exc))

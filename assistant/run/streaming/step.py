@@ -5,7 +5,6 @@ entry once the answer is over (a streamed answer's usage comes last)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -18,6 +17,7 @@ from assistant.run.streaming.post import PostStream
 from assistant.run.streaming.streams import SlackStreaming
 from assistant.run.tools.run_context import RunContext
 from context.storage import EntryMeta
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ async def streamed_step(
                     return await carry_out(ctx, event.reply, seen_through)
                 if first is not None:
                     usage = usage_of(event.reply)
-                    await asyncio.to_thread(ctx.store.set_usage, ctx.key, first, usage)
+                    await async_store(ctx.store).write(ctx.store.set_usage, ctx.key, first, usage)
     except ModelError:
         if stream is not None:
             await stream.discard()

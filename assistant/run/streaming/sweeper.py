@@ -21,7 +21,7 @@ from assistant.run.tools.run_context import RunContext
 from assistant.slack.connection import SLACK_FAILURES
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
-from context.storage.reads import read
+from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class StreamSweeper:
         wait = self.first_wait
         try:
             if key not in self._next:  # a run has just tried: the first retry waits
-                if await read(self.store, self.store.open_streams, key):
+                if await async_store(self.store).read(self.store.open_streams, key):
                     self._next[key] = (now + wait, wait)
                 return
             due, wait = self._next[key]

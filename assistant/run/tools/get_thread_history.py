@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from assistant.slack.history import slack_time
 from context.entry import AssistantEntry, Entry, UserEntry
 from context.storage import EntryMeta, ThreadMessage
-from context.storage.reads import read
+from context.storage.async_store import async_store
 from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ async def get_thread_history(call: GetThreadHistory, ctx: RunContext, index: int
     except SlackApiError as exc:
         # A failed read is news for the model, not the end of the run: it can still answer.
         return f"Error: Slack did not give the thread history ({exc.response.get('error')})."
-    metas = await read(ctx.store, ctx.store.metadata, ctx.key)
+    metas = await async_store(ctx.store).read(ctx.store.metadata, ctx.key)
     return format_history(history_lines(messages, ctx, metas), call)
 
 

@@ -20,7 +20,6 @@ unfinished (`finish_interrupted_streams`), then posts what is missing.
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -39,7 +38,7 @@ from assistant.run.streaming.leftovers import (
 from assistant.slack.text import markdown_blocks
 from context.entry import Entry
 from context.storage import ThreadMessage
-from context.storage.reads import read
+from context.storage.async_store import async_store
 from context.toolcalls import PostMessage
 
 if TYPE_CHECKING:
@@ -170,7 +169,7 @@ async def _post(
             )
             ts = response["ts"]
         posted.append(ThreadMessage(ts=ts, user=ctx.bot_mention, text=chunk))
-    await asyncio.to_thread(ctx.store.mark_posted, ctx.key, index, posted[-1].ts, posted)
+    await async_store(ctx.store).write(ctx.store.mark_posted, ctx.key, index, posted[-1].ts, posted)
     if ctx.recorder is not None:
         ctx.recorder.posted(ctx.key, index, posted[-1].ts)
 
@@ -213,7 +212,7 @@ async def finish_interrupted_posts(
     """Before a run answers entries from `after` on: any postMessage recorded after them but
     not marked posted was cut short (`cause`: a crash, Slack failing); post what Slack does not
     have, once."""
-    metas = await read(ctx.store, ctx.store.metadata, ctx.key, after)
+    metas = await async_store(ctx.store).read(ctx.store.metadata, ctx.key, after)
     refused = _refused(ctx.log.entries[after:])
     cuts = cuts_in(ctx.log.entries[after:])
     for entry, meta in zip(ctx.log.entries[after:], metas, strict=False):
