@@ -331,7 +331,7 @@ def test_a_set_whose_manifest_points_outside_it_is_refused(env, tmp_path):
 
 
 def test_the_demo_thread_is_a_ready_eval_set(tmp_path):
-    """The two commands of docs/evaluation.md."""
+    """The two commands of docs/evaluation.md and the README."""
     env = clean_env()
     played = run_assistant("demo", "--database", str(tmp_path / "demo.db"), env=env, cwd=tmp_path)
     assert played.returncode == 0, played.stderr

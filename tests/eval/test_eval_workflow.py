@@ -35,3 +35,9 @@ def test_the_example_workflow_parses_and_names_real_flags():
 def test_the_docs_show_the_example():
     text = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
     assert "examples/eval-workflow.yml" in text
+
+
+def test_the_readme_shows_eval_on_the_demo_in_two_commands():
+    """The commands `test_the_demo_thread_is_a_ready_eval_set` runs."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "```sh\nassistant demo\nassistant eval --all --demo-model --min-pass 1\n```" in text
