@@ -534,3 +534,21 @@ def test_many_cases_at_once_come_out_in_their_order(model, env, tmp_path):
     report = (tmp_path / "eval.md").read_text(encoding="utf-8")
     headings = [line for line in report.splitlines() if line.startswith("### ")]
     assert headings == [f"### {n}. {case}" for n, case in enumerate(expected, 1)]
+
+
+def test_a_judge_that_fails_is_an_error_after_the_client_s_retries(env, model, log_file, tmp_path):
+    """The judge is asked through the model client (its attempts, its deadline): a server
+    error is retried as OPENAI_MAX_RETRIES says, then fails the trial, exit status 1."""
+    with FakeOpenAI() as judge:
+        judge.script(replies.error(500), replies.error(500))
+        model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call("Pizza!")))
+        args = ("--judge", "gpt-judge", "--judge-base-url", judge.base_url, "--json")
+        result = evaluate({**env, "OPENAI_MAX_RETRIES": "1"}, tmp_path, str(log_file), *args)
+        asked = judge.requests
+    assert result.returncode == 1, result.stderr
+    score = results(result)["cases"][1]["results"][0]["scores"][0]
+    assert (score["passed"], score["verdict"]) == (False, None)
+    assert score["problems"][-1].startswith("the judge could not be asked: ")
+    assert len(asked) == 2  # the first attempt and one retry
+    assert asked[0]["temperature"] == 0 and asked[0]["response_format"] == {"type": "json_object"}
+    assert "tools" not in asked[0]
