@@ -127,11 +127,12 @@ def test_the_step_cap_s_apology_goes_into_the_cards_message(make_app, slack, mod
 
     (message,) = bot_messages(slack, event)
     assert [status for _, _, status in cards(slack, message["ts"])][-1] == "complete"
-    assert message["text"] == SORRY_STEPS and message["streaming_state"] == "completed"
+    assert message["text"] == SORRY_STEPS.english() and message["streaming_state"] == "completed"
     assert message["metadata"] == NOTICE_METADATA
     assert slack.calls_to("chat.postMessage") == [] and slack.calls_to("chat.delete") == []
     assert log[-1]["content"] == (
-        f'Error: stopped after 2 steps without finishRequest. The user was told: "{SORRY_STEPS}"'
+        f"Error: stopped after 2 steps without finishRequest. "
+        f'The user was told: "{SORRY_STEPS.english()}"'
     )
     assert app.assistant.store.open_streams(thread_of(event)) == []
 

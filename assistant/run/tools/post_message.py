@@ -64,7 +64,7 @@ def final_blocks(ctx: RunContext, index: int) -> list[dict[str, Any]]:
     """Blocks shown under the last Slack message of the post of entry `index`, streamed or
     posted whole ([]: none): the one place that decides what the final message of an answer
     carries: the feedback buttons (assistant.run.progress.feedback_buttons)."""
-    return feedback_blocks(index)
+    return feedback_blocks(index, ctx.words)
 
 
 async def post_message(
