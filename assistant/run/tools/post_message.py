@@ -25,6 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assistant.i18n.words import Words
 from assistant.run.loop.post_limits import CUT_NOTE, Cut, cut_text
 from assistant.run.progress.feedback_buttons import feedback_blocks
 from assistant.run.scheduling.deferral import RESTARTED
@@ -60,11 +61,11 @@ def post_metadata(index: int, part: int) -> dict[str, Any]:
     return {"event_type": POST_EVENT, "event_payload": {"entry": index, "part": part}}
 
 
-def final_blocks(ctx: RunContext, index: int) -> list[dict[str, Any]]:
+def final_blocks(words: Words, index: int) -> list[dict[str, Any]]:
     """Blocks shown under the last Slack message of the post of entry `index`, streamed or
-    posted whole ([]: none): the one place that decides what the final message of an answer
-    carries: the feedback buttons (assistant.run.progress.feedback_buttons)."""
-    return feedback_blocks(index, ctx.words)
+    posted whole ([]: none), in `words`' language: the one place that decides what the final
+    message of an answer carries: the feedback buttons (assistant.run.progress.feedback_buttons)."""
+    return feedback_blocks(index, words)
 
 
 async def post_message(
@@ -82,7 +83,7 @@ async def post_message(
         await _post_cut(ctx, ctx.recorder, index, cut, why)
         return _left(stream) or None
     ctx.posts.charge(call.text, len(chunks))
-    blocks = final_blocks(ctx, index)
+    blocks = final_blocks(ctx.words, index)
     already: dict[int, str] = {}
     if stream is not None:
         metadata = [post_metadata(index, part) for part in range(len(chunks))]
@@ -124,7 +125,7 @@ async def _post_cut(ctx: RunContext, recorder: Recorder, index: int, cut: Cut, w
     await recorder.record(ctx.key, CUT.format(index=index, kept=cut.kept, note=CUT_NOTE, why=why))
     chunks = ctx.posts.chunks(cut.text)
     ctx.posts.charge(cut.text, len(chunks), cut=True)
-    await _post(ctx, index, chunks, {}, final_blocks(ctx, index))
+    await _post(ctx, index, chunks, {}, final_blocks(ctx.words, index))
 
 
 def posted_text(entry: Entry, cuts: dict[int, int]) -> str:
@@ -238,7 +239,7 @@ async def finish_interrupted_posts(
                 await _restarted(ctx, recorder, entry.index, None, cause)
                 continue
         ctx.posts.charge(text, len(chunks), cut=entry.index in cuts)
-        await _post(ctx, entry.index, chunks, already, final_blocks(ctx, entry.index))
+        await _post(ctx, entry.index, chunks, already, final_blocks(ctx.words, entry.index))
         outcome = "had reached Slack" if already else None
         await _restarted(ctx, recorder, entry.index, outcome, cause)
 
