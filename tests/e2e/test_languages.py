@@ -12,12 +12,14 @@ import json
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes.events.home import app_home_opened
+from assistant.fakes.events.home import app_home_opened, view_submission
 from assistant.fakes.openai import responses as replies
 from assistant.i18n.words import Words
 from assistant.run.loop.apologies import SORRY_MODEL
 from assistant.run.loop.channel_access import NOTE
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
+from tests.e2e.test_app_home import open_home, open_modal
+from tests.e2e.test_channel_settings import ADMIN, interact
 from tests.e2e.test_model_failures import answered
 from tests.harness import mention as say
 from tests.harness import thread_of
@@ -183,3 +185,30 @@ def test_a_refused_person_is_told_in_their_language(make_app, slack, model):
         (ids.USER_ID, Words("es").gettext(NOTE))
     ]
     assert Words("es").gettext(NOTE).startswith("Lo siento, no estoy disponible")
+
+
+def test_an_admin_fixes_a_channel_s_language_in_the_app_home_modal_shown_in_theirs(
+    make_app, slack, model
+):
+    slack.add_user(ADMIN, "ada", is_admin=True, locale="ja-JP")
+    app = make_app()
+    configure(app, ids.CHANNEL_ID, model="gpt-x")
+    tab = open_home(app, slack, ADMIN)
+    modal = open_modal(app, slack, tab, ids.CHANNEL_ID, ADMIN)
+    assert modal["title"]["text"] == "チャンネル設定" and modal["submit"]["text"] == "保存する"
+    (language,) = [b for b in modal["blocks"] if b["block_id"] == "locale"]
+    assert language["label"]["text"] == "メッセージの言語"
+    offered = [(o["value"], o["text"]["text"]) for o in language["element"]["options"]]
+    assert offered[1:] == [
+        ("en", "English"), ("pt_BR", "Português (Brasil)"), ("es", "Español"), ("ja", "日本語"),
+    ]  # fmt: skip
+    chosen = {"type": "static_select", "selected_option": {"value": "pt_BR"}}
+    status, answer = interact(app, view_submission(slack, modal, {"locale": chosen}, user=ADMIN))
+    assert (status, answer) == (200, {})
+    saved = app.assistant.store.channel_config(ids.TEAM_ID, ids.CHANNEL_ID)
+    assert (saved.locale, saved.model) == ("pt_BR", "gpt-x")
+    # A forged language no catalog has is refused under its field, in the admin's language.
+    forged = {"type": "static_select", "selected_option": {"value": "fr"}}
+    status, answer = interact(app, view_submission(slack, modal, {"locale": forged}, user=ADMIN))
+    assert answer == {"response_action": "errors", "errors": {"locale": "言語 fr はありません。"}}
+    assert app.assistant.store.channel_config(ids.TEAM_ID, ids.CHANNEL_ID).locale == "pt_BR"

@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from assistant.i18n.words import Words
+from assistant.i18n.words import ENGLISH, Words
 from assistant.run.loop.post_limits import CUT_NOTE, Cut, cut_text
 from assistant.run.progress.feedback_buttons import feedback_blocks
 from assistant.run.scheduling.deferral import RESTARTED
@@ -77,7 +77,7 @@ async def post_message(
     if why is not None:
         if stream is not None:
             await stream.discard()  # a cut is posted whole: the stream showed more
-        cut = ctx.posts.shortened(call.text)
+        cut = ctx.posts.shortened(call.text, ctx.words)
         if cut is None or ctx.recorder is None:
             return " ".join(filter(None, [REFUSED.format(index=index, why=why), _left(stream)]))
         await _post_cut(ctx, ctx.recorder, index, cut, why)
@@ -128,11 +128,12 @@ async def _post_cut(ctx: RunContext, recorder: Recorder, index: int, cut: Cut, w
     await _post(ctx, index, chunks, {}, final_blocks(ctx.words, index))
 
 
-def posted_text(entry: Entry, cuts: dict[int, int]) -> str:
-    """What a postMessage entry posts: its text, or its cut (`cuts`: kept by entry index)."""
+def posted_text(entry: Entry, cuts: dict[int, int], words: Words = ENGLISH) -> str:
+    """What a postMessage entry posts: its text, or its cut (`cuts`: kept by entry index),
+    its note in `words`' language."""
     assert isinstance(entry.content, PostMessage)
     kept = cuts.get(entry.index)
-    return entry.content.text if kept is None else cut_text(entry.content.text, kept)
+    return entry.content.text if kept is None else cut_text(entry.content.text, kept, words)
 
 
 def cuts_in(entries: Sequence[Entry]) -> dict[int, int]:
@@ -223,14 +224,14 @@ async def finish_interrupted_posts(
         if entry.index in refused:
             continue  # the log says it was not posted: it never will be
         already = await _posted_parts(ctx, entry.index)
-        text = posted_text(entry, cuts)  # a cut recorded is posted as recorded
+        text = posted_text(entry, cuts, ctx.words)  # a cut recorded is posted as recorded
         chunks = ctx.posts.chunks(text)
         if not already and entry.index not in cuts:
             # The process died before deciding, or before recording its decision: decide now,
             # with this answer's caps (the calls' replies are not known any more).
             ctx.posts.new_reply()
             why = ctx.posts.refusal(text, len(chunks))
-            cut = None if why is None else ctx.posts.shortened(text)
+            cut = None if why is None else ctx.posts.shortened(text, ctx.words)
             if why is not None and cut is None:
                 await recorder.record(ctx.key, REFUSED.format(index=entry.index, why=why))
                 continue
