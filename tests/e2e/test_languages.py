@@ -1,9 +1,9 @@
 """People's own language (issue 37; docs/configuration.md, "Languages"), through the real app and
 the fakes: a person whose Slack is in Portuguese is told the apology, shown the task cards, the
-feedback buttons and the Home tab in Portuguese; a channel set to Japanese shows Japanese to
-everyone; a Slack language with no catalog falls back to the workspace default's, then the
-deployment's, then English; and the log is the same whatever the language, less the one entry
-that tells the model the person's Slack language."""
+feedback buttons, the panel's greeting and prompts and the Home tab in Portuguese; a channel set
+to Japanese shows Japanese to everyone; a Slack language with no catalog falls back to the
+workspace default's, then the deployment's, then English; and the log is the same whatever the
+language, less the one entry that tells the model the person's Slack language."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from tests.e2e.test_app_home import open_home, open_modal
 from tests.e2e.test_channel_settings import ADMIN, interact
 from tests.e2e.test_model_failures import answered
+from tests.e2e.test_panel import contents, opened, panel_key
 from tests.harness import mention as say
 from tests.harness import thread_of
 
@@ -212,3 +213,33 @@ def test_an_admin_fixes_a_channel_s_language_in_the_app_home_modal_shown_in_thei
     status, answer = interact(app, view_submission(slack, modal, {"locale": forged}, user=ADMIN))
     assert answer == {"response_action": "errors", "errors": {"locale": "言語 fr はありません。"}}
     assert app.assistant.store.channel_config(ids.TEAM_ID, ids.CHANNEL_ID).locale == "pt_BR"
+
+
+def test_the_panel_greets_a_portuguese_speaker_in_portuguese_and_logs_english(
+    make_app, slack, model
+):
+    speaks(slack, "pt-BR")
+    app = make_app()
+    started = opened(app, slack)
+    key = panel_key(started)
+    assert slack.calls_to("chat.postMessage")[0].params["text"] == (
+        "Olá, eu sou Aya. Como posso ajudar?"
+    )
+    shown = slack.assistant_threads.prompts(key.channel, key.thread_ts).prompts
+    assert (shown[0]["title"], shown[0]["message"]) == (
+        "Explicar algo",
+        "Explique como o DNS funciona, em poucos parágrafos curtos.",
+    )
+    greeted = contents(app, key)[2]
+    assert greeted.startswith(
+        f"The app greeted <@{ids.USER_ID}> (its words, not the model's): "
+        '"Hi, I\'m Aya. How can I help?"\n'
+        'Suggested prompts shown: "Explain something" (sends "Explain how DNS works'
+    )
+
+
+def test_what_the_operator_sets_is_shown_as_written(make_app, slack, model):
+    speaks(slack, "ja-JP")
+    app = make_app(assistant_greeting="Bom dia!")
+    opened(app, slack)
+    assert slack.calls_to("chat.postMessage")[0].params["text"] == "Bom dia!"
