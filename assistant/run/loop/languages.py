@@ -72,8 +72,3 @@ class Languages:
             locale = await self.people.of(client, team, user)
         words = Words(chosen(fixed, locale, workspace, self.default))
         return Spoken(words, locale, self.default)
-
-
-def known(locale: str) -> bool:
-    """Whether a setting's locale has a catalog (ASSISTANT_LOCALE, a channel's)."""
-    return supported(locale) == locale
