@@ -26,6 +26,7 @@ from assistant.run.loop.agent import Agent
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.channel_rules import Channels
 from assistant.run.loop.images import ImageParts
+from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
 from assistant.run.progress.panel_status import PanelStatus
 from assistant.run.progress.sessions import AgentSessions
@@ -120,12 +121,14 @@ def create_assistant(
         workspaces, lambda client: SlackFiles(client.token or "", settings.slack_api_base)
     )
     channels = Channels(store, settings.instructions, settings.personas())
+    # The language each person is shown the bot's words in: one cache of their locales.
+    languages = Languages(settings.assistant_locale)
     # Who may use the bot where: the ack's and the runs' (one cache of the groups' members).
-    channel_access = PerWorkspace(workspaces, ChannelAccess)
+    channel_access = PerWorkspace(workspaces, lambda client: ChannelAccess(client, languages))
     scheduler = (
         _scheduler(
             settings, store, workspaces, files, recorder, model, channels, channel_access,
-            identity, telemetry,
+            languages, identity, telemetry,
         )
         if runs
         else None
@@ -155,9 +158,9 @@ def create_assistant(
     )
     events = EventRecorder(settings, event_recorder, scheduler or RunsElsewhere(), content, gate)
     feedback = Feedback(event_recorder, access)
-    home = AppHome(store, channels.personas)
+    home = AppHome(store, channels.personas, languages)
     stops = StopButton(event_recorder, scheduler)
-    panel = Panel(settings, event_recorder, channels)
+    panel = Panel(settings, event_recorder, channels, languages)
     listeners.register(app, events, panel, feedback, home, stops, settings.oauth)
     return Assistant(
         settings, store, workspaces, files, model, scheduler, events, app, channel_names,
@@ -174,6 +177,7 @@ def _scheduler(
     model: ModelClient,
     channels: Channels,
     channel_access: PerWorkspace[ChannelAccess],
+    languages: Languages,
     identity: BotIdentity | None,
     telemetry: Telemetry | None = None,
 ) -> RunScheduler:
@@ -204,6 +208,7 @@ def _scheduler(
             channels=channels,
             access=channel_access.for_client(client),
             sessions=sessions.for_client(client),
+            languages=languages,
         )
 
     lease = settings.assistant_run_lease_seconds

@@ -9,12 +9,15 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from assistant.i18n.words import N_
+
 # Slack shows at most 4 suggested prompts (assistant.threads.setSuggestedPrompts) and rotates
 # through at most 10 loading messages (assistant.threads.setStatus).
 MAX_PROMPTS = 4
 MAX_LOADING_MESSAGES = 10
 
-DEFAULT_GREETING = "Hi, I'm {name}. How can I help?"
+# The defaults are shown in each person's language; what the operator sets, as written.
+DEFAULT_GREETING = N_("Hi, I'm {name}. How can I help?")
 
 
 class SuggestedPrompt(BaseModel):
@@ -28,16 +31,16 @@ class SuggestedPrompt(BaseModel):
 
 DEFAULT_PROMPTS = (
     SuggestedPrompt(
-        title="Explain something",
-        message="Explain how DNS works, in a few short paragraphs.",
+        title=N_("Explain something"),
+        message=N_("Explain how DNS works, in a few short paragraphs."),
     ),
     SuggestedPrompt(
-        title="Draft a message",
-        message="Help me write a short, friendly note asking my team for feedback on a draft.",
+        title=N_("Draft a message"),
+        message=N_("Help me write a short, friendly note asking my team for feedback on a draft."),
     ),
     SuggestedPrompt(
-        title="Brainstorm ideas",
-        message="Give me five ideas for a team offsite.",
+        title=N_("Brainstorm ideas"),
+        message=N_("Give me five ideas for a team offsite."),
     ),
 )
 DEFAULT_LOADING_MESSAGES = ("Reading the thread…", "Thinking it over…", "Writing an answer…")

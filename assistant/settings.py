@@ -20,6 +20,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from assistant.i18n.words import ENGLISH, LOCALES, Words
 from assistant.model.options import ModelOptions
 from assistant.panel_settings import (
     DEFAULT_GREETING,
@@ -156,6 +157,9 @@ class Settings(ChannelSettings):
     assistant_greeting: str | None = None
     assistant_suggested_prompts: Annotated[tuple[SuggestedPrompt, ...], NoDecode] = DEFAULT_PROMPTS
     assistant_loading_messages: Annotated[tuple[str, ...], NoDecode] = DEFAULT_LOADING_MESSAGES
+    # The language of the bot's own words for people whose Slack language has no catalog
+    # (assistant/i18n/): one of LOCALES.
+    assistant_locale: str = "en"
 
     port: int = Field(default=3000, ge=1, le=65535)
 
@@ -179,6 +183,13 @@ class Settings(ChannelSettings):
             raise ValueError(f"not {kind}: it must start with {prefix}")
         return value
 
+    @field_validator("assistant_locale")
+    @classmethod
+    def _known_locale(cls, value: str) -> str:
+        if value not in LOCALES:
+            raise ValueError(f"no catalog of {value[:20]!r}: one of {', '.join(LOCALES)}")
+        return value
+
     @model_validator(mode="after")
     def _one_prompt_source(self) -> Settings:
         if self.assistant_prompt and self.assistant_prompt_file:
@@ -192,9 +203,21 @@ class Settings(ChannelSettings):
         parse_loading_messages
     )
 
-    def greeting(self) -> str:
-        """What the panel says when a person opens it (ASSISTANT_GREETING)."""
-        return self.assistant_greeting or DEFAULT_GREETING.format(name=self.assistant_name)
+    def greeting(self, words: Words = ENGLISH) -> str:
+        """What the panel says when a person opens it (ASSISTANT_GREETING; the default in
+        `words`' language)."""
+        if self.assistant_greeting:
+            return self.assistant_greeting
+        return words.gettext(DEFAULT_GREETING, name=self.assistant_name)
+
+    def suggested_prompts(self, words: Words = ENGLISH) -> tuple[SuggestedPrompt, ...]:
+        """ASSISTANT_SUGGESTED_PROMPTS as set, or the default ones in `words`' language."""
+        if "assistant_suggested_prompts" in self.model_fields_set:
+            return self.assistant_suggested_prompts
+        return tuple(
+            SuggestedPrompt(title=words.gettext(p.title), message=words.gettext(p.message))
+            for p in DEFAULT_PROMPTS
+        )
 
     def instructions(self) -> str:
         """Entry 0 of every new thread: the persona (ASSISTANT_PROMPT_FILE's, as

@@ -46,6 +46,11 @@ class ChannelConfig(BaseModel):
     username: str | None = Field(default=None, min_length=1, max_length=80)
     icon_emoji: str | None = None
     icon_url: str | None = Field(default=None, pattern=r"^https://\S+$")
+    # The language of the bot's own words (a message catalog's name: "pt_BR", "ja"). A
+    # channel's fixes it there, whatever each person's Slack language; the workspace
+    # default's is the language of those whose Slack language has no catalog. Not merged:
+    # the run reads both (assistant.run.loop.languages).
+    locale: str | None = Field(default=None, pattern=r"^[a-z]{2,3}(_[A-Z]{2})?$")
     updated_by: str | None = None
     updated_at: str | None = None
 

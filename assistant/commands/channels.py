@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from assistant.commands import CliError
 from assistant.commands.io import named, read_text, shown_input
 from assistant.commands.stored import existing_store
+from assistant.i18n.words import LOCALES
 from assistant.input_files import TooDeep, load_yaml
 from assistant.settings import SettingsError, load_channel_settings
 from context.channels import ChannelConfig, merged
@@ -25,7 +26,7 @@ from context.storage import ModelRefusal
 # Fields `set` may give; `--unset` takes them back to the default's.
 SETTABLE = (
     "persona", "persona_name", "model", "enabled", "access", "users", "groups", "editors",
-    "username", "icon_emoji", "icon_url",
+    "username", "icon_emoji", "icon_url", "locale",
 )  # fmt: skip
 _LISTS = ("users", "groups", "editors")
 
@@ -69,6 +70,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     icon = setting.add_mutually_exclusive_group()
     icon.add_argument("--icon-emoji", help="the icon its posts carry, e.g. :robot_face:")
     icon.add_argument("--icon-url", help="the icon its posts carry, an https URL")
+    setting.add_argument(
+        "--locale", choices=LOCALES,
+        help="the language of the bot's own words: a channel's fixes it there, the "
+        "default's is for people whose Slack language has no catalog",
+    )  # fmt: skip
     setting.add_argument(
         "--unset", action="append", default=[], choices=SETTABLE, metavar="FIELD",
         help=f"take FIELD back to the default's (repeatable): {', '.join(SETTABLE)}",
@@ -120,7 +126,7 @@ def run_set(args: argparse.Namespace) -> int:
     if args.persona_name is not None:
         _check_persona_name(args.persona_name)
     for name in ("persona", "persona_name", "model", "enabled", "access", "username",
-                 "icon_emoji", "icon_url"):  # fmt: skip
+                 "icon_emoji", "icon_url", "locale"):  # fmt: skip
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
     if "persona" in changes or "persona_name" in changes:

@@ -11,6 +11,7 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH, N_, Words
 from assistant.run.loop.channel_rules import PostAs
 from assistant.run.loop.recorder import Recorder
 from assistant.run.streaming.leftovers import NOTICE_METADATA, briefly
@@ -20,7 +21,7 @@ from context.storage import ThreadKey
 
 log = logging.getLogger(__name__)
 
-NOTE = (
+NOTE = N_(
     "I have answered <@{bot}> {count} times in this thread, the most I answer another bot in "
     "one thread, so that two bots do not talk to each other forever. I will not answer its "
     "messages here any more."
@@ -49,9 +50,11 @@ async def may_take_bot_message(
     bot: str,
     limit: int,
     post_as: PostAs,
+    words: Words = ENGLISH,
 ) -> bool:
     """Whether the message `bot` just sent to thread `key` is taken: while the thread holds
-    fewer than `limit` of its messages. The first one past that tells the thread."""
+    fewer than `limit` of its messages. The first one past that tells the thread (in
+    `words`' language: the channel's, no person's)."""
     if not await recorder.read(recorder.store.has_thread, key):
         return True
     entries = await recorder.entries(key)
@@ -63,9 +66,10 @@ async def may_take_bot_message(
     if any(entry.content == line for entry in entries):
         log.info("a message of bot %s in %s not taken: %s answered already", bot, key, count)
         return False
+    note = words.gettext(NOTE, bot=bot, count=count)
     try:
         await client.chat_postMessage(
-            channel=key.channel, thread_ts=key.thread_ts, text=NOTE.format(bot=bot, count=count),
+            channel=key.channel, thread_ts=key.thread_ts, text=note,
             metadata=NOTICE_METADATA, **post_as,
         )  # fmt: skip
     except SLACK_FAILURES as exc:

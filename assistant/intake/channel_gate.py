@@ -51,5 +51,5 @@ class ChannelGate:
                 user, key, slack_reason(exc),
             )  # fmt: skip
             return rules
-        await self.access.refuse(self.recorder, key, user, event_id, threaded)
+        await self.access.refuse(self.recorder, key, user, event_id, threaded, rules)
         return None

@@ -11,6 +11,8 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from assistant.i18n.languages import chosen
+from assistant.i18n.words import Words
 from assistant.intake import references
 from assistant.intake.bot_exchanges import from_bot, may_take_bot_message
 from assistant.intake.channel_gate import ChannelGate
@@ -79,9 +81,10 @@ class EventRecorder:
         )
         if rules is None:
             return  # the bot is off in this channel, or this person may not use it there
+        words = Words(chosen(rules.locale, rules.workspace_locale, self.settings.assistant_locale))
         if from_bot(event) and not await may_take_bot_message(
             self.recorder, gate.client, key, event["user"],
-            self.settings.assistant_max_bot_exchanges_per_thread, rules.post_as,
+            self.settings.assistant_max_bot_exchanges_per_thread, rules.post_as, words,
         ):  # fmt: skip
             return  # two bots answering each other: this thread has had enough
         raw = event.get("text", "")

@@ -30,7 +30,7 @@ def register(
     """`oauth`: installed to many workspaces through OAuth (their installations are kept)."""
     register_assistant(app, events, panel)  # a middleware: it sees DM threads' messages first
     register_events(app, events)
-    app_home_opened.register(app, MessagesTab(panel.settings, panel.recorder))
+    app_home_opened.register(app, MessagesTab(panel.settings, panel.recorder, panel.languages))
     agent_session_stopped.register(app, stops)
     uninstalls.register(app, oauth)
     register_actions(app, feedback)

@@ -22,10 +22,13 @@ from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import
 )
 from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
 from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH
 from assistant.intake.event_shapes import panel_event
 from assistant.intake.events import thread_key
 from assistant.run.loop.channel_rules import Channels
+from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
 from assistant.settings import Settings
 from assistant.slack.connection import SLACK_FAILURES
@@ -47,6 +50,7 @@ class Panel:
     settings: Settings
     recorder: Recorder  # the events' recorder: these are written before Slack is answered
     channels: Channels  # entry 0: the persona of the app's DM (the workspace's default)
+    languages: Languages | None = None  # the greeting's and prompts' (None: English)
 
     async def opened(
         self,
@@ -54,9 +58,11 @@ class Panel:
         event: dict[str, Any],
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
+        client: AsyncWebClient | None = None,
     ) -> None:
         """assistant_thread_started: the thread's log begins (entry 0, who opened it and from
-        where), then the greeting and the suggested prompts, and what was shown."""
+        where), then the greeting and the suggested prompts, and what was shown (`client`:
+        the workspace's, to ask the person's language)."""
         found = _thread(body, event)
         if found is None:
             return
@@ -65,7 +71,7 @@ class Panel:
         where = f" from <#{channel}>" if channel else ""
         text = f"<@{user}> opened the assistant panel{where}."
         if await self._record(key, user, context, text, event_id):
-            await self._greet(key, user, say, set_suggested_prompts)
+            await self._greet(key, user, say, set_suggested_prompts, client)
 
     async def context_changed(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """assistant_thread_context_changed: the person looks at another channel now."""
@@ -127,20 +133,27 @@ class Panel:
         user: str,
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
+        client: AsyncWebClient | None,
     ) -> None:
         """The greeting and the prompts, and one system entry saying what the person saw (the
         model wrote none of it, so no postMessage entry holds it)."""
+        words = ENGLISH
+        if self.languages is not None:
+            rules = await self.channels.rules(key.team, key.channel)
+            words = (await self.languages.of(client, key.team, user, rules)).words
+        # Shown in the person's language; the log keeps the source text, whatever it was.
         greeting = self.settings.greeting()
-        prompts = self.settings.assistant_suggested_prompts
+        prompts = self.settings.suggested_prompts()
         lines = []
         try:
-            await say(greeting)
+            await say(self.settings.greeting(words))
             lines.append(f'The app greeted <@{user}> (its words, not the model\'s): "{greeting}"')
         except SLACK_FAILURES as exc:
             lines.append(f"The greeting could not be posted: {slack_failure(exc)}.")
         if prompts:
             try:
-                await set_suggested_prompts([prompt.model_dump() for prompt in prompts])
+                shown_prompts = self.settings.suggested_prompts(words)
+                await set_suggested_prompts([prompt.model_dump() for prompt in shown_prompts])
                 shown = "; ".join(f'"{p.title}" (sends "{p.message}")' for p in prompts)
                 lines.append(f"Suggested prompts shown: {shown}.")
             except SLACK_FAILURES as exc:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH, LOCALES, N_, Words
 from assistant.panel.home_views import (
     ADMINS_ONLY,
     READ_ONLY,
@@ -22,6 +23,7 @@ from assistant.panel.home_views import (
     home_view,
     submitted,
 )
+from assistant.run.loop.languages import Languages
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
 from context.storage import Store
@@ -33,7 +35,7 @@ log = logging.getLogger(__name__)
 # users.conversations answers at most 999 a page; past this many pages the rest are not asked
 # (a person in 99,900 channels sees those).
 _MOST_PAGES = 100
-NOT_IN_CHANNEL = "You can change the settings of the channels you are in."
+NOT_IN_CHANNEL = N_("You can change the settings of the channels you are in.")
 
 Role = Literal["admin", "editor"]
 
@@ -42,6 +44,18 @@ Role = Literal["admin", "editor"]
 class AppHome:
     store: Store  # not ChannelStore alone: `read` needs its local_reads
     personas: Mapping[str, str]  # ASSISTANT_PERSONAS_FILE's, offered in the modal
+    languages: Languages | None = None  # None: English
+
+    async def words(self, client: AsyncWebClient, team: str, user: str) -> Words:
+        """The viewer's language: their Slack locale, else the workspace default's setting,
+        else the deployment's (no channel fixes the App Home's)."""
+        if self.languages is None:
+            return ENGLISH
+        default = await async_store(self.store).read(
+            self.store.channel_config, team, WORKSPACE_DEFAULT
+        )
+        workspace = default.locale if default is not None else None
+        return (await self.languages.person(client, team, user, None, workspace)).words
 
     async def role(self, client: AsyncWebClient, team: str, user: str) -> Role | None:
         """The person's role: an admin or owner of the workspace (asked of Slack each time:
@@ -103,7 +117,9 @@ class AppHome:
             mine = await self.channels_of(client, user)
             shown = [c for c in configs if c.is_default or c.channel in (mine or ())]
         hidden = len(configs) - len(shown)
-        view = home_view(shown, role is not None, page, hidden, unsure=mine is None and hidden > 0)
+        words = await self.words(client, team, user)
+        unsure = mine is None and hidden > 0
+        view = home_view(shown, role is not None, page, hidden, unsure, words)
         await client.views_publish(user_id=user, view=view)
 
     async def edit(
@@ -119,7 +135,8 @@ class AppHome:
             if channel
             else None
         )
-        view = edit_modal(channel, config, self.personas, admin=role == "admin")
+        words = await self.words(client, team, user)
+        view = edit_modal(channel, config, self.personas, role == "admin", words)
         await client.views_open(trigger_id=trigger_id, view=view)
 
     async def submit(
@@ -132,27 +149,30 @@ class AppHome:
         state: dict[str, Any] = values if isinstance(values, dict) else {}
         first = next(iter(state), "persona")
         role = await self.role(client, team, user)
+        _ = (await self.words(client, team, user)).gettext
         if role is None:
             log.warning("%s of %s may not change channel settings: refused", user, team)
-            return {first: READ_ONLY}
+            return {first: _(READ_ONLY)}
         if role != "admin" and "editors" in state:
             log.warning("%s of %s may not name editors: refused", user, team)
-            return {"editors": ADMINS_ONLY}
+            return {"editors": _(ADMINS_ONLY)}
         channel = chosen_channel(view.get("private_metadata"), state)
         if not channel:
-            return {"channel": "Choose a channel."}
+            return {"channel": _("Choose a channel.")}
         if not await self.may_see(client, user, role, channel):
             log.warning("%s of %s is not in %s: its settings refused", user, team, channel)
-            return {first: NOT_IN_CHANNEL}
+            return {first: _(NOT_IN_CHANNEL)}
         kept = await async_store(self.store).read(self.store.channel_config, team, channel)
         config, errors = submitted(team, channel, state, user, kept)
         if config is None:
             return errors
         # A name the form chose (one kept from before is left alone, as the run resolves it).
         if "persona_name" in state and config.persona_name not in (None, *self.personas):
-            return {"persona_name": f"No persona named {config.persona_name}."}
+            return {"persona_name": _("No persona named {name}.", name=config.persona_name)}
+        if "locale" in state and config.locale not in (None, *LOCALES):
+            return {"locale": _("No language {name}.", name=config.locale)}
         if not config.is_default and config.editors:
-            return {first: "Editors are named in the workspace default."}
+            return {first: _("Editors are named in the workspace default.")}
         await async_store(self.store).write(self.store.set_channel_config, config)
         log.info("%s of %s changed the settings of %s", user, team, config.channel)
         return {}

@@ -15,13 +15,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from assistant.i18n.words import ENGLISH, LOCALES, N_, Words, language_name
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 
 EDIT_ACTION = "channel_settings_edit"  # a button of the home tab: its value the channel
 PAGE_ACTION = "channel_settings_page"  # the home tab's previous/next buttons: the page's number
 MODAL = "channel_settings"  # the modal's callback_id; private_metadata: the channel or ""
-READ_ONLY = "Only workspace admins, and the people they name, can change these settings."
-ADMINS_ONLY = "Only workspace admins and owners name the editors."
+READ_ONLY = N_("Only workspace admins, and the people they name, can change these settings.")
+ADMINS_ONLY = N_("Only workspace admins and owners name the editors.")
 INHERIT = "inherit"
 PAGE_SIZE = 40  # channels a page of the home tab: with the rest, well under 100 blocks
 MAX_TEXT = 3000  # a section's text, a plain-text input's value
@@ -39,37 +40,43 @@ def _option(value: str, label: str) -> dict[str, Any]:
     return {"text": _text(label), "value": value}
 
 
-def _where(channel: str) -> str:
-    return "Workspace default" if channel == WORKSPACE_DEFAULT else f"<#{channel}>"
+def _where(channel: str, words: Words) -> str:
+    return words.gettext("Workspace default") if channel == WORKSPACE_DEFAULT else f"<#{channel}>"
 
 
-def summary(config: ChannelConfig | None) -> str:
+def summary(config: ChannelConfig | None, words: Words = ENGLISH) -> str:
     """One configuration in a few words, for the home tab."""
+    _ = words.gettext
     if config is None:
-        return "nothing set: the deployment's persona and model, everyone may use it"
+        return _("nothing set: the deployment's persona and model, everyone may use it")
     parts = []
     if config.persona_name:
-        parts.append(f"persona *{config.persona_name}*")
+        parts.append(_("persona *{name}*", name=config.persona_name))
     elif config.persona:
         short = config.persona[:_SUMMARY_CHARS] + ("…" if len(config.persona) > 120 else "")
-        parts.append(f"persona “{short}”")
+        parts.append(_("persona “{text}”", text=short))
     if config.model:
-        parts.append(f"model `{config.model}`")
+        parts.append(_("model `{model}`", model=config.model))
     if config.enabled is not None:
-        parts.append("on" if config.enabled else "*off*")
+        parts.append(_("on") if config.enabled else _("*off*"))
     if config.access == "listed":
         who = [f"<@{u}>" for u in config.users] + [f"<!subteam^{g}>" for g in config.groups]
-        parts.append("only " + (_few(who) or "no one"))
+        parts.append(_("only {who}", who=_few(who, words)) if who else _("only no one"))
     elif config.access == "everyone":
-        parts.append("everyone may use it")
+        parts.append(_("everyone may use it"))
     if config.editors:
-        parts.append("editors " + _few([f"<@{u}>" for u in config.editors]))
-    return "; ".join(parts) or "nothing set"
+        parts.append(_("editors {who}", who=_few([f"<@{u}>" for u in config.editors], words)))
+    if config.locale:
+        parts.append(_("language {name}", name=language_name(config.locale)))
+    return _("; ").join(parts) or _("nothing set")
 
 
-def _few(names: list[str]) -> str:
+def _few(names: list[str], words: Words) -> str:
     rest = len(names) - _LISTED
-    return ", ".join(names[:_LISTED]) + (f" and {rest} more" if rest > 0 else "")
+    listed = words.gettext(", ").join(names[:_LISTED])
+    if rest <= 0:
+        return listed
+    return words.ngettext("{names} and {n} more", "{names} and {n} more", rest, names=listed)
 
 
 def _capped(text: str, most: int) -> str:
@@ -90,53 +97,58 @@ def home_view(
     page: int = 0,
     hidden: int = 0,
     unsure: bool = False,
+    words: Words = ENGLISH,
 ) -> dict[str, Any]:
     """The home tab: the workspace default first, then page `page` of the configured channels
     `configs` holds (the ones this person may see), with buttons to the pages beside it;
     `hidden`: how many other channels have settings not shown to this person (`unsure`:
-    because Slack could not say which channels they are in)."""
+    because Slack could not say which channels they are in), in `words`' language."""
+    _ = words.gettext
     by_channel = {c.channel: c for c in configs}
     channels = sorted(c for c in by_channel if c != WORKSPACE_DEFAULT)
     pages = max(1, math.ceil(len(channels) / PAGE_SIZE))
     page = min(max(page, 0), pages - 1)
     shown = channels[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
-    blocks: list[dict[str, Any]] = [{"type": "header", "text": _text("Channel settings")}]
+    blocks: list[dict[str, Any]] = [{"type": "header", "text": _text(_("Channel settings"))}]
     for channel in [WORKSPACE_DEFAULT, *shown]:
-        text = f"*{_where(channel)}*: {summary(by_channel.get(channel))}"
+        text = f"*{_where(channel, words)}*: {summary(by_channel.get(channel), words)}"
         section: dict[str, Any] = {
             "type": "section",
             "block_id": f"channel_{channel}",
             "text": {"type": "mrkdwn", "text": _capped(text, MAX_TEXT)},
         }
         if may_edit:
-            section["accessory"] = _button(EDIT_ACTION, "Edit", channel)
+            section["accessory"] = _button(EDIT_ACTION, _("Edit"), channel)
         blocks.append(section)
     if pages > 1:
         first = page * PAGE_SIZE + 1
-        blocks.append(_note(f"Channels {first} to {first + len(shown) - 1} of {len(channels)}."))
+        last, total = first + len(shown) - 1, len(channels)
+        blocks.append(
+            _note(_("Channels {first} to {last} of {total}.", first=first, last=last, total=total))
+        )
         turns = []
         if page > 0:
-            turns.append(_button(PAGE_ACTION, "Previous page", str(page - 1)))
+            turns.append(_button(PAGE_ACTION, _("Previous page"), str(page - 1)))
         if page < pages - 1:
-            turns.append(_button(PAGE_ACTION, "Next page", str(page + 1)))
+            turns.append(_button(PAGE_ACTION, _("Next page"), str(page + 1)))
         blocks.append({"type": "actions", "block_id": "pages", "elements": turns})
     if hidden:
-        why = (
-            " Slack could not say which channels you are in: open this tab again later."
-            if unsure
-            else ""
+        note = words.ngettext(
+            "{n} more channel has settings shown only to its members and to workspace admins.",
+            "{n} more channels have settings shown only to their members and to workspace admins.",
+            hidden,
         )
-        blocks.append(_note(
-            f"{hidden} more {'channel has' if hidden == 1 else 'channels have'} settings shown"
-            f" only to their members and to workspace admins.{why}"
-        ))  # fmt: skip
+        if unsure:
+            why = _("Slack could not say which channels you are in: open this tab again later.")
+            note = f"{note} {why}"
+        blocks.append(_note(note))
     if may_edit:
         blocks.append({
             "type": "actions", "block_id": "add_channel",
-            "elements": [_button(EDIT_ACTION, "Configure a channel", "")],
+            "elements": [_button(EDIT_ACTION, _("Configure a channel"), "")],
         })  # fmt: skip
     else:
-        blocks.append(_note(READ_ONLY))
+        blocks.append(_note(_(READ_ONLY)))
     return {"type": "home", "blocks": blocks}
 
 
@@ -154,26 +166,33 @@ def _plain(initial: str | None, multiline: bool = False) -> dict[str, Any]:
     return element
 
 
-def _select(options: list[dict[str, Any]], initial: str | None) -> dict[str, Any]:
+def _select(
+    options: list[dict[str, Any]], initial: str | None, words: Words = ENGLISH
+) -> dict[str, Any]:
     chosen = next(o for o in options if o["value"] == initial)
     if len(options) <= MAX_OPTIONS:
         return {"type": "static_select", "options": options, "initial_option": chosen}
     groups = [
-        {"label": _text(f"{n + 1} to {min(n + MAX_OPTIONS, len(options))} of {len(options)}"),
+        {"label": _text(words.gettext(
+            "{first} to {last} of {total}",
+            first=n + 1, last=min(n + MAX_OPTIONS, len(options)), total=len(options),
+        )),
          "options": options[n : n + MAX_OPTIONS]}
         for n in range(0, len(options), MAX_OPTIONS)
     ]  # fmt: skip
     return {"type": "static_select", "option_groups": groups, "initial_option": chosen}
 
 
-def _persona_name(config: ChannelConfig | None, personas: Mapping[str, str]) -> dict[str, Any]:
+def _persona_name(
+    config: ChannelConfig | None, personas: Mapping[str, str], words: Words
+) -> dict[str, Any]:
     named = config.persona_name if config and config.persona_name in personas else INHERIT
     if len(personas) >= MAX_OPTIONS * MAX_OPTIONS:  # more than a select holds: typed
         return _plain(None if named == INHERIT else named)
-    options = [_option(INHERIT, "(none)")] + [
+    options = [_option(INHERIT, words.gettext("(none)"))] + [
         _option(n, _capped(n, _OPTION_TEXT)) for n in sorted(personas)
     ]
-    return _select(options, named)
+    return _select(options, named, words)
 
 
 def edit_modal(
@@ -181,65 +200,76 @@ def edit_modal(
     config: ChannelConfig | None,
     personas: Mapping[str, str],
     admin: bool = True,
+    words: Words = ENGLISH,
 ) -> dict[str, Any]:
     """The modal editing `channel`'s settings ("*": the default; "": a channel to choose).
     What it does not show (`icon_url`, a persona longer than a text input holds, the
     editors to anyone but an admin) is kept as it is when the modal is saved."""
-    c = config
+    c, _ = config, words.gettext
     blocks = []
     if not channel:
-        blocks.append(_input("channel", "Channel", {"type": "conversations_select"}))
+        blocks.append(_input("channel", _("Channel"), {"type": "conversations_select"}))
     if c and c.persona and len(c.persona) > MAX_TEXT:
-        blocks.append(_note(
-            f"The persona is {len(c.persona):,} characters, more than a Slack text input holds"
-            f" ({MAX_TEXT:,}): saving keeps it. Change it with `assistant channels set`, or"
-            " choose a named persona below."
-        ))  # fmt: skip
+        blocks.append(_note(_(
+            "The persona is {length} characters, more than a Slack text input holds"
+            " ({most}): saving keeps it. Change it with `assistant channels set`, or"
+            " choose a named persona below.",
+            length=f"{len(c.persona):,}", most=f"{MAX_TEXT:,}",
+        )))  # fmt: skip
     else:
-        blocks.append(
-            _input(
-                "persona", "Persona (the system message)", _plain(c.persona if c else None, True)
-            )
-        )
+        persona = _plain(c.persona if c else None, True)
+        blocks.append(_input("persona", _("Persona (the system message)"), persona))
     if personas:
-        blocks.append(_input("persona_name", "Or a named persona", _persona_name(c, personas)))
-    blocks.append(_input("model", "Model", _plain(c.model if c else None)))
+        named = _persona_name(c, personas, words)
+        blocks.append(_input("persona_name", _("Or a named persona"), named))
+    blocks.append(_input("model", _("Model"), _plain(c.model if c else None)))
     on = {None: INHERIT, True: "on", False: "off"}[c.enabled if c else None]
-    switch = [_option(INHERIT, "As the default"), _option("on", "On"), _option("off", "Off")]
-    blocks.append(_input("enabled", "Answers here", _select(switch, on)))
+    default = _option(INHERIT, _("As the default"))
+    switch = [default, _option("on", _("On")), _option("off", _("Off"))]
+    blocks.append(_input("enabled", _("Answers here"), _select(switch, on)))
     access = [
-        _option(INHERIT, "As the default"),
-        _option("everyone", "Everyone"),
-        _option("listed", "Only the people and groups below"),
+        default,
+        _option("everyone", _("Everyone")),
+        _option("listed", _("Only the people and groups below")),
     ]
-    blocks.append(_input("access", "Who may use it", _select(access, (c and c.access) or INHERIT)))
+    chosen = _select(access, (c and c.access) or INHERIT)
+    blocks.append(_input("access", _("Who may use it"), chosen))
     users: dict[str, Any] = {"type": "multi_users_select"}
     if c and c.users:
         users["initial_users"] = list(c.users)
-    blocks.append(_input("users", "People", users))
+    blocks.append(_input("users", _("People"), users))
     groups = ", ".join(c.groups) if c else ""
     if c and len(groups) > MAX_TEXT:
-        blocks.append(
-            _note(
-                f"{len(c.groups)} user groups are listed, more than a Slack text input"
-                " holds: saving keeps them. Change them with `assistant channels set`."
-            )
-        )
+        blocks.append(_note(words.ngettext(
+            "{n} user group is listed, more than a Slack text input holds: saving keeps it."
+            " Change it with `assistant channels set`.",
+            "{n} user groups are listed, more than a Slack text input holds: saving keeps"
+            " them. Change them with `assistant channels set`.",
+            len(c.groups),
+        )))  # fmt: skip
     else:
-        blocks.append(_input("groups", "User group ids (S…), comma-separated", _plain(groups)))
-    blocks.append(_input("username", "Post as (name)", _plain(c.username if c else None)))
-    blocks.append(
-        _input("icon_emoji", "Post with icon (:emoji:)", _plain(c.icon_emoji if c else None))
-    )
+        label = _("User group ids (S…), comma-separated")
+        blocks.append(_input("groups", label, _plain(groups)))
+    blocks.append(_input("username", _("Post as (name)"), _plain(c.username if c else None)))
+    icon = _plain(c.icon_emoji if c else None)
+    blocks.append(_input("icon_emoji", _("Post with icon (:emoji:)"), icon))
+    languages = [
+        _option(INHERIT, _("Each person's Slack language")),
+        *(_option(locale, language_name(locale)) for locale in LOCALES),
+    ]
+    if channel == WORKSPACE_DEFAULT:
+        languages[0] = _option(INHERIT, _("Each person's Slack language, else the deployment's"))
+    kept = c.locale if c and c.locale in LOCALES else INHERIT
+    blocks.append(_input("locale", _("Language of my messages"), _select(languages, kept)))
     if channel == WORKSPACE_DEFAULT and admin:
         editors: dict[str, Any] = {"type": "multi_users_select"}
         if c and c.editors:
             editors["initial_users"] = list(c.editors)
-        blocks.append(_input("editors", "Who else may change these settings", editors))
+        blocks.append(_input("editors", _("Who else may change these settings"), editors))
     return {
         "type": "modal", "callback_id": MODAL, "private_metadata": channel,
-        "title": _text("Channel settings"), "submit": _text("Save"), "close": _text("Cancel"),
-        "blocks": blocks,
+        "title": _text(_("Channel settings")), "submit": _text(_("Save")),
+        "close": _text(_("Cancel")), "blocks": blocks,
     }  # fmt: skip
 
 
@@ -249,7 +279,7 @@ _FIELDS_OF = {
     "persona": ("persona",), "persona_name": ("persona_name",), "model": ("model",),
     "enabled": ("enabled",), "access": ("access",), "users": ("users",),
     "groups": ("groups",), "username": ("username",), "icon_emoji": ("icon_emoji",),
-    "editors": ("editors",),
+    "editors": ("editors",), "locale": ("locale",),
 }  # fmt: skip
 # Set in the modal, each one replaces the kept value of the other of its pair (a config
 # holds one persona, one icon).
@@ -295,7 +325,9 @@ def submitted(
     """The modal's state over the settings `kept` (what its inputs do not set stays as it
     was); or None and the errors by block id (Slack shows each under its input:
     `response_action: errors`)."""
-    named, enabled, access = (_value(state, b) for b in ("persona_name", "enabled", "access"))
+    named, enabled, access, locale = (
+        _value(state, b) for b in ("persona_name", "enabled", "access", "locale")
+    )
     form: dict[str, Any] = {
         "persona": _value(state, "persona"),
         "persona_name": None if named in (None, INHERIT) else named,
@@ -305,6 +337,7 @@ def submitted(
         "users": _value(state, "users") or (), "groups": _ids(_value(state, "groups")),
         "username": _value(state, "username"), "icon_emoji": _value(state, "icon_emoji"),
         "editors": _value(state, "editors") or (),
+        "locale": None if locale in (None, INHERIT) else locale,
     }  # fmt: skip
     shown = {field for block in state for field in _FIELDS_OF.get(block, ())}
     values = kept.model_dump(exclude={"updated_by", "updated_at"}) if kept else {}

@@ -21,9 +21,12 @@ from typing import Any
 from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
     AsyncSetSuggestedPrompts,
 )
+from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH
 from assistant.intake.event_shapes import HomeOpenedFields, checked
 from assistant.panel.events import slack_failure
+from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
 from assistant.settings import Settings
 from assistant.slack.connection import SLACK_FAILURES
@@ -39,27 +42,32 @@ PROMPTS_EVERY = timedelta(hours=12)
 class MessagesTab:
     settings: Settings
     recorder: Recorder
+    languages: Languages | None = None  # the default prompts' and greeting's (None: English)
 
     async def opened(
         self,
         body: dict[str, Any],
         event: dict[str, Any],
         set_suggested_prompts: AsyncSetSuggestedPrompts | None,
+        client: AsyncWebClient | None = None,
     ) -> None:
         """app_home_opened: on the Messages tab, the prompts, unless shown lately."""
         if event.get("tab") != "messages":
             return  # the Home tab is off in the manifest; nothing to show there
         found = checked(body, event, HomeOpenedFields)
-        prompts = self.settings.assistant_suggested_prompts
-        if found is None or not prompts or set_suggested_prompts is None:
+        if found is None or not self.settings.suggested_prompts() or set_suggested_prompts is None:
             return
         store, user = self.recorder.store, event["user"]
         now = datetime.now(UTC)
         if not await self.recorder.call(store.claim_prompts, found.team, user, now, PROMPTS_EVERY):
             return
+        words = ENGLISH
+        if self.languages is not None:
+            words = (await self.languages.person(client, found.team, user)).words
+        prompts = self.settings.suggested_prompts(words)
         try:
             await set_suggested_prompts(
-                [prompt.model_dump() for prompt in prompts], title=self.settings.greeting()
+                [prompt.model_dump() for prompt in prompts], title=self.settings.greeting(words)
             )
         except SLACK_FAILURES as exc:
             log.warning("could not show the suggested prompts to %s: %s", user, slack_failure(exc))

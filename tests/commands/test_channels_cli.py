@@ -60,7 +60,7 @@ def test_set_changes_only_what_it_is_given(store_url, tmp_path):
     seeded(store_url)
     env = {"DATABASE_URL": store_url}
     result = run_cli("channels", "set", "T1", "C1", "--persona", "Speak French.", "--off",
-                     "--unset", "username", env=env)  # fmt: skip
+                     "--unset", "username", "--locale", "pt_BR", env=env)  # fmt: skip
     assert result.returncode == 0, result.stderr
     store = open_store(store_url)
     try:
@@ -74,6 +74,7 @@ def test_set_changes_only_what_it_is_given(store_url, tmp_path):
         "gpt-x",
     )
     assert (kept.username, kept.icon_emoji, kept.groups) == (None, ":ship:", ("S1",))
+    assert kept.locale == "pt_BR"  # the language fixed in the channel
 
 
 @pytest.mark.parametrize(
@@ -81,6 +82,7 @@ def test_set_changes_only_what_it_is_given(store_url, tmp_path):
     [
         (("set", "T1", "C1", "--icon-emoji", "ship"), None, "icon_emoji"),
         (("set", "T1", "C1", "--editors", "U2"), None, "editors are named in the workspace"),
+        (("set", "T1", "C1", "--locale", "fr"), None, "--locale: invalid choice: 'fr'"),
         (("import", "FILE"), {"channels": [{"team": "T1", "channel": "C2"}, {"team": "T1"}]},
          "channel 2: channel: Field required"),
         (("import", "FILE"), {"channels": [{"team": "T1", "channel": "C2", "colour": "red"}]},

@@ -205,10 +205,11 @@ def test_a_resumed_run_counts_the_model_calls_its_answer_made(make_app, slack, m
     app.wait_idle()
 
     assert model.requests == []
-    assert bot_texts(slack, key)[-1] == SORRY_STEPS
+    assert bot_texts(slack, key)[-1] == SORRY_STEPS.english()
     log = app.log(key)
     assert log[-1]["content"] == (
-        f'Error: stopped after 3 steps without finishRequest. The user was told: "{SORRY_STEPS}"'
+        f"Error: stopped after 3 steps without finishRequest. "
+        f'The user was told: "{SORRY_STEPS.english()}"'
     )
     assert app.assistant.store.pending(key) == []
 

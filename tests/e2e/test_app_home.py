@@ -144,7 +144,7 @@ def test_a_channel_s_settings_are_shown_to_its_members_and_the_admins_only(app, 
     mine = text_of(open_home(app, slack, ids.USER_ID))
     assert "Be kind." in mine and "The public rules." in mine
     assert "secret plans" not in mine and BOB not in mine and SECRET not in mine
-    assert "1 more channel has settings shown only to their members" in mine
+    assert "1 more channel has settings shown only to its members" in mine
     bobs = text_of(open_home(app, slack, BOB))
     assert "The secret plans." in bobs and "public rules" not in bobs
     admins = text_of(open_home(app, slack, ADMIN))

@@ -19,7 +19,7 @@ from tests.harness import mention as say
 
 TIMED_OUT = (
     "Error: the model call failed: the model did not answer in time. "
-    f'The user was told: "{SORRY_MODEL}"'
+    f'The user was told: "{SORRY_MODEL.english()}"'
 )
 # Far longer than a test waits: 8 bytes every half second is a minute for a short answer.
 SLOW_BODY = {"piece": 8, "every": 0.5}
@@ -35,8 +35,8 @@ def ended(app: RunningApp, slack, event: dict) -> list[dict]:
 
 def assert_model_error_path(app: RunningApp, slack, event: dict, log: list[dict]) -> None:
     """One apology, the reason in the log, nothing of the answer left in the thread."""
-    assert [m["text"] for m in bot_messages(slack, event)] == [SORRY_MODEL]
-    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
+    assert [m["text"] for m in bot_messages(slack, event)] == [SORRY_MODEL.english()]
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL.english()]
     assert log[-1]["content"] == TIMED_OUT
     assert not any(e["role"] == "assistant" for e in log)  # nothing of the answer recorded
     key = thread_of(event)

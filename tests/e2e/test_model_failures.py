@@ -56,10 +56,10 @@ def test_a_model_that_fails_on_every_retry(make_app, slack, model, fault, reason
     assert [e["role"] for e in log] == ["system", "user", "system"]
     assert system_texts(log) == [
         f"Error: the model call failed: the model service {reason}. "
-        f'The user was told: "{SORRY_MODEL}"'
+        f'The user was told: "{SORRY_MODEL.english()}"'
     ]
     assert len(model.requests) == 2
-    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL.english()]
     still_answers(app, slack, model)
 
 
@@ -100,7 +100,7 @@ def test_a_model_that_does_not_answer_in_time(make_app, slack, model):
     log = answered(app, slack, "hello")
     assert system_texts(log) == [
         f"Error: the model call failed: the model did not answer in time. "
-        f'The user was told: "{SORRY_MODEL}"'
+        f'The user was told: "{SORRY_MODEL.english()}"'
     ]
     hold.release()
     still_answers(app, slack, model)
@@ -175,7 +175,7 @@ def test_a_model_server_that_cannot_be_reached_is_named_on_stderr(make_app, slac
     log = answered(app, slack, event=event)
     assert system_texts(log) == [
         "Error: the model call failed: the model service could not be reached. "
-        f'The user was told: "{SORRY_MODEL}"'
+        f'The user was told: "{SORRY_MODEL.english()}"'
     ]
     lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.loop.agent"]
     assert lines == [

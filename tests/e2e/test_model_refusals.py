@@ -60,8 +60,8 @@ def test_a_refused_channel_model_is_named_once_per_run_and_not_retried(
 
     log = answered_log(app, slack, mention(slack, "hello"))
     assert len(model.requests) == 1  # not retried, not asked again of another model
-    sorry = sorry_refused(MISSING, detail, channel_model=True)
-    assert f"`{MISSING}`" in sorry and SORRY_MODEL not in sorry
+    sorry = sorry_refused(MISSING, detail, channel_model=True).english()
+    assert f"`{MISSING}`" in sorry and SORRY_MODEL.english() not in sorry
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [sorry]
     said = f"the model service refused the model '{MISSING}' ({detail})"
     assert log[-1]["content"] == (
@@ -92,7 +92,7 @@ def test_a_404_that_names_no_model_is_no_refusal_of_it(make_app, slack, model):
     assert log[-1]["content"].startswith("Error: the model call failed: the model service "
                                          "answered HTTP 404: Not Found "
                                          "(invalid_request_error).")  # fmt: skip
-    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL]
+    assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [SORRY_MODEL.english()]
     assert [line for line in channels_list(app) if "refused" in line] == []
 
 
@@ -101,7 +101,7 @@ def test_a_refused_assistant_model_is_named_and_left_to_the_operator(make_app, s
     model.models = frozenset({SERVED})
     log = answered_log(app, slack, mention(slack, "hello"))
     assert len(model.requests) == 1
-    sorry = sorry_refused(MISSING, "HTTP 404, model_not_found", channel_model=False)
+    sorry = sorry_refused(MISSING, "HTTP 404, model_not_found", channel_model=False).english()
     assert "ASSISTANT_MODEL" in sorry and f"`{MISSING}`" in sorry
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == [sorry]
     assert log[-1]["content"].endswith(f'The user was told: "{sorry}"')

@@ -49,7 +49,7 @@ def test_the_server_s_error_reaches_the_log_and_the_console_without_secrets(
         "see https://models.internal:8443 (invalid_request_error, invalid_value)"
     )
     assert system_texts(log) == [
-        f'Error: the model call failed: {said}. The user was told: "{SORRY_MODEL}"'
+        f'Error: the model call failed: {said}. The user was told: "{SORRY_MODEL.english()}"'
     ]
     assert said in caplog.text
     assert secret not in caplog.text and "hunter2" not in caplog.text
@@ -82,7 +82,7 @@ def test_each_server_s_error_shape_is_read(make_app, slack, model, body, said):
     log = answered_log(app, slack, say(slack, "hello"))
     what = "the model service answered HTTP 400" + (f": {said}" if said else "")
     assert system_texts(log) == [
-        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL}"'
+        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL.english()}"'
     ]
 
 
@@ -187,7 +187,7 @@ def test_a_prompt_refused_again_after_the_cut_fails_with_the_server_s_words(make
     kind = "(invalid_request_error, context_length_exceeded)"
     what = f"the model service answered HTTP 400: {said} {kind}"
     assert system_texts(log) == [
-        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL}"'
+        f'Error: the model call failed: {what}. The user was told: "{SORRY_MODEL.english()}"'
     ]
     assert len(model.requests) == 2  # asked again once
 

@@ -95,9 +95,9 @@ def test_an_answer_that_is_not_a_chat_completion_is_retried_then_apologized_for(
     assert error.startswith(
         f"Error: the model call failed: the model service answered with {WHAT_CAME[kind]}"
     )
-    assert error.endswith(f', not a chat completion. The user was told: "{SORRY_MODEL}"')
+    assert error.endswith(f', not a chat completion. The user was told: "{SORRY_MODEL.english()}"')
     assert len(model.requests) == 2  # the call and its one retry
-    assert posted(slack) == [SORRY_MODEL]
+    assert posted(slack) == [SORRY_MODEL.english()]
     still_answers(app, slack, model)
 
 
@@ -128,9 +128,10 @@ def test_an_unexpected_exception_ends_the_run_with_an_apology_naming_it(app, sla
     log = app.log(thread_of(event))
     assert tool_calls(log) == ["getThreadHistory"]
     assert system_texts(log) == [
-        f'Error: the run failed unexpectedly (KeyError). The user was told: "{SORRY_UNEXPECTED}"'
+        f"Error: the run failed unexpectedly (KeyError). "
+        f'The user was told: "{SORRY_UNEXPECTED.english()}"'
     ]
-    assert posted(slack) == [SORRY_UNEXPECTED]
+    assert posted(slack) == [SORRY_UNEXPECTED.english()]
     assert app.assistant.store.pending(thread_of(event)) == []
     still_answers(app, slack, model)
 
@@ -142,9 +143,10 @@ def test_a_run_stopped_by_the_step_cap_says_so_in_the_thread(make_app, slack, mo
     assert tool_calls(log) == ["getThreadHistory"] * 3
     assert len(model.requests) == 3
     assert system_texts(log)[-1] == (
-        f'Error: stopped after 3 steps without finishRequest. The user was told: "{SORRY_STEPS}"'
+        f"Error: stopped after 3 steps without finishRequest. "
+        f'The user was told: "{SORRY_STEPS.english()}"'
     )
-    assert posted(slack) == [SORRY_STEPS]
+    assert posted(slack) == [SORRY_STEPS.english()]
     model.default = None
     still_answers(app, slack, model)
 

@@ -31,11 +31,12 @@ def test_a_slack_error_is_recorded_and_the_next_thread_is_still_answered(
     slack.fail("chat.postMessage", error, times=times)
     log = answered(app, slack, "the report, please")
 
-    outcome = f'The user was told: "{SORRY_SLACK}"' if told else "The thread could not be told."
+    sorry = SORRY_SLACK.english()
+    outcome = f'The user was told: "{sorry}"' if told else "The thread could not be told."
     assert system_texts(log) == [f"Error: Slack failed: {error} (from chat.postMessage). {outcome}"]
     assert log[-2]["content"]["toolCall"] == "postMessage"  # the intent stays on record
     posted = [c.params["text"] for c in slack.calls_to("chat.postMessage") if c.response["ok"]]
-    assert posted == ([SORRY_SLACK] if told else [])
+    assert posted == ([SORRY_SLACK.english()] if told else [])
     still_answers(app, slack, model)
 
 

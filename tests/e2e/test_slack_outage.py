@@ -124,7 +124,7 @@ def test_past_the_bound_the_run_ends_with_the_failure_path(make_app, slack, mode
     event = mention(slack, "the report, please")
     assert app.send_event(event).status == 200
     slack.wait_for_call(
-        "chat.postMessage", timeout=WAIT, where=lambda c: c.params["text"] == SORRY_SLACK
+        "chat.postMessage", timeout=WAIT, where=lambda c: c.params["text"] == SORRY_SLACK.english()
     )
     app.wait_idle()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
+from assistant.i18n.words import ENGLISH
 from assistant.run.loop.apologies import SORRY_STEPS
 from assistant.run.progress.step_cards import STEPS_METADATA
 from assistant.run.streaming.leftovers import NOTICE_METADATA
@@ -99,7 +100,7 @@ def test_an_expanded_entry_is_a_card_and_a_whole_post_goes_into_the_cards_messag
     ]
     assert message["streaming_state"] == "completed" and message["text"] == "Done."
     assert message["metadata"] == post_metadata(4, 0)
-    assert message["blocks"] == final_blocks(None, 4)
+    assert message["blocks"] == final_blocks(ENGLISH, 4)
     assert slack.calls_to("chat.postMessage") == []
     assert log[4]["content"]["toolCall"] == "postMessage"
     assert app.assistant.store.metadata(thread_of(event))[4].slack_ts == message["ts"]
@@ -127,11 +128,12 @@ def test_the_step_cap_s_apology_goes_into_the_cards_message(make_app, slack, mod
 
     (message,) = bot_messages(slack, event)
     assert [status for _, _, status in cards(slack, message["ts"])][-1] == "complete"
-    assert message["text"] == SORRY_STEPS and message["streaming_state"] == "completed"
+    assert message["text"] == SORRY_STEPS.english() and message["streaming_state"] == "completed"
     assert message["metadata"] == NOTICE_METADATA
     assert slack.calls_to("chat.postMessage") == [] and slack.calls_to("chat.delete") == []
     assert log[-1]["content"] == (
-        f'Error: stopped after 2 steps without finishRequest. The user was told: "{SORRY_STEPS}"'
+        f"Error: stopped after 2 steps without finishRequest. "
+        f'The user was told: "{SORRY_STEPS.english()}"'
     )
     assert app.assistant.store.open_streams(thread_of(event)) == []
 

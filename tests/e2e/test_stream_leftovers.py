@@ -102,10 +102,10 @@ def test_a_stream_cut_by_the_model_whose_delete_fails_is_named_and_deleted_later
     log = app.log(key)
     assert log[2]["content"] == (
         "Error: the model call failed: the model service's answer was cut off. "
-        f'The user was told: "{SORRY_MODEL}" ' + STAYS.format(why="internal_error")
+        f'The user was told: "{SORRY_MODEL.english()}" ' + STAYS.format(why="internal_error")
     )
     assert log[3]["content"] == DELETED
-    assert thread_bot_texts(slack, key) == [SORRY_MODEL]
+    assert thread_bot_texts(slack, key) == [SORRY_MODEL.english()]
     assert app.assistant.store.open_streams(key) == []
     # The apology carries metadata of its own: a lost start's search never takes it.
     (apology,) = slack.calls_to("chat.postMessage")

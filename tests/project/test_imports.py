@@ -115,17 +115,28 @@ def test_context_imports_no_slack_openai_or_app():
 ALLOWED: dict[str, set[str]] = {
     "context": set(),
     "fakes": set(),  # they play Slack and OpenAI: nothing of the app
+    "i18n": set(),  # the bot's words in people's languages: Babel, nothing of the app
     "slack": {"context"},
     "model": {"context"},
-    "run": {"slack", "model", "context"},
+    "run": {"i18n", "slack", "model", "context"},
     # OpenTelemetry: it watches runs, model calls and Slack through their small protocols.
     "telemetry": {"run", "slack", "model", "context"},
-    "settings": {"run", "slack", "model", "context"},
-    "intake": {"settings", "run", "slack", "model", "context"},
-    "panel": {"intake", "settings", "run", "slack", "model", "context"},
-    "replay": {"settings", "run", "slack", "model", "context"},
-    "eval": {"replay", "settings", "run", "slack", "model", "context"},
-    "wiring": {"panel", "intake", "settings", "telemetry", "run", "slack", "model", "context"},
+    "settings": {"i18n", "run", "slack", "model", "context"},
+    "intake": {"i18n", "settings", "run", "slack", "model", "context"},
+    "panel": {"i18n", "intake", "settings", "run", "slack", "model", "context"},
+    "replay": {"i18n", "settings", "run", "slack", "model", "context"},
+    "eval": {"i18n", "replay", "settings", "run", "slack", "model", "context"},
+    "wiring": {
+        "i18n",
+        "panel",
+        "intake",
+        "settings",
+        "telemetry",
+        "run",
+        "slack",
+        "model",
+        "context",
+    },
     "serving": {"wiring", "settings", "telemetry", "slack", "context", "fakes"},
     # The CLI: everything, and the fakes for `replay --demo-model`.
     "commands": {
@@ -138,6 +149,7 @@ ALLOWED: dict[str, set[str]] = {
         "settings",
         "telemetry",
         "run",
+        "i18n",
         "slack",
         "model",
         "context",
@@ -165,6 +177,7 @@ def room_of(module: str) -> str | None:
         "serving",
         "fakes",
         "telemetry",
+        "i18n",
     )
     if top in rooms:
         return top

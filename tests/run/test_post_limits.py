@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from assistant.i18n.words import Words
 from assistant.run.loop.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
 
 
@@ -122,3 +123,13 @@ def test_a_text_longer_than_the_messages_left_is_cut_to_fit_them() -> None:
     assert cut is not None and 0 < cut.kept < len(text)
     assert len(limits.chunks(cut.text)) <= 2
     assert limits.refusal(cut.text, len(limits.chunks(cut.text))) is None
+
+
+def test_a_cut_s_note_is_in_the_language_of_those_answered_and_fits_the_caps():
+    portuguese = Words("pt_BR")
+    note = portuguese.gettext(CUT_NOTE)
+    assert note.startswith("_(Tive que cortar minha resposta aqui") and note != CUT_NOTE
+    assert cut_text("um dois três", 3, portuguese) == f"um\n\n{note}"
+    limits = PostLimits(PostCaps(chars_per_run=200))
+    cut = limits.shortened("palavra " * 100, portuguese)
+    assert cut is not None and cut.text.endswith(note) and len(cut.text) <= 200

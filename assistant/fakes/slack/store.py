@@ -210,6 +210,7 @@ class SlackStore:
         is_bot: bool = False,
         tz: str = "Europe/Berlin",
         tz_offset: int = 3600,
+        locale: str = "en-US",
         **extra: Any,
     ) -> dict[str, Any]:
         real_name = real_name if real_name is not None else name.title()
@@ -236,6 +237,7 @@ class SlackStore:
             "is_bot": is_bot,
             "is_app_user": False,
             "updated": 1_700_000_000,
+            "locale": locale,  # answered only with include_locale (users.py)
             **extra,
         }
         self.users[user_id] = user

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from assistant.fakes.slack.params import Handler
+from assistant.fakes.slack.params import Handler, flag
 from assistant.fakes.slack.store import SlackError, SlackStore
 
 
@@ -27,4 +27,6 @@ class UserMethods:
         user = self.store.users.get(params.get("user", ""))
         if user is None:
             raise SlackError("user_not_found")
+        if not flag(params.get("include_locale")):  # Slack's users.info: only when asked
+            user = {k: v for k, v in user.items() if k != "locale"}
         return {"ok": True, "user": user}

@@ -8,6 +8,7 @@ from slack_bolt.async_app import AsyncAssistant, AsyncSay
 from slack_bolt.context.set_suggested_prompts.async_set_suggested_prompts import (
     AsyncSetSuggestedPrompts,
 )
+from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.intake.events import EventRecorder
 from assistant.panel.events import Panel
@@ -20,5 +21,6 @@ def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> 
         event: dict[str, Any],
         say: AsyncSay,
         set_suggested_prompts: AsyncSetSuggestedPrompts,
+        client: AsyncWebClient,
     ) -> None:
-        await panel.opened(body, event, say, set_suggested_prompts)
+        await panel.opened(body, event, say, set_suggested_prompts, client)

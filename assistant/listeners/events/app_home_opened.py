@@ -20,4 +20,4 @@ def register(app: AsyncApp, tab: MessagesTab) -> None:
         body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
     ) -> None:
         # Bolt gives set_suggested_prompts for the Messages tab only, bound to the DM.
-        await tab.opened(body, event, context.get("set_suggested_prompts"))
+        await tab.opened(body, event, context.get("set_suggested_prompts"), context.client)

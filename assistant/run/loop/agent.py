@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH, Message
 from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
@@ -27,6 +28,7 @@ from assistant.run.loop.apologies import (
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.channel_rules import ChannelRules, Channels
 from assistant.run.loop.images import ImageParts
+from assistant.run.loop.languages import LOCALE_LINE, Languages
 from assistant.run.loop.post_limits import PostCaps, PostLimits
 from assistant.run.loop.prompt import PromptBudget, RunPrompts
 from assistant.run.loop.recorder import Recorder
@@ -56,7 +58,7 @@ from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
 from context.budget import BudgetError
-from context.entry import FAILURE_PREFIX, UserEntry, now_timestamp
+from context.entry import FAILURE_PREFIX, SystemEntry, UserEntry, now_timestamp
 from context.log import ContextLog
 from context.storage import EntryMeta, ModelRefusal, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
@@ -100,6 +102,7 @@ class Agent:
     channels: Channels | None = None  # None: ASSISTANT_MODEL, posts as the app (replay)
     sessions: AgentSessions | None = None  # None: no agent sessions (replay)
     access: ChannelAccess | None = None  # None: who asked is not checked again (replay)
+    languages: Languages | None = None  # None: English, no one asked (replay)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -114,17 +117,42 @@ class Agent:
             if bot_user_id is None and self.client is not None:
                 bot_user_id = await bot_user_of(self.client)  # a run resumed after a restart
             rules = await self.channels.rules(key.team, key.channel) if self.channels else None
+            spoken = None
+            if self.languages is not None:  # the words of the person the run answers last
+                asker = _asker(context_log, requests)
+                spoken = await self.languages.of(self.client, key.team, asker, rules)
+                await self._tell_locale(key, context_log, asker, spoken.line(asker or ""))
             ctx = RunContext(
                 key, self.client, self.history, f"<@{bot_user_id or 'assistant'}>", context_log,
                 self.recorder.store, PostLimits(self.post_caps), recorder=self.recorder,
                 model=rules.model if rules else None, post_as=rules.post_as if rules else {},
                 in_session=progress.in_session,
+                words=spoken.words if spoken is not None else ENGLISH,
             )  # fmt: skip
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
             await self._answer(ctx, requests, rules)
         finally:
             await progress.end()
+
+    async def _tell_locale(
+        self, key: ThreadKey, context_log: ContextLog, asker: str | None, line: str | None
+    ) -> None:
+        """The model is told a person's Slack language once per thread, and again when it
+        changes (docs/log-format.md, "People's languages"): before what it answers."""
+        if asker is None or line is None:
+            return
+        prefix = LOCALE_LINE.split(";", 1)[0].format(user=asker, locale="")
+        told = [
+            e.content for e in context_log.entries
+            if isinstance(e, SystemEntry) and e.content.startswith(prefix)
+        ]  # fmt: skip
+        if told and told[-1] == line:
+            return
+        ensure_lease()
+        entry = await self.recorder.record(key, line)
+        if entry is not None:
+            context_log.add(entry)
 
     async def _answer(
         self, ctx: RunContext, requests: list[AnswerRequest], rules: ChannelRules | None
@@ -170,7 +198,7 @@ class Agent:
                 authors[user] = request.message_ts != ctx.key.thread_ts
         refused = [u for u in authors if not await self.access.may_use(ctx.key.team, u, rules)]
         for user in refused:
-            await self.access.refuse(self.recorder, ctx.key, user, None, authors[user])
+            await self.access.refuse(self.recorder, ctx.key, user, None, authors[user], rules)
         if not authors or len(refused) < len(authors):
             return True
         await self.recorder.record(ctx.key, NO_ONE_ALLOWED, answered_through=len(ctx.log) - 1)
@@ -382,9 +410,13 @@ class Agent:
         sorry = sorry_refused(exc.model, exc.detail, ctx.model is not None)
         await self._fail(ctx, f"the model call failed: {exc}", sorry, seen_through)
 
-    async def _fail(self, ctx: RunContext, reason: str, sorry: str, seen_through: int) -> None:
-        """One short message for the people in the thread, the reason for the log."""
+    async def _fail(
+        self, ctx: RunContext, reason: str, message: Message, seen_through: int
+    ) -> None:
+        """One short message for the people in the thread, in their language; the reason,
+        and the message in its source text, for the log."""
         outcome = "No one was told (replay)."
+        sorry = message.shown(ctx.words)
         if self.client is not None:
             ensure_lease()
             told = None  # the message the thread was told in
@@ -403,7 +435,7 @@ class Agent:
                         metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
                         **ctx.post_as,
                     )  # fmt: skip
-                outcome = f'The user was told: "{sorry}"'
+                outcome = f'The user was told: "{message.english()}"'
             except SLACK_FAILURES as exc:
                 outcome = "The thread could not be told."
                 log.warning("could not tell %s about a failure: %s", ctx.key, slack_reason(exc))
@@ -418,3 +450,13 @@ class Agent:
         log.error("the run in thread %s failed", ctx.key, exc_info=exc)
         reason = f"the run failed unexpectedly ({type(exc).__name__})"
         await self._fail(ctx, reason, SORRY_UNEXPECTED, len(ctx.log) - 1)
+
+
+def _asker(context_log: ContextLog, requests: list[AnswerRequest]) -> str | None:
+    """The Slack user id of the last person the run answers (None: no person's entry)."""
+    for request in reversed(requests):
+        if request.index < len(context_log.entries):
+            entry = context_log.entries[request.index]
+            if isinstance(entry, UserEntry):
+                return entry.content.userid.removeprefix("<@").removesuffix(">")
+    return None

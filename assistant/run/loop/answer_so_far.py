@@ -38,5 +38,6 @@ async def count_so_far(ctx: RunContext, first_owed: int) -> int:
         if meta.latency_ms is not None:
             steps += 1
         if isinstance(entry.content, PostMessage) and meta.slack_ts is not None:
-            ctx.posts.count_earlier(posted_text(entry, cuts), cut=entry.index in cuts)
+            posted = posted_text(entry, cuts, ctx.words)
+            ctx.posts.count_earlier(posted, cut=entry.index in cuts)
     return steps

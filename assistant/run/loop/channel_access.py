@@ -15,7 +15,9 @@ from cachetools import TTLCache
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH, N_
 from assistant.run.loop.channel_rules import ChannelRules
+from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
 from assistant.slack.connection import may_pass, slack_reason
 from context.channels import may_use
@@ -23,7 +25,7 @@ from context.storage import EntryMeta, ThreadKey
 
 log = logging.getLogger(__name__)
 
-NOTE = (
+NOTE = N_(
     "Sorry, I'm not available to you in this channel: its settings list who may use me. "
     "A workspace admin can change them in my App Home."
 )
@@ -41,6 +43,7 @@ class ChannelAccess:
     (shared by the ack and the runs, so a run asks Slack again only when the ack could not)."""
 
     client: AsyncWebClient
+    languages: Languages | None = None  # None: the note in English
     # (team, group) → its members, as usergroups.users.list last gave them.
     _members: TTLCache[tuple[str, str], frozenset[str]] = field(
         default_factory=lambda: TTLCache(maxsize=1024, ttl=GROUPS_SECONDS)
@@ -73,22 +76,31 @@ class ChannelAccess:
         return False
 
     async def refuse(
-        self, recorder: Recorder, key: ThreadKey, user: str, event_id: str | None, threaded: bool
+        self,
+        recorder: Recorder,
+        key: ThreadKey,
+        user: str,
+        event_id: str | None,
+        threaded: bool,
+        rules: ChannelRules | None = None,
     ) -> None:
-        """Tell `user` privately, once per thread, that they may not use the bot here; the
-        log, if the thread has one, says so. `threaded`: their message is a reply in the
-        thread (the note goes there too)."""
+        """Tell `user` privately, once per thread, that they may not use the bot here (in
+        their language under the channel's `rules`); the log, if the thread has one, says
+        so. `threaded`: their message is a reply in the thread (the note goes there too)."""
         line = refusal_line(user)
         store = recorder.store
         if await recorder.read(store.has_thread, key):
             entries = await recorder.entries(key)
             if any(entry.content == line for entry in entries):
                 return  # told already in this thread
+        words = ENGLISH
+        if self.languages is not None:
+            words = (await self.languages.of(self.client, key.team, user, rules)).words
         try:
             await self.client.chat_postEphemeral(
                 channel=key.channel,
                 user=user,
-                text=NOTE,
+                text=words.gettext(NOTE),
                 thread_ts=key.thread_ts if threaded else None,
             )
         except SlackApiError as exc:

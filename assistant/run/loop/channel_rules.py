@@ -37,6 +37,10 @@ class ChannelRules:
     groups: tuple[str, ...]
     # chat.postMessage / chat.startStream arguments: username, icon_emoji or icon_url.
     post_as: PostAs = field(default_factory=PostAs)
+    # The language the channel's own settings fix, and the workspace default's (for people
+    # whose Slack language has no catalog): assistant.run.loop.languages.
+    locale: str | None = None
+    workspace_locale: str | None = None
 
 
 @dataclass(frozen=True)
@@ -77,4 +81,6 @@ class Channels:
             users=values["users"],
             groups=values["groups"],
             post_as=post_as,
+            locale=own.locale if own is not None and not own.is_default else None,
+            workspace_locale=default.locale if default is not None else None,
         )

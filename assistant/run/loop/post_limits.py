@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from assistant.i18n.words import ENGLISH, N_, Words
 from assistant.slack.text import is_invisible, neutralize_mentions, split_message
 
-CUT_NOTE = "_(I had to cut my answer here: it was longer than I may post in one answer.)_"
+# Shown in the language of the people answered; the log's entry of a cut names it in English.
+CUT_NOTE = N_("_(I had to cut my answer here: it was longer than I may post in one answer.)_")
 _SEPARATOR = "\n\n"
 _FENCE_CLOSE = "\n```"
 
@@ -39,14 +41,15 @@ class Cut:
     text: str
 
 
-def cut_text(text: str, kept: int) -> str:
+def cut_text(text: str, kept: int, words: Words = ENGLISH) -> str:
     """What is posted of `text` cut after its first `kept` characters: those (a code block
-    left open closed, so the note does not render as code), then the note. Depends on the
-    two alone, so a resumed run posts the same text from the log."""
+    left open closed, so the note does not render as code), then the note in `words`'
+    language. Depends on these alone, so a resumed run posts the same text from the log."""
     head = text[:kept].rstrip()
     if head.count("```") % 2 == 1:
         head += _FENCE_CLOSE
-    return f"{head}{_SEPARATOR}{CUT_NOTE}" if head else CUT_NOTE
+    note = words.gettext(CUT_NOTE)
+    return f"{head}{_SEPARATOR}{note}" if head else note
 
 
 class PostLimits:
@@ -108,20 +111,21 @@ class PostLimits:
             )
         return None
 
-    def shortened(self, text: str) -> Cut | None:
+    def shortened(self, text: str, words: Words = ENGLISH) -> Cut | None:
         """For a text refused for its length alone (the characters or Slack messages left):
         the cut of it that fits, ending with the note. None when it is refused for another
         reason, or not even the note fits (then earlier posts used up the caps: the person
-        has seen those)."""
+        has seen those). The note in `words`' language."""
         caps = self.caps
         if is_invisible(text) or self.reply_posts >= caps.posts_per_reply:
             return None
         messages_left = caps.messages_per_run - self.messages
-        room = caps.chars_per_run - self.chars - len(_SEPARATOR + CUT_NOTE + _FENCE_CLOSE)
+        note = words.gettext(CUT_NOTE)
+        room = caps.chars_per_run - self.chars - len(_SEPARATOR + note + _FENCE_CLOSE)
         limit = min(room, len(text))
         while limit >= 0 and messages_left > 0:
             kept = _break_before(text, limit)
-            cut = cut_text(text, kept)
+            cut = cut_text(text, kept, words)
             parts = len(self.chunks(cut))
             if parts <= messages_left:
                 return Cut(kept, cut)

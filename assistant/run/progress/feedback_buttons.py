@@ -11,19 +11,26 @@ from slack_sdk.models.blocks import (
     FeedbackButtonsElement,
 )
 
+from assistant.i18n.words import ENGLISH, Words
+
 ACTION_ID = "answer_feedback"
 VOTES = ("good", "bad")
 
 
-def feedback_blocks(index: int) -> list[dict[str, Any]]:
-    """The blocks that end the last message of the answer recorded as entry `index`."""
+def feedback_blocks(index: int, words: Words = ENGLISH) -> list[dict[str, Any]]:
+    """The blocks that end the last message of the answer recorded as entry `index`, their
+    labels in `words`' language."""
     buttons = FeedbackButtonsElement(
         action_id=ACTION_ID,
         positive_button=FeedbackButtonObject(
-            text="👍", accessibility_label="This answer was helpful", value=f"good:{index}"
+            text="👍",
+            accessibility_label=words.gettext("This answer was helpful"),
+            value=f"good:{index}",
         ),
         negative_button=FeedbackButtonObject(
-            text="👎", accessibility_label="This answer was not helpful", value=f"bad:{index}"
+            text="👎",
+            accessibility_label=words.gettext("This answer was not helpful"),
+            value=f"bad:{index}",
         ),
     )
     return [ContextActionsBlock(elements=[buttons]).to_dict()]

@@ -96,7 +96,7 @@ class StepCards:
         entries += [entry for entry in self._new if entry.index > last]
         room = MAX_CARDS - self._cards
         chunks: list[dict[str, Any]] = []
-        for step in steps(entries, self._first):
+        for step in steps(entries, self._first, self._ctx.words):
             if step.id in self._hidden or self._shown.get(step.id) == step.status:
                 continue
             if step.id not in self._shown and room <= 0:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from assistant.i18n.words import ENGLISH, Words
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage
 
@@ -47,6 +48,7 @@ class Step:
     title: str
     status: Status
     source: str | None = None  # a URL the step read
+    source_text: str = "linked message"  # the source's label, in the title's language
 
     def chunk(self) -> dict[str, Any]:
         """The step as a `task_update` chunk."""
@@ -57,34 +59,38 @@ class Step:
             "status": self.status,
         }
         if self.source is not None:
-            chunk["sources"] = [{"type": "url", "url": self.source, "text": "linked message"}]
+            chunk["sources"] = [{"type": "url", "url": self.source, "text": self.source_text}]
         return chunk
 
 
-def steps(entries: Sequence[Entry], first: int = 0) -> list[Step]:
-    """The steps of the entries from index `first` on, in the log's order."""
+def steps(entries: Sequence[Entry], first: int = 0, words: Words = ENGLISH) -> list[Step]:
+    """The steps of the entries from index `first` on, in the log's order, titled in
+    `words`' language (a replay's: English)."""
     found: list[Step] = []
     for position, entry in enumerate(entries):
         if entry.index < first:
             continue
         if isinstance(entry, UserEntry):
-            found += _link_steps(entry)
+            found += _link_steps(entry, words)
         elif isinstance(entry, AssistantEntry):
-            title = _title(entry.content)
+            title = _title(entry.content, words)
             if title is not None:
                 status = _status(entries[position + 1 :])
                 found.append(Step(f"entry-{entry.index}", title, status))
     return found
 
 
-def _title(call: object) -> str | None:
+def _title(call: object, words: Words) -> str | None:
     if isinstance(call, PostMessage | FinishRequest):
         return None  # the answer itself, and the end of the run: not steps
     if isinstance(call, GetThreadHistory):
-        return "Reading the thread"
+        return words.gettext("Reading the thread")
     if isinstance(call, ExpandEntry):
-        return f"Reading entry {call.index} in full"
-    return f"Calling {getattr(call, 'toolCall', 'a tool')}"
+        return words.gettext("Reading entry {index} in full", index=call.index)
+    name = getattr(call, "toolCall", None)
+    if isinstance(name, str):
+        return words.gettext("Calling {tool}", tool=name)
+    return words.gettext("Calling a tool")
 
 
 def _status(after: Sequence[Entry]) -> Status:
@@ -96,15 +102,16 @@ def _status(after: Sequence[Entry]) -> Status:
     return "in_progress"
 
 
-def _link_steps(entry: UserEntry) -> list[Step]:
+def _link_steps(entry: UserEntry, words: Words) -> list[Step]:
     links = list(dict.fromkeys(_LINK.findall(entry.content.text)))[:MAX_LINKS]
     outcomes = _OUTCOME.findall(entry.content.text)[-len(links) :] if links else []
     return [
         Step(
             f"entry-{entry.index}-link-{number}",
-            "Reading a linked message",
+            words.gettext("Reading a linked message"),
             "error" if outcome.startswith("(") else "complete",
             link,
+            words.gettext("linked message"),
         )
         for number, (link, outcome) in enumerate(zip(links, outcomes, strict=False))
     ]

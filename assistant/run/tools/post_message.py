@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assistant.i18n.words import ENGLISH, Words
 from assistant.run.loop.post_limits import CUT_NOTE, Cut, cut_text
 from assistant.run.progress.feedback_buttons import feedback_blocks
 from assistant.run.scheduling.deferral import RESTARTED
@@ -59,11 +60,11 @@ def post_metadata(index: int, part: int) -> dict[str, Any]:
     return {"event_type": POST_EVENT, "event_payload": {"entry": index, "part": part}}
 
 
-def final_blocks(ctx: RunContext, index: int) -> list[dict[str, Any]]:
+def final_blocks(words: Words, index: int) -> list[dict[str, Any]]:
     """Blocks shown under the last Slack message of the post of entry `index`, streamed or
-    posted whole ([]: none): the one place that decides what the final message of an answer
-    carries: the feedback buttons (assistant.run.progress.feedback_buttons)."""
-    return feedback_blocks(index)
+    posted whole ([]: none), in `words`' language: the one place that decides what the final
+    message of an answer carries: the feedback buttons (assistant.run.progress.feedback_buttons)."""
+    return feedback_blocks(index, words)
 
 
 async def post_message(
@@ -75,13 +76,13 @@ async def post_message(
     if why is not None:
         if stream is not None:
             await stream.discard()  # a cut is posted whole: the stream showed more
-        cut = ctx.posts.shortened(call.text)
+        cut = ctx.posts.shortened(call.text, ctx.words)
         if cut is None or ctx.recorder is None:
             return " ".join(filter(None, [REFUSED.format(index=index, why=why), _left(stream)]))
         await _post_cut(ctx, ctx.recorder, index, cut, why)
         return _left(stream) or None
     ctx.posts.charge(call.text, len(chunks))
-    blocks = final_blocks(ctx, index)
+    blocks = final_blocks(ctx.words, index)
     already: dict[int, str] = {}
     if stream is not None:
         metadata = [post_metadata(index, part) for part in range(len(chunks))]
@@ -123,14 +124,15 @@ async def _post_cut(ctx: RunContext, recorder: Recorder, index: int, cut: Cut, w
     await recorder.record(ctx.key, CUT.format(index=index, kept=cut.kept, note=CUT_NOTE, why=why))
     chunks = ctx.posts.chunks(cut.text)
     ctx.posts.charge(cut.text, len(chunks), cut=True)
-    await _post(ctx, index, chunks, {}, final_blocks(ctx, index))
+    await _post(ctx, index, chunks, {}, final_blocks(ctx.words, index))
 
 
-def posted_text(entry: Entry, cuts: dict[int, int]) -> str:
-    """What a postMessage entry posts: its text, or its cut (`cuts`: kept by entry index)."""
+def posted_text(entry: Entry, cuts: dict[int, int], words: Words = ENGLISH) -> str:
+    """What a postMessage entry posts: its text, or its cut (`cuts`: kept by entry index),
+    its note in `words`' language."""
     assert isinstance(entry.content, PostMessage)
     kept = cuts.get(entry.index)
-    return entry.content.text if kept is None else cut_text(entry.content.text, kept)
+    return entry.content.text if kept is None else cut_text(entry.content.text, kept, words)
 
 
 def cuts_in(entries: Sequence[Entry]) -> dict[int, int]:
@@ -221,14 +223,14 @@ async def finish_interrupted_posts(
         if entry.index in refused:
             continue  # the log says it was not posted: it never will be
         already = await _posted_parts(ctx, entry.index)
-        text = posted_text(entry, cuts)  # a cut recorded is posted as recorded
+        text = posted_text(entry, cuts, ctx.words)  # a cut recorded is posted as recorded
         chunks = ctx.posts.chunks(text)
         if not already and entry.index not in cuts:
             # The process died before deciding, or before recording its decision: decide now,
             # with this answer's caps (the calls' replies are not known any more).
             ctx.posts.new_reply()
             why = ctx.posts.refusal(text, len(chunks))
-            cut = None if why is None else ctx.posts.shortened(text)
+            cut = None if why is None else ctx.posts.shortened(text, ctx.words)
             if why is not None and cut is None:
                 await recorder.record(ctx.key, REFUSED.format(index=entry.index, why=why))
                 continue
@@ -237,7 +239,7 @@ async def finish_interrupted_posts(
                 await _restarted(ctx, recorder, entry.index, None, cause)
                 continue
         ctx.posts.charge(text, len(chunks), cut=entry.index in cuts)
-        await _post(ctx, entry.index, chunks, already, final_blocks(ctx, entry.index))
+        await _post(ctx, entry.index, chunks, already, final_blocks(ctx.words, entry.index))
         outcome = "had reached Slack" if already else None
         await _restarted(ctx, recorder, entry.index, outcome, cause)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH, Words
 from assistant.run.loop.channel_rules import PostAs
 from assistant.run.loop.post_limits import PostLimits
 from assistant.run.loop.prompt import ShownPrompt
@@ -60,6 +61,9 @@ class RunContext:
     # The run's agent session is `processing` (assistant.run.progress.indicators): a stream it stops
     # before its end says so, or Slack's default (`active`) would take the stop button away.
     in_session: bool = False
+    # The bot's own words as the people the run answers read them (docs/configuration.md,
+    # "Languages"): apologies, task cards, buttons. English in a replay.
+    words: Words = ENGLISH
 
     @property
     def session_status(self) -> str | None:
