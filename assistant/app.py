@@ -119,7 +119,7 @@ def create_assistant(
     files = PerWorkspace(
         workspaces, lambda client: SlackFiles(client.token or "", settings.slack_api_base)
     )
-    channels = Channels(store, settings.instructions, settings.personas())
+    channels = Channels(store, settings.instructions, settings.personas(), settings.slack_search())
     # Who may use the bot where: the ack's and the runs' (one cache of the groups' members).
     channel_access = PerWorkspace(workspaces, ChannelAccess)
     scheduler = (
