@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.loop.channel_rules import PostAs
+from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
+from assistant.run.loop.channel_rules import PostAs, SlackSearch
 from assistant.run.loop.post_limits import PostLimits
 from assistant.run.loop.prompt import ShownPrompt
 from assistant.run.progress.sessions import PROCESSING
@@ -60,6 +61,12 @@ class RunContext:
     # The run's agent session is `processing` (assistant.run.progress.indicators): a stream it stops
     # before its end says so, or Slack's default (`active`) would take the stop button away.
     in_session: bool = False
+    # The schemas of the tools the run's calls offer (the channel's settings decide: searchSlack).
+    tools: Tools = field(default_factory=lambda: TOOL_SCHEMAS)
+    # Slack search where the channel turns it on (None: off), and the action token of the
+    # newest message the run answers that carried one: a search is its author's (never printed).
+    search: SlackSearch | None = None
+    action_token: str | None = field(default=None, repr=False)
 
     @property
     def session_status(self) -> str | None:
