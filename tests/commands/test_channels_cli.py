@@ -79,8 +79,9 @@ def test_set_changes_only_what_it_is_given(store_url, tmp_path):
 def test_the_tools_of_a_channel_are_set_listed_and_unset(store_url):
     seeded(store_url)
     env = {"DATABASE_URL": store_url}
-    result = run_cli("channels", "set", "T1", "C1", "--slack-search", "--search-channel-types",
-                     "public_channel,im", "--tool-servers", "shop,files__read_file", env=env)  # fmt: skip
+    result = run_cli("channels", "set", "T1", "C1", "--slack-search",
+                     "--search-channel-types", "public_channel,im",
+                     "--tool-servers", "shop,files__read_file", env=env)  # fmt: skip
     assert result.returncode == 0, result.stderr
     listed = run_cli("channels", "list", env=env).stdout.decode()
     assert (
