@@ -171,3 +171,14 @@ def test_a_person_gets_nothing_from_a_channel_they_cannot_see(app, slack, model)
         "Error: searchSlack was not carried out: this channel allows searching only "
         "public_channel, private_channel."
     )
+
+
+def test_the_deployment_default_turns_search_on_with_its_types(make_app, slack, model):
+    app = make_app(
+        assistant_slack_search=True, assistant_slack_search_channel_types="public_channel,im"
+    )
+    model.script(search("offsite"), answer("Searched."))
+    answered_log(app, slack, asked(slack, "anything?", slack.search.action_token(ids.USER_ID)))
+    assert "searchSlack" in tools_offered(model.requests[0])
+    [call] = slack.calls_to("assistant.search.context")
+    assert call.params["channel_types"] == "public_channel,im"

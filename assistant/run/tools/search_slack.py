@@ -15,6 +15,7 @@ and the run goes on: the model can answer without searching.
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, time
 from typing import TYPE_CHECKING, Any
 
@@ -122,13 +123,22 @@ def _line(message: dict[str, Any]) -> str:
     when = _when(ts)
     who = f"<@{author}>" if author else "someone"
     where = f" in <#{channel}>" if channel else ""
-    link = link if link.startswith("https://") else ""
     return f"[{when}] {who}{where}: {text}" + (f" ({link})" if link else "")
+
+
+# What a result's fields must look like to be written into the log at all: Slack ids, a
+# Slack ts, a link with nothing that could close or open a Slack token around it.
+_SHAPES = {
+    "author_user_id": re.compile(r"^[A-Z0-9]{2,64}$"),
+    "channel_id": re.compile(r"^[A-Z0-9]{2,64}$"),
+    "message_ts": re.compile(r"^\d{1,10}\.\d{1,6}$"),
+    "permalink": re.compile(r"^https://[A-Za-z0-9._~:/?#@!$&'*+,;=%-]{1,500}$"),
+}
 
 
 def _field(message: dict[str, Any], name: str) -> str:
     value = message.get(name)
-    return value if isinstance(value, str) and value.isprintable() and " " not in value else ""
+    return value if isinstance(value, str) and _SHAPES[name].match(value) else ""
 
 
 def _when(ts: str) -> str:
