@@ -9,10 +9,11 @@ from __future__ import annotations
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes.events import builders as events
 from assistant.fakes.openai import responses as replies
 from assistant.run.tools.search_slack import NO_TOKEN, REFUSALS
 from context.channels import ChannelConfig
-from tests.harness import answered_log, mention, prompt_log, thread_of
+from tests.harness import answered_log, mention, prompt_log, seed, thread_of
 
 pytestmark = pytest.mark.app_backend
 
@@ -182,3 +183,25 @@ def test_the_deployment_default_turns_search_on_with_its_types(make_app, slack, 
     assert "searchSlack" in tools_offered(model.requests[0])
     [call] = slack.calls_to("assistant.search.context")
     assert call.params["channel_types"] == "public_channel,im"
+
+
+def test_a_dm_searches_as_its_author_in_their_own_dms(app, slack, model):
+    """The Messages tab (a DM with the app): Slack's token comes with the DM's message event,
+    and a workspace default allowing `im` finds the person's own DM with someone else."""
+    app.assistant.store.set_channel_config(
+        ChannelConfig(team=ids.TEAM_ID, channel="*", slack_search=True,
+                      search_channel_types=("im",))
+    )  # fmt: skip
+    slack.add_user(BOB, "bob")
+    slack.conversations.im("D0ALICEBOB", ids.USER_ID, team=ids.TEAM_ID)
+    slack.add_message("D0ALICEBOB", user=BOB, text="the gate code is 4711")
+    token = slack.search.action_token(ids.USER_ID)
+    model.script(search("gate code"), answer("4711."))
+    message = seed(slack, events.dm("what was it?", assistant_thread={"action_token": token}))
+    assert app.send_event(message).status == 200
+    slack.wait_for_call("chat.postMessage")
+    app.wait_idle()
+
+    [call] = slack.calls_to("assistant.search.context")
+    assert (call.params["action_token"], call.params["channel_types"]) == (token, "im")
+    assert "<#D0ALICEBOB>: the gate code is 4711" in app.log(thread_of(message))[3]["content"]
