@@ -120,7 +120,7 @@ def create_assistant(
     files = PerWorkspace(
         workspaces, lambda client: SlackFiles(client.token or "", settings.slack_api_base)
     )
-    channels = Channels(store, settings.instructions, settings.personas())
+    channels = Channels(store, settings.instructions, settings.personas(), settings.slack_search())
     # The language each person is shown the bot's words in: one cache of their locales.
     languages = Languages(settings.assistant_locale)
     # Who may use the bot where: the ack's and the runs' (one cache of the groups' members).

@@ -32,8 +32,10 @@ from assistant.panel_settings import (
 )
 from assistant.persona_file import PromptFile, read_personas
 from assistant.price_settings import PriceTable, parse_prices
+from assistant.run.loop.channel_rules import SearchDefault
 from assistant.run.loop.post_limits import PostCaps
 from assistant.run.loop.prompt import MIN_LOG_TOKENS, PromptBudget
+from context.channels import SearchChannelType
 from context.storage import DEFAULT_URL, database_url
 from context.trace import TraceKind
 
@@ -148,6 +150,12 @@ class Settings(ChannelSettings):
     assistant_stream: Literal["auto", "off"] = "auto"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
+    # Slack's search as a tool (searchSlack), where a channel's settings do not say: off unless
+    # turned on, and the conversation types it covers (comma-separated).
+    assistant_slack_search: bool = False
+    assistant_slack_search_channel_types: Annotated[
+        tuple[SearchChannelType, ...], NoDecode, Field(min_length=1)
+    ] = ("public_channel",)
     # Another bot's messages one thread takes (assistant/intake/bot_exchanges.py).
     assistant_max_bot_exchanges_per_thread: int = Field(default=5, ge=1, le=1000)
     # The console trace: `text` for people, `json` lines for log collectors, `off`.
@@ -195,6 +203,13 @@ class Settings(ChannelSettings):
         if self.assistant_prompt and self.assistant_prompt_file:
             raise ValueError("set ASSISTANT_PROMPT or ASSISTANT_PROMPT_FILE, not both")
         return self
+
+    @field_validator("assistant_slack_search_channel_types", mode="before")
+    @classmethod
+    def _comma_separated(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(dict.fromkeys(p.strip() for p in value.split(",") if p.strip()))
+        return value
 
     _suggested_prompts = field_validator("assistant_suggested_prompts", mode="before")(
         parse_prompts
@@ -257,6 +272,10 @@ class Settings(ChannelSettings):
             transcription_model=self.assistant_transcription_model,
             answer_tokens=self.assistant_answer_tokens,
         )
+
+    def slack_search(self) -> SearchDefault:
+        """Slack search where a channel's settings do not say (ASSISTANT_SLACK_SEARCH…)."""
+        return SearchDefault(self.assistant_slack_search, self.assistant_slack_search_channel_types)
 
     def post_caps(self) -> PostCaps:
         """What one run may post (see `assistant.run.loop.post_limits`)."""

@@ -1,5 +1,6 @@
 """What a channel is configured to be (docs/configuration.md, "Configuring channels"): its persona,
-model, whether the bot answers there, who may use it, and how its posts are signed; and the
+model, whether the bot answers there, who may use it, how its posts are signed, and the tools its
+runs have (Slack search and the channel types it covers, the MCP servers or tools); and the
 workspace's default, which a channel's unset fields fall back to.
 
 Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads
@@ -20,6 +21,14 @@ _SLACK_ID = re.compile(r"^[A-Z0-9]{2,}$")
 _EMOJI = re.compile(r"^:[a-z0-9_+'-]+:$")
 
 Access = Literal["everyone", "listed"]
+# The conversations Slack's search (`assistant.search.context`'s `channel_types`) may cover.
+SearchChannelType = Literal["public_channel", "private_channel", "mpim", "im"]
+SEARCH_CHANNEL_TYPES: tuple[SearchChannelType, ...] = (
+    "public_channel", "private_channel", "mpim", "im",
+)  # fmt: skip
+# An entry of `tool_servers`: an MCP server of ASSISTANT_MCP_FILE (`shop`), or one of its
+# tools (`shop__lookup_order`); a tool's whole name is an OpenAI function name (64 at most).
+_TOOL_SERVER = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*(?:__[A-Za-z0-9_-]+)?$")
 
 
 class ChannelConfig(BaseModel):
@@ -51,6 +60,13 @@ class ChannelConfig(BaseModel):
     # default's is the language of those whose Slack language has no catalog. Not merged:
     # the run reads both (assistant.run.loop.languages).
     locale: str | None = Field(default=None, pattern=r"^[a-z]{2,3}(_[A-Z]{2})?$")
+    # Whether the runs may search Slack (`searchSlack`, as the person who asked), and in
+    # which conversation types; None: the default's (ASSISTANT_SLACK_SEARCH…).
+    slack_search: bool | None = None
+    search_channel_types: tuple[SearchChannelType, ...] | None = Field(default=None, min_length=1)
+    # The MCP servers (`shop`) or tools (`shop__lookup_order`) the runs have; (): none;
+    # None: the default's, at the end every server of ASSISTANT_MCP_FILE.
+    tool_servers: tuple[str, ...] | None = Field(default=None, max_length=100)
     updated_by: str | None = None
     updated_at: str | None = None
 
@@ -61,6 +77,24 @@ class ChannelConfig(BaseModel):
             if not _SLACK_ID.match(one):
                 raise ValueError(f"{one!r} is not a Slack id")
         return tuple(dict.fromkeys(ids))  # each once, in the order given
+
+    @field_validator("search_channel_types")
+    @classmethod
+    def _each_type_once(cls, types: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        return None if types is None else tuple(dict.fromkeys(types))
+
+    @field_validator("tool_servers")
+    @classmethod
+    def _tool_servers(cls, names: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        if names is None:
+            return None
+        for name in names:
+            if len(name) > 64 or not _TOOL_SERVER.match(name):
+                raise ValueError(
+                    f"{name[:80]!r} is not an MCP server name or server__tool "
+                    "(letters, digits, - and _, at most 64)"
+                )
+        return tuple(dict.fromkeys(names))
 
     @field_validator("icon_emoji")
     @classmethod
@@ -83,7 +117,10 @@ class ChannelConfig(BaseModel):
 
 
 # The fields a channel inherits from its workspace's default when it leaves them unset.
-_INHERITED = ("model", "enabled", "access", "username", "icon_emoji", "icon_url")
+_INHERITED = (
+    "model", "enabled", "access", "username", "icon_emoji", "icon_url",
+    "slack_search", "search_channel_types", "tool_servers",
+)  # fmt: skip
 
 
 def merged(default: ChannelConfig | None, channel: ChannelConfig | None) -> dict[str, object]:

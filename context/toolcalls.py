@@ -10,9 +10,12 @@ since what each tool does is said once, in the system message (`assistant.model.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import date
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from context.channels import SearchChannelType
 
 HISTORY_DEFAULT_LIMIT = 20
 HISTORY_MAX_LIMIT = 200
@@ -92,9 +95,35 @@ class ExpandEntry(ToolCall):
     reasoning: Reasoning = None
 
 
-TOOL_CALLS: tuple[type[ToolCall], ...] = (PostMessage, GetThreadHistory, ExpandEntry, FinishRequest)
+class SearchSlack(ToolCall):
+    """Search Slack's messages as the person who asked: only what they may read, in the
+    conversation types the channel's settings allow; offered only where those settings turn
+    Slack search on. The result, each message with its permalink, is the system entry after
+    the call."""
+
+    name: ClassVar[str] = "searchSlack"
+    toolCall: Literal["searchSlack"] = "searchSlack"
+    query: Annotated[
+        str, Field(min_length=1, max_length=500, description="Keywords, or a question.")
+    ]
+    channel_types: Annotated[
+        tuple[SearchChannelType, ...] | None,
+        Field(
+            min_length=1,
+            description="Only these conversation types (of those the channel allows).",
+        ),
+    ] = None
+    after: Annotated[date | None, Field(description="Only messages after this day.")] = None
+    before: Annotated[date | None, Field(description="Only messages before this day.")] = None
+    reasoning: Reasoning = None
+
+
+TOOL_CALLS: tuple[type[ToolCall], ...] = (
+    PostMessage, GetThreadHistory, ExpandEntry, FinishRequest, SearchSlack,
+)  # fmt: skip
 TOOL_CALLS_BY_NAME: dict[str, type[ToolCall]] = {tool.name: tool for tool in TOOL_CALLS}
 
 AssistantContent = Annotated[
-    PostMessage | GetThreadHistory | ExpandEntry | FinishRequest, Field(discriminator="toolCall")
+    PostMessage | GetThreadHistory | ExpandEntry | FinishRequest | SearchSlack,
+    Field(discriminator="toolCall"),
 ]

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
 from typing import Literal, Protocol, TextIO
 
 from context.entry import Entry
@@ -93,7 +92,7 @@ class TraceWriter:
 
 class JsonTrace:
     """One line per entry: `{"thread", "name"?, "entry", "meta"}`; `meta` holds every side
-    metadata field (null when not known)."""
+    metadata field (null when not known) but the secret ones (`EntryMeta.shown`)."""
 
     def __init__(self, stream: TextIO, names: ThreadNames = _no_names) -> None:
         self._stream = stream
@@ -108,7 +107,7 @@ class JsonTrace:
         if name:
             line["name"] = name
         line["entry"] = entry.as_dict()
-        line["meta"] = asdict(meta or EntryMeta())
+        line["meta"] = (meta or EntryMeta()).shown()
         # ensure_ascii=False keeps text readable; json escapes control characters and line
         # breaks, so one entry is always one line.
         text = json.dumps(line, ensure_ascii=False, separators=(",", ":"))

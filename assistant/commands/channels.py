@@ -26,7 +26,8 @@ from context.storage import ModelRefusal
 # Fields `set` may give; `--unset` takes them back to the default's.
 SETTABLE = (
     "persona", "persona_name", "model", "enabled", "access", "users", "groups", "editors",
-    "username", "icon_emoji", "icon_url", "locale",
+    "username", "icon_emoji", "icon_url", "locale", "slack_search", "search_channel_types",
+    "tool_servers",
 )  # fmt: skip
 _LISTS = ("users", "groups", "editors")
 
@@ -70,6 +71,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     icon = setting.add_mutually_exclusive_group()
     icon.add_argument("--icon-emoji", help="the icon its posts carry, e.g. :robot_face:")
     icon.add_argument("--icon-url", help="the icon its posts carry, an https URL")
+    search = setting.add_mutually_exclusive_group()
+    search.add_argument(
+        "--slack-search", dest="slack_search", action="store_const", const=True,
+        help="its runs may search Slack as the person who asked (searchSlack)",
+    )  # fmt: skip
+    search.add_argument("--no-slack-search", dest="slack_search", action="store_const", const=False)
+    setting.add_argument(
+        "--search-channel-types", metavar="TYPES",
+        help="what Slack search covers, comma-separated: public_channel, private_channel, mpim, im",
+    )  # fmt: skip
+    setting.add_argument(
+        "--tool-servers", metavar="NAMES",
+        help='the MCP servers (shop) or tools (shop__lookup_order) its runs have, comma-separated; '
+        '"" for none (unset: every server of ASSISTANT_MCP_FILE)',
+    )  # fmt: skip
     setting.add_argument(
         "--locale", choices=LOCALES,
         help="the language of the bot's own words: a channel's fixes it there, the "
@@ -126,7 +142,7 @@ def run_set(args: argparse.Namespace) -> int:
     if args.persona_name is not None:
         _check_persona_name(args.persona_name)
     for name in ("persona", "persona_name", "model", "enabled", "access", "username",
-                 "icon_emoji", "icon_url", "locale"):  # fmt: skip
+                 "icon_emoji", "icon_url", "locale", "slack_search"):  # fmt: skip
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
     if "persona" in changes or "persona_name" in changes:
@@ -137,7 +153,11 @@ def run_set(args: argparse.Namespace) -> int:
         changes.update(access="listed", users=[i for i in ids if not i.startswith("S")],
                        groups=[i for i in ids if i.startswith("S")])  # fmt: skip
     if args.editors is not None:
-        changes["editors"] = [part.strip() for part in args.editors.split(",") if part.strip()]
+        changes["editors"] = _ids(args.editors)
+    if args.search_channel_types is not None:
+        changes["search_channel_types"] = _ids(args.search_channel_types)
+    if args.tool_servers is not None:
+        changes["tool_servers"] = _ids(args.tool_servers)
     with existing_store("channels set") as store:
         kept = store.channel_config(args.team, args.channel)
         values = kept.model_dump() if kept else {"team": args.team, "channel": args.channel}
@@ -150,6 +170,10 @@ def run_set(args: argparse.Namespace) -> int:
             raise CliError("editors are named in the workspace default (CHANNEL *)")
         print(printable(_line(store.set_channel_config(config))))
     return 0
+
+
+def _ids(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
 
 
 def _check_persona_name(name: str) -> None:

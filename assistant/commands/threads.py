@@ -124,17 +124,17 @@ def run_export(args: argparse.Namespace) -> int:
         if not args.with_metadata:
             _export(export_json(entries), args, redactor)
             return 0
-        metadata = [asdict(meta) for meta in store.metadata(key)]
+        metas = store.metadata(key)
         panel = store.panel(key)
         votes = store.votes(key)
         document = {
             "thread": str(key),
             "totals": {
-                name: sum(meta[name] or 0 for meta in metadata)
+                name: sum(getattr(meta, name) or 0 for meta in metas)
                 for name in ("prompt_tokens", "cached_tokens", "completion_tokens")
             },
             "log": [entry.as_dict() for entry in entries],
-            "metadata": metadata,
+            "metadata": [meta.shown() for meta in metas],
             "panel": asdict(panel) if panel is not None else None,
             "feedback": {
                 "good": sum(vote.vote == "good" for vote in votes),

@@ -37,6 +37,7 @@ KINDS = {
     "getThreadHistory": "read history",
     "expandEntry": "expand",
     "finishRequest": "finish",
+    "searchSlack": "search",
 }
 MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
 LINK = re.compile(r"https?://[^\s<>|]+")

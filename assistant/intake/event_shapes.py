@@ -12,6 +12,7 @@ recorded without that part, its log saying so.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 from urllib.parse import urlsplit
@@ -175,6 +176,29 @@ class Checked:
     event_id: str | None
     event: dict[str, Any]
     problems: list[str] = field(default_factory=list)  # for a system entry after it
+    # Slack's `action_token` of the message (`assistant_thread.action_token`), for searching
+    # Slack as its author; None: none, or not of a token's shape (the warning says so).
+    action_token: str | None = field(default=None, repr=False)
+
+
+# Slack's action tokens look like `10116779555154.10138525474272.9b39d433f1…`: no more is
+# assumed than a short run of these characters.
+_ACTION_TOKEN = re.compile(r"^[A-Za-z0-9._-]{1,256}$")
+
+
+def action_token_of(event: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The message's action token (Slack puts it in `assistant_thread`, with the messages of
+    DMs, the assistant panel and the channels of an app with AI features), and what is wrong
+    with it, if anything (never its value)."""
+    thread = event.get("assistant_thread")
+    if thread is None:
+        return None, None
+    token = thread.get("action_token") if isinstance(thread, dict) else None
+    if token is None and isinstance(thread, dict):
+        return None, None
+    if not isinstance(token, str) or not _ACTION_TOKEN.match(token):
+        return None, "assistant_thread.action_token: not an action token"
+    return token, None
 
 
 def _what(exc: ValidationError, within: tuple[str | int, ...] = ()) -> str:
@@ -216,6 +240,9 @@ def person_message(body: dict[str, Any], event: dict[str, Any]) -> Checked | Non
         wrong.append("text: not a string")
         problems.append(TEXT_UNREADABLE)
     files, odd_files = readable_files(event.get("files"))
+    token, odd_token = action_token_of(event)
+    if odd_token:
+        wrong.append(odd_token)  # recorded without it: a search says it has none
     if odd_files:
         wrong += odd_files
         problems.append(files_unreadable(len(odd_files)))
@@ -227,7 +254,7 @@ def person_message(body: dict[str, Any], event: dict[str, Any]) -> Checked | Non
             "; ".join(wrong),
         )
     safe = {**event, "text": text if isinstance(text, str) else "", "files": files}
-    return Checked(message.team, message.event_id, safe, problems)
+    return Checked(message.team, message.event_id, safe, problems, token)
 
 
 def panel_event(body: dict[str, Any], event: dict[str, Any]) -> Checked | None:

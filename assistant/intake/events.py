@@ -123,7 +123,12 @@ class EventRecorder:
             key,
             UserContent(userid=userid, text=text),
             slack_time(event["ts"]),
-            EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
+            EntryMeta(
+                slack_ts=event["ts"],
+                event_id=event_id,
+                wants_answer=wants_answer,
+                action_token=message.action_token,
+            ),
             persona,
             attachments.images,
         )
@@ -133,7 +138,10 @@ class EventRecorder:
         if problems:
             await self.recorder.record(key, "\n".join(problems))
         if wants_answer:
-            self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
+            self.scheduler.request(
+                key,
+                AnswerRequest(entry.index, event["ts"], bot_user_id, None, message.action_token),
+            )
 
     async def edited(
         self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None

@@ -40,7 +40,7 @@ from assistant.model.stream import (
     parse_chunks,
     whole_events,
 )
-from assistant.model.tool_calls import TOOL_SCHEMAS
+from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from context.urls import shown_url
 
 T = TypeVar("T")
@@ -132,13 +132,17 @@ class ModelClient:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
 
     async def next_step(
-        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
     ) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now. `model`: the
-        channel's, instead of ASSISTANT_MODEL."""
+        channel's, instead of ASSISTANT_MODEL; `tools`: the schemas of the tools offered."""
         watch = self._watch(prompt_text, model, streamed=False)
         try:
-            reply = await self._on_own_loop(self._next_step(prompt_text, images, model))
+            reply = await self._on_own_loop(self._next_step(prompt_text, images, model, tools))
         except BaseException as exc:
             if watch is not None:
                 watch.failed(exc)
@@ -148,7 +152,11 @@ class ModelClient:
         return reply
 
     async def stream_step(
-        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
     ) -> AsyncIterator[StepEvent]:
         """Ask the model for its next tool calls, streamed: each call as it starts, the
         pieces of its arguments, each call once complete, then the whole reply. A server that
@@ -161,7 +169,7 @@ class ModelClient:
 
         async def produce() -> None:
             try:
-                await self._stream_step(prompt_text, images, emit, model)
+                await self._stream_step(prompt_text, images, emit, model, tools)
             except BaseException as exc:  # handed to the caller, in its loop
                 handoff.close(exc)
             else:
@@ -254,11 +262,15 @@ class ModelClient:
         return {"model": model, **answer_limit(model, self._answer_tokens)}
 
     async def _next_step(
-        self, prompt_text: str, images: Sequence[ImagePart], model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart],
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
     ) -> ModelReply:
         started = time.perf_counter()
 
-        body = self._body(prompt_text, images, model)
+        body = self._body(prompt_text, images, model, tools)
 
         async def attempt() -> ModelReply:
             async with self._request(body, False) as response:
@@ -289,11 +301,12 @@ class ModelClient:
         images: Sequence[ImagePart],
         emit: Callable[[list[StepEvent]], None],
         model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
     ) -> None:
         started = time.perf_counter()
         asked = self.asked(model)
         if not self.limits.streams(asked):
-            emit(whole_events(await self._next_step(prompt_text, images, model)))
+            emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
 
@@ -301,7 +314,7 @@ class ModelClient:
             """One streamed request; False when the server refused to stream it."""
             nonlocal sent
             try:
-                body = self._body(prompt_text, images, model)
+                body = self._body(prompt_text, images, model, tools)
                 body |= {"stream": True, "stream_options": {"include_usage": True}}
                 async with self._request(body, True) as response:
                     kind = response.headers.get("content-type", "")
@@ -346,16 +359,16 @@ class ModelClient:
                 raise
 
         if not await self._run(attempt, used=lambda: sent, model=asked):
-            emit(whole_events(await self._next_step(prompt_text, images, model)))
+            emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
 
     def _body(
-        self, prompt_text: str, images: Sequence[ImagePart], model: str | None
+        self, prompt_text: str, images: Sequence[ImagePart], model: str | None, tools: Tools
     ) -> dict[str, Any]:
         if images and not self.limits.takes_images(self.asked(model)):
             images = ()  # it said it takes none: the log's markers stand for them
         return {
             "messages": build_messages(prompt_text, images, *filter(None, [self._instructions])),
-            "tools": TOOL_SCHEMAS,
+            "tools": tools,
             "tool_choice": "required",
             **self._model_args(model),
             **({"temperature": self._temperature} if self._temperature is not None else {}),

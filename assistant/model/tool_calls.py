@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from pydantic import ValidationError
 
-from context.toolcalls import TOOL_CALLS, TOOL_CALLS_BY_NAME, ToolCall
+from context.toolcalls import TOOL_CALLS, TOOL_CALLS_BY_NAME, SearchSlack, ToolCall
+
+Tools = Sequence[dict[str, Any]]  # the `tools` of a Chat Completions request
 
 
 class ToolCallError(ValueError):
@@ -49,14 +52,34 @@ def _plain(prop: dict[str, Any]) -> dict[str, Any]:
     return prop
 
 
-TOOL_SCHEMAS: list[dict[str, Any]] = [function_schema(tool) for tool in TOOL_CALLS]
+# The tools every run is offered; searchSlack only where a channel's settings turn it on.
+TOOL_SCHEMAS: list[dict[str, Any]] = [
+    function_schema(tool) for tool in TOOL_CALLS if tool is not SearchSlack
+]
+# Offered only in some channels, searchSlack says what it is for itself: the system message,
+# the same for every call (and cached), never grows for a tool most calls do not have.
+SEARCH_SCHEMA: dict[str, Any] = function_schema(SearchSlack)
+SEARCH_SCHEMA["function"]["description"] = (
+    "Search Slack's messages as the person who asked; cite what you use by its permalink."
+)
 
 
-def parse_tool_call(name: str, arguments: str) -> ToolCall:
-    """Validate a call as the model sent it; raise `ToolCallError` saying what was wrong."""
-    tool = TOOL_CALLS_BY_NAME.get(name)
+def offered_tools(search: bool) -> list[dict[str, Any]]:
+    """The schemas a run's calls send: searchSlack's too where `search` is on."""
+    return [*TOOL_SCHEMAS, SEARCH_SCHEMA] if search else TOOL_SCHEMAS
+
+
+def tool_names(tools: Tools) -> list[str]:
+    return [tool["function"]["name"] for tool in tools]
+
+
+def parse_tool_call(name: str, arguments: str, offered: Collection[str] | None = None) -> ToolCall:
+    """Validate a call as the model sent it; raise `ToolCallError` saying what was wrong.
+    `offered`: the names of the tools the call offered (None: the ones every run has)."""
+    known = list(offered) if offered is not None else tool_names(TOOL_SCHEMAS)
+    tool = TOOL_CALLS_BY_NAME.get(name) if name in known else None
     if tool is None:
-        raise ToolCallError(f"unknown tool {name!r}; the tools are {', '.join(TOOL_CALLS_BY_NAME)}")
+        raise ToolCallError(f"unknown tool {name!r}; the tools are {', '.join(known)}")
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words, language_name
-from context.channels import WORKSPACE_DEFAULT, ChannelConfig
+from context.channels import SEARCH_CHANNEL_TYPES, WORKSPACE_DEFAULT, ChannelConfig
 
 EDIT_ACTION = "channel_settings_edit"  # a button of the home tab: its value the channel
 PAGE_ACTION = "channel_settings_page"  # the home tab's previous/next buttons: the page's number
@@ -24,6 +24,7 @@ MODAL = "channel_settings"  # the modal's callback_id; private_metadata: the cha
 READ_ONLY = N_("Only workspace admins, and the people they name, can change these settings.")
 ADMINS_ONLY = N_("Only workspace admins and owners name the editors.")
 INHERIT = "inherit"
+NO_TOOL_SERVERS = "none"  # typed in the tool servers' input: no MCP server at all
 PAGE_SIZE = 40  # channels a page of the home tab: with the rest, well under 100 blocks
 MAX_TEXT = 3000  # a section's text, a plain-text input's value
 MAX_OPTIONS = 100  # a static select's options, or its option groups, or a group's options
@@ -64,6 +65,13 @@ def summary(config: ChannelConfig | None, words: Words = ENGLISH) -> str:
         parts.append(_("only {who}", who=_few(who, words)) if who else _("only no one"))
     elif config.access == "everyone":
         parts.append(_("everyone may use it"))
+    if config.slack_search is not None:
+        parts.append(_("Slack search") if config.slack_search else _("*no* Slack search"))
+    if config.search_channel_types:
+        parts.append(_("search in {types}", types=", ".join(config.search_channel_types)))
+    if config.tool_servers is not None:
+        named = [f"`{n}`" for n in config.tool_servers]
+        parts.append(_("tools {names}", names=_few(named, words)) if named else _("*no* MCP tools"))
     if config.editors:
         parts.append(_("editors {who}", who=_few([f"<@{u}>" for u in config.editors], words)))
     if config.locale:
@@ -261,6 +269,21 @@ def edit_modal(
         languages[0] = _option(INHERIT, _("Each person's Slack language, else the deployment's"))
     kept = c.locale if c and c.locale in LOCALES else INHERIT
     blocks.append(_input("locale", _("Language of my messages"), _select(languages, kept)))
+    search = {None: INHERIT, True: "on", False: "off"}[c.slack_search if c else None]
+    blocks.append(_input("slack_search", _("Slack search (as the person who asked)"),
+                         _select(switch, search)))  # fmt: skip
+    kinds: dict[str, Any] = {
+        "type": "multi_static_select",
+        "options": [_option(kind, kind) for kind in SEARCH_CHANNEL_TYPES],
+    }
+    if c and c.search_channel_types:
+        kinds["initial_options"] = [_option(k, k) for k in c.search_channel_types]
+    blocks.append(_input("search_channel_types", _("Slack search covers"), kinds))
+    servers = None if not c or c.tool_servers is None else ", ".join(c.tool_servers)
+    label = _("MCP servers or tools (shop, shop__lookup_order; {none}: none)", none=NO_TOOL_SERVERS)
+    blocks.append(
+        _input("tool_servers", label, _plain(servers if servers != "" else NO_TOOL_SERVERS))
+    )
     if channel == WORKSPACE_DEFAULT and admin:
         editors: dict[str, Any] = {"type": "multi_users_select"}
         if c and c.editors:
@@ -279,7 +302,8 @@ _FIELDS_OF = {
     "persona": ("persona",), "persona_name": ("persona_name",), "model": ("model",),
     "enabled": ("enabled",), "access": ("access",), "users": ("users",),
     "groups": ("groups",), "username": ("username",), "icon_emoji": ("icon_emoji",),
-    "editors": ("editors",), "locale": ("locale",),
+    "editors": ("editors",), "locale": ("locale",), "slack_search": ("slack_search",),
+    "search_channel_types": ("search_channel_types",), "tool_servers": ("tool_servers",),
 }  # fmt: skip
 # Set in the modal, each one replaces the kept value of the other of its pair (a config
 # holds one persona, one icon).
@@ -303,6 +327,10 @@ def _value(state: Mapping[str, Any], block: str) -> Any:
     if kind == "multi_users_select":
         users = element.get("selected_users")
         return tuple(users) if isinstance(users, list) else ()
+    if kind == "multi_static_select":
+        chosen = element.get("selected_options")
+        options = chosen if isinstance(chosen, list) else []
+        return tuple(o.get("value") for o in options if isinstance(o, dict))
     text = element.get("value")
     return text.strip() or None if isinstance(text, str) else None
 
@@ -325,8 +353,8 @@ def submitted(
     """The modal's state over the settings `kept` (what its inputs do not set stays as it
     was); or None and the errors by block id (Slack shows each under its input:
     `response_action: errors`)."""
-    named, enabled, access, locale = (
-        _value(state, b) for b in ("persona_name", "enabled", "access", "locale")
+    named, enabled, access, locale, search = (
+        _value(state, b) for b in ("persona_name", "enabled", "access", "locale", "slack_search")
     )
     form: dict[str, Any] = {
         "persona": _value(state, "persona"),
@@ -338,6 +366,9 @@ def submitted(
         "username": _value(state, "username"), "icon_emoji": _value(state, "icon_emoji"),
         "editors": _value(state, "editors") or (),
         "locale": None if locale in (None, INHERIT) else locale,
+        "slack_search": None if search in (None, INHERIT) else search == "on",
+        "search_channel_types": _value(state, "search_channel_types") or None,
+        "tool_servers": _servers(_value(state, "tool_servers")),
     }  # fmt: skip
     shown = {field for block in state for field in _FIELDS_OF.get(block, ())}
     values = kept.model_dump(exclude={"updated_by", "updated_at"}) if kept else {}
@@ -357,6 +388,13 @@ def submitted(
                 block = "persona" if "persona" in state else first  # a rule across fields
             errors.setdefault(block, error["msg"].removeprefix("Value error, ")[:150])
         return None, errors
+
+
+def _servers(text: str | None) -> tuple[str, ...] | None:
+    """The tool servers' input: empty for the default's, `none` for none, else names."""
+    if text is None:
+        return None
+    return () if text.strip().lower() == NO_TOOL_SERVERS else _ids(text)
 
 
 def _ids(text: str | None) -> tuple[str, ...]:

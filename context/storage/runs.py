@@ -47,7 +47,12 @@ _RELEASE = (
 )
 # The thread's entries that want an answer and lie after its answered_through.
 _OWED = (
-    select(entries_table.c.idx, entries_table.c.slack_ts, entries_table.c.trace_context)
+    select(
+        entries_table.c.idx,
+        entries_table.c.slack_ts,
+        entries_table.c.trace_context,
+        entries_table.c.action_token,
+    )
     .join(threads_table)
     .where(THREAD, entries_table.c.wants_answer, entries_table.c.idx > _threads.answered_through)
     .order_by(entries_table.c.idx)
@@ -100,7 +105,9 @@ class SqlRuns(Repository):
     def pending(self, key: ThreadKey) -> list[Pending]:
         with self._db.read() as connection:
             rows = connection.execute(_OWED, thread_values(key))
-            return [Pending(row.idx, row.slack_ts, row.trace_context) for row in rows]
+            return [
+                Pending(row.idx, row.slack_ts, row.trace_context, row.action_token) for row in rows
+            ]
 
     def waiting_threads(self) -> list[ThreadKey]:
         owed = (

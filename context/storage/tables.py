@@ -111,6 +111,9 @@ entries_table = Table(
     Column("ends_run", Boolean, nullable=False, server_default=false()),
     # Telemetry (migration 0013_trace_context): the entry's `EntryMeta.trace_context`.
     Column("trace_context", String),
+    # Real-time search (migration 0015_action_tokens): the `EntryMeta.action_token` of a
+    # person's message, for the run that answers it.
+    Column("action_token", String),
     PrimaryKeyConstraint("thread_id", "idx", name="pk_entries"),
 )
 Index(

@@ -4,7 +4,7 @@ entries, summaries, the panel's threads and votes. Plain frozen dataclasses, no 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
@@ -67,6 +67,17 @@ class EntryMeta:
     # entry (the event's, a tool call's), so that a run or a feedback click in another process
     # can link to it; None when telemetry is off.
     trace_context: str | None = None
+    # Slack's short-lived `action_token` of a person's message (`event.assistant_thread`): what
+    # a run answering it searches Slack with, as that person. A secret: never printed (`shown`).
+    action_token: str | None = field(default=None, repr=False)
+
+    def shown(self) -> dict[str, object]:
+        """The fields a trace or an export may print: all but the secret ones."""
+        return {k: v for k, v in asdict(self).items() if k not in SECRET_META}
+
+
+# EntryMeta's fields no trace, export or report prints.
+SECRET_META = frozenset({"action_token"})
 
 
 @dataclass(frozen=True)
@@ -97,6 +108,7 @@ class Pending:
     index: int
     slack_ts: str | None
     trace_context: str | None = None
+    action_token: str | None = field(default=None, repr=False)  # EntryMeta's, never printed
 
 
 @dataclass(frozen=True)

@@ -77,12 +77,42 @@ def test_set_changes_only_what_it_is_given(store_url, tmp_path):
     assert kept.locale == "pt_BR"  # the language fixed in the channel
 
 
+def test_the_tools_of_a_channel_are_set_listed_and_unset(store_url):
+    seeded(store_url)
+    env = {"DATABASE_URL": store_url}
+    result = run_cli("channels", "set", "T1", "C1", "--slack-search",
+                     "--search-channel-types", "public_channel,im",
+                     "--tool-servers", "shop,files__read_file", env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    listed = run_cli("channels", "list", env=env).stdout.decode()
+    assert (
+        'slack_search=true search_channel_types=["public_channel", "im"] '
+        'tool_servers=["shop", "files__read_file"]'
+    ) in listed
+    # "" is no server at all; --unset takes each back to the default's.
+    assert run_cli("channels", "set", "T1", "C1", "--tool-servers", "", env=env).returncode == 0
+    assert "tool_servers=[]" in run_cli("channels", "list", env=env).stdout.decode()
+    result = run_cli("channels", "set", "T1", "C1", "--no-slack-search", "--unset",
+                     "tool_servers", "--unset", "search_channel_types", env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    store = open_store(store_url)
+    try:
+        kept = store.channel_config("T1", "C1")
+    finally:
+        store.close()
+    assert (kept.slack_search, kept.search_channel_types, kept.tool_servers) == (False, None, None)
+
+
 @pytest.mark.parametrize(
     ("args", "document", "error"),
     [
         (("set", "T1", "C1", "--icon-emoji", "ship"), None, "icon_emoji"),
         (("set", "T1", "C1", "--editors", "U2"), None, "editors are named in the workspace"),
         (("set", "T1", "C1", "--locale", "fr"), None, "--locale: invalid choice: 'fr'"),
+        (("set", "T1", "C1", "--tool-servers", "shop,bad name"), None,
+         "tool_servers: 'bad name' is not an MCP server name"),
+        (("set", "T1", "C1", "--search-channel-types", "everything"), None,
+         "search_channel_types.0: Input should be"),
         (("import", "FILE"), {"channels": [{"team": "T1", "channel": "C2"}, {"team": "T1"}]},
          "channel 2: channel: Field required"),
         (("import", "FILE"), {"channels": [{"team": "T1", "channel": "C2", "colour": "red"}]},

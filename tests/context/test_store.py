@@ -382,6 +382,19 @@ def test_an_old_database_is_upgraded_with_its_data(store_url: str):
 WANTS = EntryMeta(wants_answer=True)
 
 
+def test_a_messages_action_token_is_kept_with_its_request_for_any_process(store: Store):
+    """Slack's action token of a message owed an answer comes back with the request (a run
+    resumed anywhere searches as its author), and beside the entry; never in its repr."""
+    store.append(KEY, "rules", TS)
+    meta = EntryMeta(slack_ts="1.1", wants_answer=True, action_token="123.456.abcdef")
+    store.append(KEY, user("search for me"), TS, meta)
+    [pending] = store.pending(KEY)
+    assert (pending.index, pending.action_token) == (1, "123.456.abcdef")
+    assert store.metadata(KEY)[1].action_token == "123.456.abcdef"
+    assert "abcdef" not in repr(pending) + repr(store.metadata(KEY)[1])
+    assert "action_token" not in store.metadata(KEY)[1].shown()
+
+
 def test_pending_requests_until_a_run_ending_entry_answers_them(store: Store):
     store.append(KEY, "rules", TS)
     store.append(KEY, user("hi"), TS, EntryMeta(slack_ts="1.1", wants_answer=True))

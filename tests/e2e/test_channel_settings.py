@@ -243,3 +243,66 @@ def test_a_person_slack_could_not_decide_on_is_told_by_the_run_when_it_can(app, 
     log = app.log(thread_of(asked))
     assert [e["content"] for e in log[-2:]] == [refusal_line(ids.USER_ID), NO_ONE_ALLOWED]
     assert model.requests == [] and slack.calls_to("chat.postMessage") == []
+
+
+def test_the_tools_a_channel_has_round_trip_through_the_app_home(app, slack, model):
+    """Slack search, the types it covers and the MCP servers or tools: set in the modal,
+    kept, shown in the tab, shown again in the modal; a malformed tool name refused under
+    its input; `none` for no server at all."""
+    slack.add_user(ADMIN, "ada", is_admin=True)
+    tab = open_home(app, slack, ADMIN)
+    status, _ = interact(app, home_click(slack, tab, EDIT_ACTION, "*", user=ADMIN))
+    assert status == 200
+    modal = slack.modals[-1]
+    on = {"text": {"type": "plain_text", "text": "On"}, "value": "on"}
+    values = {
+        "slack_search": {"type": "static_select", "selected_option": on},
+        "search_channel_types": {
+            "type": "multi_static_select",
+            "selected_options": [{"value": "public_channel"}, {"value": "private_channel"}],
+        },
+        "tool_servers": {"type": "plain_text_input", "value": "shop, files__read_file"},
+    }
+    bad = {**values, "tool_servers": {"type": "plain_text_input", "value": "shop; rm -rf"}}
+    status, answer = interact(app, view_submission(slack, modal, bad, user=ADMIN))
+    assert answer["response_action"] == "errors" and list(answer["errors"]) == ["tool_servers"]
+    assert app.assistant.store.channel_config(ids.TEAM_ID, "*") is None
+
+    status, answer = interact(app, view_submission(slack, modal, values, user=ADMIN))
+    assert (status, answer) == (200, {})
+    kept = app.assistant.store.channel_config(ids.TEAM_ID, "*")
+    assert (kept.slack_search, kept.search_channel_types, kept.tool_servers) == (
+        True,
+        ("public_channel", "private_channel"),
+        ("shop", "files__read_file"),
+    )
+    assert "Slack search; search in public_channel, private_channel" in text_of(
+        slack.home_tabs[ADMIN]
+    )
+
+    # The modal shows them again; submitted untouched they stay; `none` is no server.
+    status, _ = interact(app, home_click(slack, slack.home_tabs[ADMIN], EDIT_ACTION, "*",
+                                         user=ADMIN))  # fmt: skip
+    modal = slack.modals[-1]
+    shown = {b["block_id"]: b["element"] for b in modal["blocks"] if b["type"] == "input"}
+    assert shown["slack_search"]["initial_option"]["value"] == "on"
+    assert [o["value"] for o in shown["search_channel_types"]["initial_options"]] == [
+        "public_channel",
+        "private_channel",
+    ]
+    assert shown["tool_servers"]["initial_value"] == "shop, files__read_file"
+    none = {"tool_servers": {"type": "plain_text_input", "value": "none"}}
+    status, answer = interact(app, view_submission(slack, modal, none, user=ADMIN))
+    assert (status, answer) == (200, {})
+    kept = app.assistant.store.channel_config(ids.TEAM_ID, "*")
+    assert (kept.slack_search, kept.search_channel_types, kept.tool_servers) == (
+        True,
+        ("public_channel", "private_channel"),
+        (),
+    )
+    assert "*no* MCP tools" in text_of(slack.home_tabs[ADMIN])
+
+    # The workspace default turns search on for a channel with nothing of its own.
+    script_answers(model)
+    answered_log(app, slack, mention(slack, "hello"))
+    assert "searchSlack" in [t["function"]["name"] for t in model.requests[-1]["tools"]]

@@ -110,7 +110,8 @@ def test_json_trace_writes_one_parsable_line_per_entry_with_its_thread(make_app,
         ]
         # Side metadata as stored when the entry was recorded: the message's Slack ts and
         # event id, the model's usage on its reply (a reply's own ts comes once posted).
-        stored = [asdict(meta) for meta in app.assistant.store.metadata(key)]
+        # (Every field but the secret ones: Slack's action token is never printed.)
+        stored = [meta.shown() for meta in app.assistant.store.metadata(key)]
         for line, meta in zip(mine, stored, strict=True):
             assert line["meta"].keys() == meta.keys()
             for name in ("event_id", "model", "prompt_tokens", "completion_tokens"):
@@ -167,7 +168,8 @@ def test_json_lines_escape_line_breaks_and_control_characters():
     parsed = json.loads(line)
     assert parsed["thread"] == "T/C/1" and parsed["name"] == "#general"
     assert parsed["entry"]["content"]["text"] == text
-    assert parsed["meta"] == asdict(EntryMeta())
+    assert parsed["meta"] == EntryMeta().shown()
+    assert "action_token" not in parsed["meta"] and "action_token" in asdict(EntryMeta())
 
 
 async def test_channel_names_are_asked_of_slack_once_and_a_refusal_leaves_the_id(slack):

@@ -54,6 +54,14 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "usergroups_users_list": {"usergroups:read"},
     # Agent sessions: thread-based ones need chat:write (docs.slack.dev "Agent sessions").
     "agents_sessions_setStatus": {"chat:write"},
+    # Real-time search: one scope a conversation type the channels' settings may allow
+    # (docs.slack.dev "Using the Real-time Search API", its required scopes).
+    "assistant_search_context": {
+        "search:read.public",
+        "search:read.private",
+        "search:read.mpim",
+        "search:read.im",
+    },
 }
 
 # Bolt's helpers that a listener may take instead of calling a method by name -> the method.

@@ -116,4 +116,6 @@ def _untouched(element: dict[str, Any]) -> dict[str, Any]:
         return {"selected_conversation": element.get("initial_conversation")}
     if kind == "multi_users_select":
         return {"selected_users": element.get("initial_users", [])}
+    if kind == "multi_static_select":
+        return {"selected_options": element.get("initial_options", [])}
     return {"value": element.get("initial_value")}

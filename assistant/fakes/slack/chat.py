@@ -92,11 +92,16 @@ class ChatMethods:
     def _chat_get_permalink(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = required(params, "channel", "channel_not_found")
         ts = required(params, "message_ts", "message_not_found")
-        link = f"https://{ids.TEAM_DOMAIN}.slack.com/archives/{channel}/p{ts.replace('.', '')}"
-        message = self.store.get(channel, ts)
-        if message is not None and message.get("thread_ts"):
-            link += f"?thread_ts={message['thread_ts']}&cid={channel}"
-        return {"ok": True, "channel": channel, "permalink": link}
+        return {"ok": True, "channel": channel, "permalink": permalink(self.store, channel, ts)}
+
+
+def permalink(store: SlackStore, channel: str, ts: str) -> str:
+    """A message's permalink as Slack writes it (a reply's names its thread)."""
+    link = f"https://{ids.TEAM_DOMAIN}.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+    message = store.get(channel, ts)
+    if message is not None and message.get("thread_ts"):
+        link += f"?thread_ts={message['thread_ts']}&cid={channel}"
+    return link
 
 
 def customized(params: dict[str, Any]) -> dict[str, Any]:

@@ -152,6 +152,16 @@ class Conversations:
         found = self._known.get(channel)
         return found.team if found is not None else None
 
+    def seen_by(self, user: str, team: str, kinds: Iterable[Kind]) -> list[Conversation]:
+        """The conversations of `kinds` in `team` whose messages `user` may read: every
+        public channel of the workspace, and the others they are a member of."""
+        wanted = set(kinds)
+        return [
+            c
+            for c in self._known.values()
+            if c.team == team and c.kind in wanted and (c.kind == "public" or user in c.members)
+        ]
+
     # -- Web API -------------------------------------------------------------------------------
 
     def methods(self) -> dict[str, Handler]:
@@ -195,7 +205,7 @@ class Conversations:
     def _user_conversations(self, params: dict[str, Any]) -> dict[str, Any]:
         user = params.get("user") or self.bot_user_id
         kinds = {
-            _TYPES.get(t.strip()) for t in str(params.get("types") or "public_channel").split(",")
+            TYPES.get(t.strip()) for t in str(params.get("types") or "public_channel").split(",")
         }
         if None in kinds:
             raise SlackError("invalid_types")
@@ -224,7 +234,8 @@ class Conversations:
         }
 
 
-_TYPES: dict[str, Kind] = {
+# Slack's conversation types (`types`, `channel_types`) and the kinds they name.
+TYPES: dict[str, Kind] = {
     "public_channel": "public",
     "private_channel": "private",
     "im": "im",

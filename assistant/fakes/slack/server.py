@@ -13,8 +13,8 @@ with its method table, which the router merges: `slack_auth` (auth.test, token c
 `slack_views` (views.*, usergroups.users.list, chat.postEphemeral), `slack_oauth` (many
 workspaces, `oauth.v2.access`, every call's token checked against the workspace it is about),
 `slack_files` (file downloads), `slack_agents` (agent sessions, the stop button),
-`slack_socket` (Socket Mode); `slack_faults` scripts faults
-and `slack_holds` holds requests.
+`slack_search` (`assistant.search.context`, action tokens), `slack_socket` (Socket Mode);
+`slack_faults` scripts faults and `slack_holds` holds requests.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from assistant.fakes.slack.holds import RequestHolds
 from assistant.fakes.slack.oauth import OAuthMethods, basic_credentials
 from assistant.fakes.slack.params import Handler, bearer
 from assistant.fakes.slack.reactions import ReactionMethods
+from assistant.fakes.slack.search import RealTimeSearch
 from assistant.fakes.slack.socket import SocketModeServer
 from assistant.fakes.slack.store import SlackError, SlackStore
 from assistant.fakes.slack.stream import RateLimited, Streams
@@ -115,6 +116,8 @@ class FakeSlack(
         self.conversations.public(ids.CHANNEL_ID, [ids.USER_ID], name="general")
         self.conversations.im(ids.DM_CHANNEL_ID, ids.USER_ID)
         self.assistant_threads = AssistantThreads(self._cond, self.store)  # the panel's methods
+        # Real-time Search: action tokens handed out to tests, the search as each person sees.
+        self.search = RealTimeSearch(self._cond, self.store, self.conversations, team_id)
         self.streams = Streams(self.store, bot_user_id, bot_id, app_id)
         # Agent sessions: only for an app declared as an agent (`agent`), else not_authorized.
         self.agents = AgentSessions(self._cond, self.store, bot_id, agent)
@@ -138,6 +141,7 @@ class FakeSlack(
             **self._socket_mode_methods(),
             **self.conversations.methods(),
             **self.assistant_threads.methods(),
+            **self.search.methods(),
             **self.streams.methods(),
             **self.agents.methods(),
         }

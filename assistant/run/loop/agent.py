@@ -15,7 +15,13 @@ from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, 
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.request import ImagePart
-from assistant.model.tool_calls import ToolCallError, parse_tool_call
+from assistant.model.tool_calls import (
+    TOOL_SCHEMAS,
+    ToolCallError,
+    offered_tools,
+    parse_tool_call,
+    tool_names,
+)
 from assistant.run.loop.answer_so_far import count_so_far
 from assistant.run.loop.apologies import (
     SORRY_BUDGET,
@@ -54,6 +60,7 @@ from assistant.run.tools.post_message import (
     post_message,
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.run.tools.search_slack import search_slack
 from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
@@ -82,6 +89,7 @@ SLACK_TOOLS: dict[str, ToolFunction] = {
     "getThreadHistory": get_thread_history,
     "expandEntry": expand_entry,
     "finishRequest": finish_request,
+    "searchSlack": search_slack,
 }
 
 
@@ -122,12 +130,17 @@ class Agent:
                 asker = _asker(context_log, requests)
                 spoken = await self.languages.of(self.client, key.team, asker, rules)
                 await self._tell_locale(key, context_log, asker, spoken.line(asker or ""))
+            search = rules.search if rules else None
             ctx = RunContext(
                 key, self.client, self.history, f"<@{bot_user_id or 'assistant'}>", context_log,
                 self.recorder.store, PostLimits(self.post_caps), recorder=self.recorder,
                 model=rules.model if rules else None, post_as=rules.post_as if rules else {},
                 in_session=progress.in_session,
                 words=spoken.words if spoken is not None else ENGLISH,
+                tools=offered_tools(search is not None),
+                search=search,
+                action_token=next((r.action_token for r in reversed(requests) if r.action_token),
+                                  None),
             )  # fmt: skip
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
@@ -206,7 +219,13 @@ class Agent:
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
-        prompts = self.budget.prompts(ctx.log)
+        try:  # the tools the channel adds to every call come off the log's share
+            budget = self.budget.offering([t for t in ctx.tools if t not in TOOL_SCHEMAS])
+        except BudgetError as exc:
+            reason = f"the prompt does not fit the context budget: {exc}"
+            await self._fail(ctx, reason, SORRY_BUDGET, len(ctx.log) - 1)
+            return
+        prompts = budget.prompts(ctx.log)
         window_read = False  # the window the server names for the model, read at the 1st step
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
@@ -225,8 +244,8 @@ class Agent:
             try:
                 if not window_read:
                     window_read = True
-                    prompts.narrow(self.budget.within(await self.model.window(ctx.model)))
-                finished = await self._within_limits(ctx, prompts, images, seen_through)
+                    prompts.narrow(budget.within(await self.model.window(ctx.model)))
+                finished = await self._within_limits(ctx, budget, prompts, images, seen_through)
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
@@ -256,7 +275,12 @@ class Agent:
         await self._fail(ctx, reason, SORRY_STEPS, seen_through)
 
     async def _within_limits(
-        self, ctx: RunContext, prompts: RunPrompts, images: list[ImagePart], seen_through: int
+        self,
+        ctx: RunContext,
+        budget: PromptBudget,
+        prompts: RunPrompts,
+        images: list[ImagePart],
+        seen_through: int,
     ) -> bool:
         """One step's call, asked again once if the server refused the prompt as longer than
         its window (cut to the window it named, remembered for the model), and once if it
@@ -276,14 +300,14 @@ class Agent:
                     note = IMAGES_REFUSED.format(model=exc.model, why=why)
                     await self.recorder.record(ctx.key, note)
                     continue
-                window = self.budget.server_window(exc.window, exc.prompt_tokens, prompt)
+                window = budget.server_window(exc.window, exc.prompt_tokens, prompt)
                 self.model.limits.remember_window(exc.model, window)
                 log.warning(
                     "the model server at %s named a context window of %d tokens for %r; "
                     "the prompt in %s is cut to it", self.model.where, exc.window, exc.model,
                     ctx.key,
                 )  # fmt: skip
-                prompts.narrow(self.budget.within(self.model.limits.window(exc.model)))
+                prompts.narrow(budget.within(self.model.limits.window(exc.model)))
                 prompt = prompts.next()
 
     async def _ask(
@@ -292,14 +316,14 @@ class Agent:
         """One step's call, its reply carried out; True once the request is finished."""
         if self.streaming is not None and ctx.client is not None:
             return await streamed_step(
-                self.model.stream_step(prompt_text, images, ctx.model),
+                self.model.stream_step(prompt_text, images, ctx.model, ctx.tools),
                 self.streaming,
                 ctx,
                 seen_through,
                 self._one_call,
                 self._carry_out,
             )
-        reply = await self.model.next_step(prompt_text, images, ctx.model)
+        reply = await self.model.next_step(prompt_text, images, ctx.model, ctx.tools)
         return await self._carry_out(ctx, reply, seen_through)
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
@@ -337,7 +361,7 @@ class Agent:
         the request, the index of its entry)."""
         refused = ctx.posts.call_refusal()
         try:
-            call = parse_tool_call(raw.name, raw.arguments)
+            call = parse_tool_call(raw.name, raw.arguments, tool_names(ctx.tools))
         except ToolCallError as exc:
             if stream is not None:
                 await stream.discard()

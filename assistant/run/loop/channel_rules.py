@@ -1,6 +1,7 @@
 """What applies in a channel now (docs/configuration.md, "Configuring channels"): its settings over
 its workspace's default (`context.channels.merged`), over the deployment's own (the persona of
-ASSISTANT_PROMPT…, ASSISTANT_MODEL, everyone may use it)."""
+ASSISTANT_PROMPT…, ASSISTANT_MODEL, everyone may use it, Slack search as ASSISTANT_SLACK_SEARCH…
+says, every MCP server)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, TypedDict
 
-from context.channels import Access, ChannelConfig, merged
+from context.channels import Access, ChannelConfig, SearchChannelType, merged
 from context.storage import Store
 from context.storage.async_store import async_store
 
@@ -41,6 +42,24 @@ class ChannelRules:
     # whose Slack language has no catalog): assistant.run.loop.languages.
     locale: str | None = None
     workspace_locale: str | None = None
+    search: SlackSearch | None = None  # None: searchSlack is not offered
+    # The MCP servers (`shop`) or tools (`shop__lookup_order`) its runs have; None: every one.
+    tool_servers: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class SlackSearch:
+    """Slack search where it is on: the conversation types it may cover."""
+
+    channel_types: tuple[SearchChannelType, ...] = ("public_channel",)
+
+
+@dataclass(frozen=True)
+class SearchDefault:
+    """The deployment's own (ASSISTANT_SLACK_SEARCH, ASSISTANT_SLACK_SEARCH_CHANNEL_TYPES)."""
+
+    on: bool = False
+    channel_types: tuple[SearchChannelType, ...] = ("public_channel",)
 
 
 @dataclass(frozen=True)
@@ -52,6 +71,7 @@ class Channels:
     store: Store  # not ChannelStore alone: `read` needs its local_reads
     own_persona: Callable[[], str]
     personas: Mapping[str, str] = field(default_factory=dict)
+    search: SearchDefault = field(default_factory=SearchDefault)
 
     async def rules(self, team: str, channel: str) -> ChannelRules:
         """What applies in `channel` of `team` now (a store read, off the event loop)."""
@@ -83,4 +103,12 @@ class Channels:
             post_as=post_as,
             locale=own.locale if own is not None and not own.is_default else None,
             workspace_locale=default.locale if default is not None else None,
+            search=self._search(values),
+            tool_servers=values["tool_servers"],
         )
+
+    def _search(self, values: dict[str, Any]) -> SlackSearch | None:
+        on = values["slack_search"]
+        if not (self.search.on if on is None else on):
+            return None
+        return SlackSearch(values["search_channel_types"] or self.search.channel_types)

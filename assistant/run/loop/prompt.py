@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from assistant.model.instructions import SYSTEM_MESSAGE
 from assistant.model.limits import ServerWindow
-from assistant.model.tool_calls import TOOL_SCHEMAS
+from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from context.budget import BudgetError, BuiltPrompt, PromptBuilder, carries_instructions
 from context.log import ContextLog
 from context.tokens import TokenCounter, counter_for
@@ -26,7 +26,8 @@ SCALE_MARGIN = 1.05
 
 def fixed_tokens(counter: TokenCounter, instructions: str | None = None) -> int:
     """What every call spends before the log: the system message (`instructions`, where
-    `assistant eval --instructions-file` replaces it) and the tool schemas."""
+    `assistant eval --instructions-file` replaces it) and the schemas of the tools every run
+    has (a run offered more takes them off its log's share: `offering`)."""
     tools = json.dumps(TOOL_SCHEMAS, ensure_ascii=False, separators=(",", ":"))
     system = SYSTEM_MESSAGE if instructions is None else instructions
     return counter.count(system) + counter.count(tools) + MESSAGE_FRAMING_TOKENS
@@ -51,6 +52,16 @@ class PromptBudget:
         counter = counter_for(model)
         fixed = fixed_tokens(counter, instructions)
         return cls(context_tokens - answer_tokens - fixed, counter, answer_tokens, fixed)
+
+    def offering(self, extra: Tools) -> PromptBudget:
+        """This budget for a run whose calls also send the schemas `extra` (searchSlack's):
+        their tokens come off the log's share. Raises BudgetError when nothing is left."""
+        if not extra:
+            return self
+        more = self.counter.count(json.dumps(extra, ensure_ascii=False, separators=(",", ":")))
+        if self.tokens - more < 1:
+            raise BudgetError(f"the tools offered take the {self.tokens} tokens of the log")
+        return PromptBudget(self.tokens - more, self.counter, self.answer, self.fixed + more)
 
     def within(self, window: ServerWindow | None) -> PromptBudget:
         """This budget, made no larger than what the window a server named leaves the log

@@ -2,7 +2,8 @@
 the log's entries alone, so a replay of a stored log shows the same ones.
 
 - each tool call other than `postMessage` and `finishRequest` (`getThreadHistory`: "Reading
-  the thread"; `expandEntry`: "Reading entry N in full") is one step: `in_progress` until
+  the thread"; `expandEntry`: "Reading entry N in full"; `searchSlack`: "Searching Slack for
+  …") is one step: `in_progress` until
   its result entry (the first system entry after it) is in the log, then `complete`, or
   `error` when that entry is an `Error: …` (a call the run went on from without a result
   is `complete`);
@@ -20,7 +21,7 @@ from typing import Any, Literal
 
 from assistant.i18n.words import ENGLISH, Words
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
-from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage
+from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage, SearchSlack
 
 Status = Literal["in_progress", "complete", "error"]
 
@@ -87,6 +88,9 @@ def _title(call: object, words: Words) -> str | None:
         return words.gettext("Reading the thread")
     if isinstance(call, ExpandEntry):
         return words.gettext("Reading entry {index} in full", index=call.index)
+    if isinstance(call, SearchSlack):
+        title = words.gettext("Searching Slack for “{query}”", query=" ".join(call.query.split()))
+        return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 2] + "…”"
     name = getattr(call, "toolCall", None)
     if isinstance(name, str):
         return words.gettext("Calling {tool}", tool=name)

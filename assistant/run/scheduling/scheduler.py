@@ -70,6 +70,8 @@ class AnswerRequest:
     message_ts: str
     bot_user_id: str | None = None
     trace_context: str | None = None  # the span that recorded it (telemetry), if any
+    # Slack's action token of the message: a search in its run is its author's (never printed).
+    action_token: str | None = field(default=None, repr=False)
 
 
 # A run answers requests; its last entry raises the thread's answered_through.
@@ -220,7 +222,8 @@ class RunScheduler:
         ):
             bot = self._bot_ids.get(key.team)
             requests = [
-                AnswerRequest(p.index, p.slack_ts or "", bot, p.trace_context) for p in owed
+                AnswerRequest(p.index, p.slack_ts or "", bot, p.trace_context, p.action_token)
+                for p in owed
             ]
             try:
                 stop = None

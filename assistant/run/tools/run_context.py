@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, Words
-from assistant.run.loop.channel_rules import PostAs
+from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
+from assistant.run.loop.channel_rules import PostAs, SlackSearch
 from assistant.run.loop.post_limits import PostLimits
 from assistant.run.loop.prompt import ShownPrompt
 from assistant.run.progress.sessions import PROCESSING
@@ -64,6 +65,12 @@ class RunContext:
     # The bot's own words as the people the run answers read them (docs/configuration.md,
     # "Languages"): apologies, task cards, buttons. English in a replay.
     words: Words = ENGLISH
+    # The schemas of the tools the run's calls offer (the channel's settings decide: searchSlack).
+    tools: Tools = field(default_factory=lambda: TOOL_SCHEMAS)
+    # Slack search where the channel turns it on (None: off), and the action token of the
+    # newest message the run answers that carried one: a search is its author's (never printed).
+    search: SlackSearch | None = None
+    action_token: str | None = field(default=None, repr=False)
 
     @property
     def session_status(self) -> str | None:
