@@ -118,13 +118,18 @@ class ModelClient:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
 
     async def next_step(
-        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now. `model`: the
-        channel's, instead of ASSISTANT_MODEL."""
+        channel's, instead of ASSISTANT_MODEL; `tools`: the run's tool schemas, when it has
+        more than the built-ins (TOOL_SCHEMAS)."""
         watch = self._watch(prompt_text, model, streamed=False)
         try:
-            reply = await self._on_own_loop(self._next_step(prompt_text, images, model))
+            reply = await self._on_own_loop(self._next_step(prompt_text, images, model, tools))
         except BaseException as exc:
             if watch is not None:
                 watch.failed(exc)
@@ -134,7 +139,11 @@ class ModelClient:
         return reply
 
     async def stream_step(
-        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> AsyncIterator[StepEvent]:
         """Ask the model for its next tool calls, streamed: each call as it starts, the
         pieces of its arguments, each call once complete, then the whole reply. A server that
@@ -147,7 +156,7 @@ class ModelClient:
 
         async def produce() -> None:
             try:
-                await self._stream_step(prompt_text, images, emit, model)
+                await self._stream_step(prompt_text, images, emit, model, tools)
             except BaseException as exc:  # handed to the caller, in its loop
                 handoff.close(exc)
             else:
@@ -213,11 +222,15 @@ class ModelClient:
         return {"model": model, **answer_limit(model, self._answer_tokens)}
 
     async def _next_step(
-        self, prompt_text: str, images: Sequence[ImagePart], model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart],
+        model: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> ModelReply:
         started = time.perf_counter()
 
-        body = self._body(prompt_text, images, model)
+        body = self._body(prompt_text, images, model, tools)
 
         async def attempt() -> ModelReply:
             async with self._request(body, False) as response:
@@ -248,11 +261,12 @@ class ModelClient:
         images: Sequence[ImagePart],
         emit: Callable[[list[StepEvent]], None],
         model: str | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> None:
         started = time.perf_counter()
         asked = self.asked(model)
         if not self.limits.streams(asked):
-            emit(whole_events(await self._next_step(prompt_text, images, model)))
+            emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
 
@@ -260,7 +274,7 @@ class ModelClient:
             """One streamed request; False when the server refused to stream it."""
             nonlocal sent
             try:
-                body = self._body(prompt_text, images, model)
+                body = self._body(prompt_text, images, model, tools)
                 body |= {"stream": True, "stream_options": {"include_usage": True}}
                 async with self._request(body, True) as response:
                     kind = response.headers.get("content-type", "")
@@ -305,16 +319,20 @@ class ModelClient:
                 raise
 
         if not await self._run(attempt, used=lambda: sent, model=asked):
-            emit(whole_events(await self._next_step(prompt_text, images, model)))
+            emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
 
     def _body(
-        self, prompt_text: str, images: Sequence[ImagePart], model: str | None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart],
+        model: str | None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         if images and not self.limits.takes_images(self.asked(model)):
             images = ()  # it said it takes none: the log's markers stand for them
         return {
             "messages": build_messages(prompt_text, images, *filter(None, [self._instructions])),
-            "tools": TOOL_SCHEMAS,
+            "tools": TOOL_SCHEMAS if tools is None else tools,
             "tool_choice": "required",
             **self._model_args(model),
             **({"temperature": self._temperature} if self._temperature is not None else {}),

@@ -117,15 +117,26 @@ ALLOWED: dict[str, set[str]] = {
     "fakes": set(),  # they play Slack and OpenAI: nothing of the app
     "slack": {"context"},
     "model": {"context"},
-    "run": {"slack", "model", "context"},
+    "mcp": {"context"},  # the MCP edge: the SDK's client, the servers' tools
+    "run": {"mcp", "slack", "model", "context"},
     # OpenTelemetry: it watches runs, model calls and Slack through their small protocols.
-    "telemetry": {"run", "slack", "model", "context"},
-    "settings": {"run", "slack", "model", "context"},
-    "intake": {"settings", "run", "slack", "model", "context"},
-    "panel": {"intake", "settings", "run", "slack", "model", "context"},
-    "replay": {"settings", "run", "slack", "model", "context"},
-    "eval": {"replay", "settings", "run", "slack", "model", "context"},
-    "wiring": {"panel", "intake", "settings", "telemetry", "run", "slack", "model", "context"},
+    "telemetry": {"run", "mcp", "slack", "model", "context"},
+    "settings": {"run", "mcp", "slack", "model", "context"},
+    "intake": {"settings", "run", "mcp", "slack", "model", "context"},
+    "panel": {"intake", "settings", "run", "mcp", "slack", "model", "context"},
+    "replay": {"settings", "run", "mcp", "slack", "model", "context"},
+    "eval": {"replay", "settings", "run", "mcp", "slack", "model", "context"},
+    "wiring": {
+        "panel",
+        "intake",
+        "settings",
+        "telemetry",
+        "run",
+        "mcp",
+        "slack",
+        "model",
+        "context",
+    },
     "serving": {"wiring", "settings", "telemetry", "slack", "context", "fakes"},
     # The CLI: everything, and the fakes for `replay --demo-model`.
     "commands": {
@@ -138,6 +149,7 @@ ALLOWED: dict[str, set[str]] = {
         "settings",
         "telemetry",
         "run",
+        "mcp",
         "slack",
         "model",
         "context",
@@ -157,6 +169,7 @@ def room_of(module: str) -> str | None:
     rooms = (
         "slack",
         "model",
+        "mcp",
         "run",
         "intake",
         "panel",
@@ -168,7 +181,14 @@ def room_of(module: str) -> str | None:
     )
     if top in rooms:
         return top
-    if top in ("settings", "panel_settings", "price_settings", "persona_file", "input_files"):
+    if top in (
+        "settings",
+        "panel_settings",
+        "price_settings",
+        "persona_file",
+        "input_files",
+        "mcp_file",
+    ):
         return "settings"
     if top in ("app", "app_oauth", "listeners"):
         return "wiring"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.mcp.servers import McpServers
 from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
@@ -52,6 +53,8 @@ from assistant.run.tools.post_message import (
     post_message,
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.run.tools.server_tools import ServerCaps
+from assistant.run.tools.toolbox import toolbox
 from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
@@ -100,6 +103,8 @@ class Agent:
     channels: Channels | None = None  # None: ASSISTANT_MODEL, posts as the app (replay)
     sessions: AgentSessions | None = None  # None: no agent sessions (replay)
     access: ChannelAccess | None = None  # None: who asked is not checked again (replay)
+    mcp: McpServers | None = None  # None: no MCP servers (no ASSISTANT_MCP_FILE, or a replay)
+    mcp_caps: ServerCaps = field(default_factory=ServerCaps)
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -120,6 +125,8 @@ class Agent:
                 model=rules.model if rules else None, post_as=rules.post_as if rules else {},
                 in_session=progress.in_session,
             )  # fmt: skip
+            # The channel's allow-list of servers is the channel's settings' (None: all).
+            ctx = replace(ctx, toolbox=await toolbox(self.tools, self.mcp, None, self.mcp_caps))
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
             await self._answer(ctx, requests, rules)
@@ -178,7 +185,8 @@ class Agent:
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
-        prompts = self.budget.prompts(ctx.log)
+        budget = self._budget(ctx)
+        prompts = budget.prompts(ctx.log)
         window_read = False  # the window the server names for the model, read at the 1st step
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
@@ -197,7 +205,7 @@ class Agent:
             try:
                 if not window_read:
                     window_read = True
-                    prompts.narrow(self.budget.within(await self.model.window(ctx.model)))
+                    prompts.narrow(budget.within(await self.model.window(ctx.model)))
                 finished = await self._within_limits(ctx, prompts, images, seen_through)
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
@@ -233,6 +241,7 @@ class Agent:
         """One step's call, asked again once if the server refused the prompt as longer than
         its window (cut to the window it named, remembered for the model), and once if it
         refused the images (without them; the log says so)."""
+        budget = self._budget(ctx)
         prompt, retried = prompts.next(), set()
         while True:
             ctx.shown.show(prompt, seen_through)
@@ -248,30 +257,36 @@ class Agent:
                     note = IMAGES_REFUSED.format(model=exc.model, why=why)
                     await self.recorder.record(ctx.key, note)
                     continue
-                window = self.budget.server_window(exc.window, exc.prompt_tokens, prompt)
+                window = budget.server_window(exc.window, exc.prompt_tokens, prompt)
                 self.model.limits.remember_window(exc.model, window)
                 log.warning(
                     "the model server at %s named a context window of %d tokens for %r; "
                     "the prompt in %s is cut to it", self.model.where, exc.window, exc.model,
                     ctx.key,
                 )  # fmt: skip
-                prompts.narrow(self.budget.within(self.model.limits.window(exc.model)))
+                prompts.narrow(budget.within(self.model.limits.window(exc.model)))
                 prompt = prompts.next()
+
+    def _budget(self, ctx: RunContext) -> PromptBudget:
+        """The prompt's budget, less what the run's MCP tools add to every call."""
+        extra = ctx.toolbox.extra_schemas if ctx.toolbox is not None else []
+        return self.budget.with_tools(extra)
 
     async def _ask(
         self, ctx: RunContext, prompt_text: str, images: list[ImagePart], seen_through: int
     ) -> bool:
         """One step's call, its reply carried out; True once the request is finished."""
+        tools = ctx.toolbox.schemas if ctx.toolbox and ctx.toolbox.extra_schemas else None
         if self.streaming is not None and ctx.client is not None:
             return await streamed_step(
-                self.model.stream_step(prompt_text, images, ctx.model),
+                self.model.stream_step(prompt_text, images, ctx.model, tools),
                 self.streaming,
                 ctx,
                 seen_through,
                 self._one_call,
                 self._carry_out,
             )
-        reply = await self.model.next_step(prompt_text, images, ctx.model)
+        reply = await self.model.next_step(prompt_text, images, ctx.model, tools)
         return await self._carry_out(ctx, reply, seen_through)
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
@@ -309,7 +324,10 @@ class Agent:
         the request, the index of its entry)."""
         refused = ctx.posts.call_refusal()
         try:
-            call = parse_tool_call(raw.name, raw.arguments)
+            if ctx.toolbox is not None:
+                call = ctx.toolbox.parse(raw.name, raw.arguments)
+            else:
+                call = parse_tool_call(raw.name, raw.arguments)
         except ToolCallError as exc:
             if stream is not None:
                 await stream.discard()
@@ -324,7 +342,7 @@ class Agent:
                 await stream.discard()
             entry = await self.recorder.record(ctx.key, call, meta=meta)
             assert entry is not None
-            why = NOT_CARRIED_OUT.format(name=call.name, index=entry.index, why=refused)
+            why = NOT_CARRIED_OUT.format(name=call.called, index=entry.index, why=refused)
             left = still_there(stream.left) if stream is not None else ""
             await self.recorder.record(ctx.key, f"{why} {left}".strip())
             return False, entry.index
@@ -352,7 +370,8 @@ class Agent:
         if stream is not None and isinstance(call, PostMessage):
             result = await post_message(call, ctx, entry.index, stream)
         else:
-            result = await self.tools[call.name](call, ctx, entry.index)
+            tool = ctx.toolbox.function(call) if ctx.toolbox else self.tools[call.called]
+            result = await tool(call, ctx, entry.index)
         if isinstance(call, PostMessage) and not (result or "").startswith(FAILURE_PREFIX):
             # Posted: say which messages it could not have read (the log's order alone
             # would show them answered).

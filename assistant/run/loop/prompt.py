@@ -4,7 +4,8 @@ log's share of the model's window, and the prompts of one run built through one 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from assistant.model.instructions import SYSTEM_MESSAGE
 from assistant.model.limits import ServerWindow
@@ -72,6 +73,18 @@ class PromptBudget:
         if server_tokens is not None and ours > 0:
             scale = max(1.0, server_tokens / ours) * SCALE_MARGIN
         return ServerWindow(window, scale)
+
+    def with_tools(self, schemas: list[dict[str, Any]]) -> PromptBudget:
+        """This budget less what more tool schemas (an MCP server's) add to every call;
+        BudgetError when they leave the log nothing."""
+        if not schemas:
+            return self
+        extra = self.counter.count(json.dumps(schemas, ensure_ascii=False, separators=(",", ":")))
+        if self.tokens - extra < 1:
+            raise BudgetError(
+                f"the MCP servers' tool schemas ({extra} tokens) leave no room for the log"
+            )
+        return replace(self, tokens=self.tokens - extra, fixed=self.fixed + extra)
 
     def prompts(self, log: ContextLog) -> RunPrompts:
         """The prompts of one run on `log` (which the run keeps up to date)."""

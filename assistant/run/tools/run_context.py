@@ -17,6 +17,7 @@ from assistant.slack.history import ThreadHistory
 from context.entry import Entry
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
+from context.toolcalls import ToolCall
 
 if TYPE_CHECKING:
     from assistant.run.loop.recorder import Recorder
@@ -34,6 +35,18 @@ class Cards(Protocol):
     async def finish_with(
         self, text: str, metadata: dict[str, Any], blocks: list[dict[str, Any]]
     ) -> str | None: ...
+
+
+class Tools(Protocol):
+    """The run's tools (`assistant.run.tools.toolbox.Toolbox`; a Protocol here, which that
+    module's imports would otherwise make a cycle)."""
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]: ...
+    @property
+    def extra_schemas(self) -> list[dict[str, Any]]: ...
+    def parse(self, name: str, arguments: str) -> ToolCall: ...
+    def function(self, call: ToolCall) -> ToolFunction: ...
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,8 @@ class RunContext:
     # The run's agent session is `processing` (assistant.run.progress.indicators): a stream it stops
     # before its end says so, or Slack's default (`active`) would take the stop button away.
     in_session: bool = False
+    # The run's tools, its MCP servers' among them (None: the built-ins alone).
+    toolbox: Tools | None = None
 
     @property
     def session_status(self) -> str | None:
