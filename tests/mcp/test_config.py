@@ -35,11 +35,11 @@ def test_every_problem_of_the_file_is_named_in_the_one_start_message(tmp_path, m
     path.write_text(FILE)
     with pytest.raises(SettingsError) as raised:
         settings_with(path)
-    lines = str(raised.value).splitlines()
-    assert lines == [
-        f"ASSISTANT_MCP_FILE: {path}: servers.both: give either url (streamable HTTP) or command (stdio), not both",
-        f"ASSISTANT_MCP_FILE: {path}: servers.ftp: url must be an http:// or https:// URL with a host",
-        f"ASSISTANT_MCP_FILE: {path}: servers.extra.colour: unknown field",
+    where = f"ASSISTANT_MCP_FILE: {path}: servers."
+    assert str(raised.value).splitlines() == [
+        f"{where}both: give either url (streamable HTTP) or command (stdio), not both",
+        f"{where}ftp: url must be an http:// or https:// URL with a host",
+        f"{where}extra.colour: unknown field",
     ]
 
 
@@ -50,9 +50,10 @@ def test_names_and_the_environment_are_checked_once_the_shapes_are_good(tmp_path
     with pytest.raises(SettingsError) as raised:
         settings_with(path)
     message = str(raised.value)
+    where = f"ASSISTANT_MCP_FILE: {path}: servers."
     assert message.splitlines() == [
-        f"ASSISTANT_MCP_FILE: {path}: servers.shop.headers.X-Other: NOT_SET_ANYWHERE not set in the environment",
-        f"ASSISTANT_MCP_FILE: {path}: servers.'bad_name': a server's name is 1 to 32 letters, digits or '-'",
+        f"{where}shop.headers.X-Other: NOT_SET_ANYWHERE not set in the environment",
+        f"{where}'bad_name': a server's name is 1 to 32 letters, digits or '-'",
     ]
     assert "s3cret" not in message
 
