@@ -115,7 +115,7 @@ class Connection:
         the log is printed and exported."""
         for value in self.config.headers.values():
             secret = value.get_secret_value()
-            for part in {secret, *secret.split()}:
+            for part in dict.fromkeys([secret, *secret.split()]):  # the whole value first
                 if len(part) >= MIN_SECRET:
                     text = text.replace(part, "[secret]")
         return text

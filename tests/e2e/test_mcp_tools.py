@@ -83,7 +83,7 @@ def test_a_read_only_tool_over_http_is_offered_called_and_its_result_recorded(
     assert {"postMessage", "getThreadHistory", "expandEntry", "finishRequest"} <= set(tools)
     # The header reached the server; its secret, quoted back, is recorded and printed as such.
     log = answered_log(app, slack, say(slack, "who am I?"))
-    assert log[3]["content"].endswith("authorization: Bearer [secret]")
+    assert log[3]["content"].endswith("\nauthorization: [secret]")
     assert '🔧 shop__lookup_order (order: "A1")' in app.trace.getvalue()
     assert SECRET not in app.trace.getvalue()
 
