@@ -104,7 +104,11 @@ class Connection:
                 f"the server {self.config.name!r} did not answer within {self.deadline:g} s", True
             )
         except MCPError as exc:
-            return CallOutcome(f"the server refused the call: {_plain(exc.error.message)}", True)
+            if exc.error.code != types.CONNECTION_CLOSED:
+                why = _plain(exc.error.message)[:MAX_DESCRIPTION]
+                return CallOutcome(f"the server refused the call: {why}", True)
+            self._lost(exc)
+            return CallOutcome(f"the server {self.config.name!r} could not be reached", True)
         except Exception as exc:  # the connection is lost: connected again on a later run
             self._lost(exc)
             return CallOutcome(f"the server {self.config.name!r} could not be reached", True)

@@ -19,9 +19,11 @@ STDIO_COMMAND = [sys.executable, str(SHOP_SCRIPT)]
 class ShopServer:
     """tests/mcp_servers/shop.py over streamable HTTP, on a port the OS chose."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int = 0) -> None:
+        """`port`: 0 for one the OS chooses; another to come back where a stopped one was."""
         self._sock = socket.socket()
-        self._sock.bind(("127.0.0.1", 0))
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", port))
         self._sock.listen(128)
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"

@@ -185,7 +185,12 @@ class Agent:
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
-        budget = self._budget(ctx)
+        try:
+            budget = self._budget(ctx)
+        except BudgetError as exc:
+            reason = f"the prompt does not fit the context budget: {exc}"
+            await self._fail(ctx, reason, SORRY_BUDGET, len(ctx.log) - 1)
+            return
         prompts = budget.prompts(ctx.log)
         window_read = False  # the window the server names for the model, read at the 1st step
         images: list[ImagePart] = []
@@ -206,7 +211,7 @@ class Agent:
                 if not window_read:
                     window_read = True
                     prompts.narrow(budget.within(await self.model.window(ctx.model)))
-                finished = await self._within_limits(ctx, prompts, images, seen_through)
+                finished = await self._within_limits(ctx, budget, prompts, images, seen_through)
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
@@ -236,12 +241,16 @@ class Agent:
         await self._fail(ctx, reason, SORRY_STEPS, seen_through)
 
     async def _within_limits(
-        self, ctx: RunContext, prompts: RunPrompts, images: list[ImagePart], seen_through: int
+        self,
+        ctx: RunContext,
+        budget: PromptBudget,
+        prompts: RunPrompts,
+        images: list[ImagePart],
+        seen_through: int,
     ) -> bool:
         """One step's call, asked again once if the server refused the prompt as longer than
         its window (cut to the window it named, remembered for the model), and once if it
         refused the images (without them; the log says so)."""
-        budget = self._budget(ctx)
         prompt, retried = prompts.next(), set()
         while True:
             ctx.shown.show(prompt, seen_through)
