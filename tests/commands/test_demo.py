@@ -49,9 +49,13 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
         "postMessage",
         "finishRequest",
         "user",
+        "releases__checklist",  # the demo's MCP server's tool (assistant/fakes/mcp_release.py)
+        "system",
         "postMessage",
         "finishRequest",
     ]
+    assert log[8].content.startswith("Result of releases__checklist (entry 7)")
+    assert log[9].content.text.startswith("Before shipping release 2.4, check:")
     assert "I reviewed and approved the migration" in log[3].content
     assert log[4].content.text.startswith("Where the release stands")
     # Every point says something: the steps' own message is not read back as a blank one.
