@@ -30,6 +30,7 @@ from context.toolcalls import SERVER_TOOL
 log = logging.getLogger(__name__)
 
 CONNECT_SECONDS = 30.0  # to connect and list the tools: a busy server is not a down one
+WAIT_SECONDS = 10.0  # what a run waits for a connection being made before it goes without
 RETRY_SECONDS = 5.0
 MAX_RETRY_SECONDS = 300.0
 MIN_SECRET = 8  # a header's word shorter than this ("Bearer") is not taken for its secret
@@ -79,18 +80,26 @@ class Connection:
         self._tools: list[ServerTool] = []
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
-        self._lock = asyncio.Lock()
+        self._attempt: asyncio.Task[None] | None = None  # a connection being made
         self._retry_at = 0.0
         self._backoff = RETRY_SECONDS
         self._down: str | None = None  # why it is down, once said
 
     async def tools(self) -> list[ServerTool]:
         """Its tools, connecting first if it is not connected (and not waiting to be tried
-        again); none while it is down."""
-        async with self._lock:
-            if self._client is None and time.monotonic() >= self._retry_at:
-                await self._connect()
-            return list(self._tools) if self._client is not None else []
+        again); none while it is down. A run waits for a connection being made at most
+        WAIT_SECONDS: a server that hangs delays no answer longer; the attempt goes on, for
+        the runs after it."""
+        if self._client is None and self._attempt is None and time.monotonic() >= self._retry_at:
+            self._attempt = asyncio.create_task(self._connect(), name=f"mcp {self.config.name}")
+            self._attempt.add_done_callback(self._attempted)
+        if self._attempt is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._attempt), WAIT_SECONDS)
+        return list(self._tools) if self._client is not None else []
+
+    def _attempted(self, task: asyncio.Task[None]) -> None:
+        self._attempt = None
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
         client = self._client
@@ -125,10 +134,17 @@ class Connection:
         return text
 
     async def close(self) -> None:
+        """The connection closed (a stdio server's process ends with it); one being made is
+        given up."""
         self._closing.set()
-        if self._owner is not None:
+        connecting = self._client is None
+        for task in (self._attempt, self._owner):
+            if task is None:
+                continue
+            if connecting:
+                task.cancel()
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await self._owner
+                await task
 
     async def _connect(self) -> None:
         ready: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()

@@ -142,3 +142,38 @@ def test_a_hostile_result_cannot_post_elsewhere_or_mention_everyone(
         (ids.CHANNEL_ID, event["ts"])
     }
     assert not any("<!everyone>" in str(p.params.get("text")) for p in posts)
+
+
+def test_a_streamed_run_shows_each_server_call_as_a_task_card(
+    make_app, slack, model, shop_server, tmp_path
+):
+    servers = {"shop": {"url": shop_server.url}}
+    app = make_app(
+        assistant_mcp_file=mcp_file(tmp_path, servers),
+        assistant_mcp_call_seconds=1,
+        assistant_stream="auto",
+    )
+    model.script(
+        replies.tool_calls(("shop__lookup_order", {"order": "A1", "reasoning": "r"})),
+        replies.tool_calls(("shop__slow", {"reasoning": "r"})),
+        replies.tool_calls(
+            ("postMessage", {"text": "A1 has shipped.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    event = say(slack, "where is A1?")
+    log = answered_log(app, slack, event)
+
+    assert [e["content"]["toolCall"] for e in log if e["role"] == "assistant"] == [
+        "shop__lookup_order", "shop__slow", "postMessage", "finishRequest",
+    ]  # fmt: skip
+    (message,) = [m for m in slack.thread(ids.CHANNEL_ID, event["ts"]) if m.get("bot_id")]
+    assert message["text"] == "A1 has shipped."
+    timeline = slack.streams.timelines[(ids.CHANNEL_ID, message["ts"])]
+    shown = [(c["title"], c["status"]) for c in timeline if c["type"] == "task_update"]
+    assert shown == [
+        ("Calling shop__lookup_order", "in_progress"),
+        ("Calling shop__lookup_order", "complete"),
+        ("Calling shop__slow", "in_progress"),
+        ("Calling shop__slow", "error"),  # past its deadline
+    ]

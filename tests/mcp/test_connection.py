@@ -80,3 +80,28 @@ def test_a_server_lost_while_connected_fails_the_call_then_comes_back(caplog):
     assert gone == set()
     assert "shop__lookup_order" in back
     assert (answered.text, answered.failed) == ("Order B2: waiting for payment", False)
+
+
+def test_a_server_that_never_answers_delays_a_run_only_so_long_and_the_next_too(monkeypatch):
+    """A port that takes connections and never answers them (a listening socket no one
+    accepts on): the run goes without its tools after WAIT_SECONDS, the attempt goes on, and
+    the next run does not start another."""
+    monkeypatch.setattr(connection, "WAIT_SECONDS", 0.5)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        servers = McpServers([ServerConfig(name="mute", url=url)], 10)
+
+        async def scenario() -> tuple[set[str], set[str], int]:
+            first = names(await servers.tools())
+            second = names(await servers.tools())
+            attempts = sum(
+                1 for task in asyncio.all_tasks() if task.get_name() == "mcp mute"
+            )  # the one attempt and its connection's task, never a second pair
+            await servers.close()
+            return first, second, attempts
+
+        first, second, attempts = asyncio.run(scenario())
+    assert first == second == set()
+    assert attempts == 2
