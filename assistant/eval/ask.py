@@ -5,20 +5,29 @@ written, nothing is posted."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from assistant.eval.cases import Case
 from assistant.model.attempts import ModelError
 from assistant.model.client import ModelClient
 from assistant.model.options import ModelOptions
-from assistant.model.tool_calls import ToolCallError, parse_tool_call
+from assistant.model.tool_calls import (
+    TOOL_SCHEMAS,
+    ToolCallError,
+    parse_server_call,
+    parse_tool_call,
+    server_function_schema,
+)
 from assistant.run.loop.prompt import PromptBudget
 from context.budget import BudgetError
-from context.entry import Entry, SystemEntry, make_entry
+from context.entry import AssistantEntry, Entry, SystemEntry, make_entry
 from context.log import ContextLog
-from context.toolcalls import ToolCall
+from context.toolcalls import ServerToolCall, ToolCall
+
+ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 
 @dataclass(frozen=True)
@@ -97,18 +106,23 @@ class Asker:
                 entries = with_persona(entries, self.config.persona)
             except ValueError as exc:
                 return Answer(failure=str(exc))
+        extra = recorded_server_tools(case.log)
         try:
-            prompt = self._budget.prompts(ContextLog(entries)).next()
+            prompt = self._budget.with_tools(extra).prompts(ContextLog(entries)).next()
         except BudgetError as exc:
             return Answer(failure=f"the prompt does not fit the context budget: {exc}")
         try:
-            reply = await self._model.next_step(prompt.text)
+            tools = [*TOOL_SCHEMAS, *extra] if extra else None
+            reply = await self._model.next_step(prompt.text, tools=tools)
         except ModelError as exc:
             return Answer(failure=f"the model call failed: {exc}")
         calls: list[ToolCall | ToolCallError] = []
         for raw in reply.calls:
             try:
-                calls.append(parse_tool_call(raw.name, raw.arguments))
+                if any(raw.name == t["function"]["name"] for t in extra):
+                    calls.append(parse_server_call(raw.name, raw.arguments))
+                else:
+                    calls.append(parse_tool_call(raw.name, raw.arguments))
             except ToolCallError as exc:
                 calls.append(exc)
         return Answer(
@@ -117,6 +131,17 @@ class Asker:
             prompt_tokens=reply.prompt_tokens or 0,
             completion_tokens=reply.completion_tokens or 0,
         )
+
+
+def recorded_server_tools(log: Sequence[Entry]) -> list[dict[str, Any]]:
+    """The MCP servers' tools the recorded thread called, offered again so that the model may
+    make the same decision: their schemas are not in the log, so any object of arguments."""
+    names = dict.fromkeys(
+        e.content.called
+        for e in log
+        if isinstance(e, AssistantEntry) and isinstance(e.content, ServerToolCall)
+    )
+    return [server_function_schema(name, "", ANY_ARGUMENTS) for name in names]
 
 
 def with_persona(entries: list[Entry], persona: str) -> list[Entry]:
