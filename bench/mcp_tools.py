@@ -22,6 +22,7 @@ from mcp import Client
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.servers import McpServers
 from assistant.run.tools.run_context import RunContext
+from assistant.run.tools.server_tools import ServerCaps
 from assistant.run.tools.toolbox import toolbox
 from bench.report import Figure, median, percentile
 
@@ -48,9 +49,8 @@ def run(smoke: bool) -> list[Figure]:
 
 async def _measure(url: str, sizes: dict[str, int]) -> list[Figure]:
     servers = McpServers([ServerConfig(name="bench", url=url)], deadline=30.0)
-    box = await toolbox({}, servers)
-    assert box.servers is not None and "bench__echo" in box.servers.tools, "no echo tool"
-    box.servers.caps = type(box.servers.caps)(calls_per_run=10**9)
+    box = await toolbox({}, servers, caps=ServerCaps(calls_per_run=10**9))
+    assert "bench__echo" in box.server_tools, "the bench's server offers no echo tool"
     ctx = cast(RunContext, None)  # a server tool's call reads nothing of the run
 
     async def ours() -> None:

@@ -5,10 +5,9 @@ written, nothing is posted."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from assistant.eval.cases import Case
 from assistant.model.attempts import ModelError
@@ -19,15 +18,14 @@ from assistant.model.tool_calls import (
     ToolCallError,
     parse_server_call,
     parse_tool_call,
-    server_function_schema,
 )
 from assistant.run.loop.prompt import PromptBudget
+from assistant.run.tools.run_context import RunContext
+from assistant.run.tools.toolbox import recorded_toolbox
 from context.budget import BudgetError
-from context.entry import AssistantEntry, Entry, SystemEntry, make_entry
+from context.entry import Entry, SystemEntry, make_entry
 from context.log import ContextLog
-from context.toolcalls import ServerToolCall, ToolCall
-
-ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
+from context.toolcalls import ToolCall
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,7 @@ class Asker:
                 entries = with_persona(entries, self.config.persona)
             except ValueError as exc:
                 return Answer(failure=str(exc))
-        extra = recorded_server_tools(case.log)
+        extra = recorded_toolbox({}, case.log, _never).extra_schemas
         try:
             prompt = self._budget.with_tools(extra).prompts(ContextLog(entries)).next()
         except BudgetError as exc:
@@ -133,17 +131,6 @@ class Asker:
         )
 
 
-def recorded_server_tools(log: Sequence[Entry]) -> list[dict[str, Any]]:
-    """The MCP servers' tools the recorded thread called, offered again so that the model may
-    make the same decision: their schemas are not in the log, so any object of arguments."""
-    names = dict.fromkeys(
-        e.content.called
-        for e in log
-        if isinstance(e, AssistantEntry) and isinstance(e.content, ServerToolCall)
-    )
-    return [server_function_schema(name, "", ANY_ARGUMENTS) for name in names]
-
-
 def with_persona(entries: list[Entry], persona: str) -> list[Entry]:
     """The log with entry 0 (the persona, a system entry) replaced; ValueError when entry 0
     is not one."""
@@ -151,3 +138,7 @@ def with_persona(entries: list[Entry], persona: str) -> list[Entry]:
     if not isinstance(first, SystemEntry):
         raise ValueError("entry 0 is not a persona (a system entry): it cannot be replaced")
     return [make_entry(0, first.turn, first.timestamp, persona), *entries[1:]]
+
+
+async def _never(call: ToolCall, ctx: RunContext, index: int) -> str | None:
+    raise AssertionError("an eval carries nothing out")

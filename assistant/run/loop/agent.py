@@ -54,7 +54,7 @@ from assistant.run.tools.post_message import (
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.run.tools.server_tools import ServerCaps
-from assistant.run.tools.toolbox import toolbox
+from assistant.run.tools.toolbox import Toolbox, toolbox
 from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
@@ -105,6 +105,8 @@ class Agent:
     access: ChannelAccess | None = None  # None: who asked is not checked again (replay)
     mcp: McpServers | None = None  # None: no MCP servers (no ASSISTANT_MCP_FILE, or a replay)
     mcp_caps: ServerCaps = field(default_factory=ServerCaps)
+    # A replay's tools, the servers' it recorded among them (None: built from `mcp`).
+    fixed_tools: Toolbox | None = None
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -126,7 +128,8 @@ class Agent:
                 in_session=progress.in_session,
             )  # fmt: skip
             # The channel's allow-list of servers is the channel's settings' (None: all).
-            ctx = replace(ctx, toolbox=await toolbox(self.tools, self.mcp, None, self.mcp_caps))
+            box = self.fixed_tools or await toolbox(self.tools, self.mcp, None, self.mcp_caps)
+            ctx = replace(ctx, toolbox=box)
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
             await self._answer(ctx, requests, rules)

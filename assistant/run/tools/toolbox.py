@@ -1,6 +1,7 @@
 """The tools of one run: the built-ins, and the tools of the MCP servers that are up and that
-the channel allows. One toolbox answers for all of them: the schemas each model call sends, the
-parsing of each call, and the function that carries it out."""
+the channel allows (a replay: those its recorded log called, never carried out). One toolbox
+answers for all of them: the schemas each model call sends, the parsing of each call, and the
+function that carries it out."""
 
 from __future__ import annotations
 
@@ -18,13 +19,18 @@ from assistant.model.tool_calls import (
 )
 from assistant.run.tools.run_context import ToolFunction
 from assistant.run.tools.server_tools import ServerCaps, ServerToolCalls
-from context.toolcalls import SERVER_TOOL, TOOL_CALLS_BY_NAME, ToolCall
+from context.entry import AssistantEntry, Entry
+from context.toolcalls import TOOL_CALLS_BY_NAME, ServerToolCall, ToolCall
+
+# A tool whose schema is not known (a replay's, an eval's: the log keeps calls, not schemas).
+ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 
 @dataclass(frozen=True)
 class Toolbox:
     builtins: dict[str, ToolFunction]
-    servers: ServerToolCalls | None = None
+    server_tools: frozenset[str] = frozenset()  # the SERVER__TOOLs offered
+    server_function: ToolFunction | None = None  # what carries each of them out
     schemas: list[dict[str, Any]] = field(default_factory=lambda: TOOL_SCHEMAS)
 
     @property
@@ -33,18 +39,18 @@ class Toolbox:
         return self.schemas[len(TOOL_SCHEMAS) :]
 
     def parse(self, name: str, arguments: str) -> ToolCall:
-        if name in TOOL_CALLS_BY_NAME or self.servers is None or not SERVER_TOOL.match(name):
+        if name in self.server_tools:
+            return parse_server_call(name, arguments)
+        if name in TOOL_CALLS_BY_NAME or not self.server_tools:
             return parse_tool_call(name, arguments)
-        if name not in self.servers.tools:
-            offered = ", ".join([*TOOL_CALLS_BY_NAME, *self.servers.tools])
-            raise ToolCallError(f"unknown tool {name!r}; the tools are {offered}")
-        return parse_server_call(name, arguments)
+        offered = ", ".join([*TOOL_CALLS_BY_NAME, *sorted(self.server_tools)])
+        raise ToolCallError(f"unknown tool {name!r}; the tools are {offered}")
 
     def function(self, call: ToolCall) -> ToolFunction:
         if call.called in self.builtins:
             return self.builtins[call.called]
-        assert self.servers is not None, "a server tool is parsed only when offered"
-        return self.servers
+        assert self.server_function is not None, "a server tool is parsed only when offered"
+        return self.server_function
 
 
 async def toolbox(
@@ -63,4 +69,27 @@ async def toolbox(
         return Toolbox(dict(builtins))
     schemas = [server_function_schema(n, t.description, t.schema) for n, t in tools.items()]
     calls = ServerToolCalls(servers, tools, caps or ServerCaps())
-    return Toolbox(dict(builtins), calls, [*TOOL_SCHEMAS, *schemas])
+    return Toolbox(dict(builtins), frozenset(tools), calls, [*TOOL_SCHEMAS, *schemas])
+
+
+def called_server_tools(log: Sequence[Entry]) -> list[str]:
+    """The MCP servers' tools a recorded log called, in the order first called."""
+    return list(
+        dict.fromkeys(
+            e.content.called
+            for e in log
+            if isinstance(e, AssistantEntry) and isinstance(e.content, ServerToolCall)
+        )
+    )
+
+
+def recorded_toolbox(
+    builtins: dict[str, ToolFunction], log: Sequence[Entry], stand_in: ToolFunction
+) -> Toolbox:
+    """A replay's toolbox: the built-ins, and the servers' tools its recorded log called,
+    offered with any arguments and answered by `stand_in` (which carries nothing out)."""
+    names = called_server_tools(log)
+    if not names:
+        return Toolbox(dict(builtins))
+    schemas = [server_function_schema(name, "", ANY_ARGUMENTS) for name in names]
+    return Toolbox(dict(builtins), frozenset(names), stand_in, [*TOOL_SCHEMAS, *schemas])
