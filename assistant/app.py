@@ -18,6 +18,7 @@ from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
 from assistant.intake.message_content import MessageContent
 from assistant.intake.stops import StopButton
+from assistant.mcp.servers import McpServers
 from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
@@ -37,6 +38,7 @@ from assistant.run.scheduling.workspace_runs import WorkspaceRuns
 from assistant.run.stopping.stop import StopRecorder
 from assistant.run.streaming.streams import SlackStreaming
 from assistant.run.streaming.sweeper import StreamSweeper
+from assistant.run.tools.server_tools import ServerCaps
 from assistant.settings import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.channel_names import ChannelNames
@@ -67,6 +69,7 @@ class Assistant:
     channel_names: ChannelNames
     identity: BotIdentity | None  # None: installed through OAuth, each workspace's own
     telemetry: Telemetry | None = None  # when the OTEL_* variables ask for it
+    mcp: McpServers | None = None  # ASSISTANT_MCP_FILE's servers, when it names any
 
     @property
     def client(self) -> AsyncWebClient:
@@ -79,6 +82,8 @@ class Assistant:
             await self.scheduler.stop()
         await self.channel_names.close()
         await self.model.close()
+        if self.mcp is not None:  # the stdio servers' processes end with their connections
+            await self.mcp.close()
         for files in self.files.built():
             await files.close()
         await self.workspaces.close()
@@ -125,10 +130,12 @@ def create_assistant(
     languages = Languages(settings.assistant_locale)
     # Who may use the bot where: the ack's and the runs' (one cache of the groups' members).
     channel_access = PerWorkspace(workspaces, lambda client: ChannelAccess(client, languages))
+    configs = settings.mcp_servers()  # connected when a run first asks for their tools
+    mcp = McpServers(configs, settings.assistant_mcp_call_seconds) if configs and runs else None
     scheduler = (
         _scheduler(
             settings, store, workspaces, files, recorder, model, channels, channel_access,
-            languages, identity, telemetry,
+            languages, identity, telemetry, mcp,
         )
         if runs
         else None
@@ -164,7 +171,7 @@ def create_assistant(
     listeners.register(app, events, panel, feedback, home, stops, settings.oauth)
     return Assistant(
         settings, store, workspaces, files, model, scheduler, events, app, channel_names,
-        identity, telemetry,
+        identity, telemetry, mcp,
     )  # fmt: skip
 
 
@@ -180,6 +187,7 @@ def _scheduler(
     languages: Languages,
     identity: BotIdentity | None,
     telemetry: Telemetry | None = None,
+    mcp: McpServers | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.assistant_stream == "auto" else None
@@ -209,6 +217,10 @@ def _scheduler(
             access=channel_access.for_client(client),
             sessions=sessions.for_client(client),
             languages=languages,
+            mcp=mcp,
+            mcp_caps=ServerCaps(
+                settings.assistant_max_mcp_calls_per_run, settings.assistant_max_mcp_result_chars
+            ),
         )
 
     lease = settings.assistant_run_lease_seconds

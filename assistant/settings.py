@@ -21,6 +21,8 @@ from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from assistant.i18n.words import ENGLISH, LOCALES, Words
+from assistant.mcp.config import ServerConfig
+from assistant.mcp_file import read_mcp_file
 from assistant.model.options import ModelOptions
 from assistant.panel_settings import (
     DEFAULT_GREETING,
@@ -169,14 +171,31 @@ class Settings(ChannelSettings):
     # (assistant/i18n/): one of LOCALES.
     assistant_locale: str = "en"
 
+    # MCP servers (docs/configuration.md#mcp-servers): the file, each call's deadline, the calls
+    # of one run, and how much of one result is kept.
+    assistant_mcp_file: Path | None = None
+    assistant_mcp_call_seconds: float = Field(default=30.0, gt=0, le=600)
+    assistant_max_mcp_calls_per_run: int = Field(default=20, ge=0, le=1000)
+    assistant_max_mcp_result_chars: int = Field(default=20_000, ge=100, le=1_000_000)
+
     port: int = Field(default=3000, ge=1, le=65535)
 
     # ASSISTANT_PROMPT_FILE's last good text is kept with the settings, built once.
     _prompt_file: PromptFile | None = PrivateAttr(default=None)
+    _mcp_servers: list[ServerConfig] | None = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
         if self.assistant_prompt_file is not None:
             self._prompt_file = PromptFile(self.assistant_prompt_file)
+
+    def mcp_servers(self) -> list[ServerConfig]:
+        """The servers of ASSISTANT_MCP_FILE (none without it), read once; ValueError naming
+        every problem of the file, one a line."""
+        if self.assistant_mcp_file is None:
+            return []
+        if self._mcp_servers is None:
+            self._mcp_servers = read_mcp_file(self.assistant_mcp_file)
+        return self._mcp_servers
 
     @field_validator("slack_bot_token", "slack_app_token")
     @classmethod
@@ -351,6 +370,10 @@ def load_settings(mode: Mode, **overrides: Any) -> Settings:
         settings.personas()
     except ValueError as exc:
         problems.append(f"ASSISTANT_PERSONAS_FILE: {exc}")
+    try:
+        settings.mcp_servers()
+    except ValueError as exc:
+        problems += [f"ASSISTANT_MCP_FILE: {line}" for line in str(exc).splitlines()]
     problems += _budget_problems(settings)
     if problems:
         raise SettingsError("\n".join(problems))

@@ -37,6 +37,7 @@ BENCHMARKS = {
     "ingress": "bench.ingress",
     "floor": "bench.floor",
     "eval": "bench.evaluation",
+    "mcp_tools": "bench.mcp_tools",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.

@@ -27,8 +27,9 @@ SEARCH_CHANNEL_TYPES: tuple[SearchChannelType, ...] = (
     "public_channel", "private_channel", "mpim", "im",
 )  # fmt: skip
 # An entry of `tool_servers`: an MCP server of ASSISTANT_MCP_FILE (`shop`), or one of its
-# tools (`shop__lookup_order`); a tool's whole name is an OpenAI function name (64 at most).
-_TOOL_SERVER = re.compile(r"^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*(?:__[A-Za-z0-9_-]+)?$")
+# tools (`shop__lookup_order`), as ASSISTANT_MCP_FILE names servers (assistant.mcp.config) and
+# the log tools (context.toolcalls); a tool's whole name is an OpenAI function name (64 at most).
+_TOOL_SERVER = re.compile(r"^[A-Za-z0-9-]{1,32}(?:__[A-Za-z0-9_-]{1,64})?$")
 
 
 class ChannelConfig(BaseModel):
@@ -92,7 +93,7 @@ class ChannelConfig(BaseModel):
             if len(name) > 64 or not _TOOL_SERVER.match(name):
                 raise ValueError(
                     f"{name[:80]!r} is not an MCP server name or server__tool "
-                    "(letters, digits, - and _, at most 64)"
+                    "(a server: letters, digits and -; then __ and a tool; at most 64 in all)"
                 )
         return tuple(dict.fromkeys(names))
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from context.entry import AssistantEntry, Entry, SystemEntry, UserEntry
+from context.toolcalls import PostMessage
 
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
@@ -72,7 +73,7 @@ def _spans(entry: Entry) -> list[Span]:
         (_DIM, f"🕐 {entry.timestamp}"),
         ("", "\n"),
     ]
-    if call.toolCall == "postMessage":
+    if isinstance(call, PostMessage):
         spans.append(("", f'💬 postMessage:\n   "{_indent_after_first(call.text)}"'))
     elif call.toolCall == "finishRequest":
         spans.append(("", "✅ finishRequest"))

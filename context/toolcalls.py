@@ -9,11 +9,12 @@ since what each tool does is said once, in the system message (`assistant.model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_serializer
 
 from context.channels import SearchChannelType
 
@@ -45,6 +46,11 @@ class ToolCall(BaseModel):
         extra="forbid", frozen=True, json_schema_extra=require_in_schema("toolCall")
     )
     name: ClassVar[str]
+
+    @property
+    def called(self) -> str:
+        """The tool this call is of: its `toolCall`."""
+        return self.name
 
 
 class PostMessage(ToolCall):
@@ -121,9 +127,77 @@ class SearchSlack(ToolCall):
 TOOL_CALLS: tuple[type[ToolCall], ...] = (
     PostMessage, GetThreadHistory, ExpandEntry, FinishRequest, SearchSlack,
 )  # fmt: skip
+# A tool of an MCP server is `SERVER__TOOL`: the server's name as the file gives it (letters,
+# digits, `-`: no `_`, so the first `__` ends it), then the tool's name as OpenAI takes a
+# function's (docs/log-format.md#tools-of-mcp-servers).
+SERVER_TOOL_PATTERN = r"^[A-Za-z0-9-]{1,32}__[A-Za-z0-9_-]{1,64}$"
+SERVER_TOOL = re.compile(SERVER_TOOL_PATTERN)
+SERVER_TOOL_FORM = "SERVER__TOOL (a tool of an MCP server)"
+
+
+class ServerToolCall(ToolCall):
+    """A call of a tool of an MCP server (the file ASSISTANT_MCP_FILE names): `toolCall` is
+    `SERVER__TOOL`, and the members beside it are the tool's own arguments, any JSON value,
+    as the server's schema asks for them; the result is the system entry after the call."""
+
+    model_config = ConfigDict(
+        extra="allow", frozen=True, json_schema_extra=require_in_schema("toolCall")
+    )
+    name: ClassVar[str] = "SERVER__TOOL"
+    toolCall: Annotated[
+        str,
+        Field(
+            pattern=SERVER_TOOL_PATTERN,
+            description="The server's name, two underscores, the tool's name.",
+        ),
+    ] = "server__tool"
+    reasoning: Reasoning = None
+
+    @property
+    def called(self) -> str:
+        return self.toolCall
+
+    @property
+    def server(self) -> str:
+        return self.toolCall.split("__", 1)[0]
+
+    @property
+    def tool(self) -> str:
+        return self.toolCall.split("__", 1)[1]
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+    @model_serializer(mode="plain")
+    def _canonical(self) -> dict[str, Any]:
+        """`toolCall`, the arguments as the model gave them (a `null` among them is the
+        tool's to read, so it stays), `reasoning` last and only when there is one."""
+        members: dict[str, Any] = {"toolCall": self.toolCall, **self.arguments}
+        if self.reasoning is not None:
+            members["reasoning"] = self.reasoning
+        return members
+
+
 TOOL_CALLS_BY_NAME: dict[str, type[ToolCall]] = {tool.name: tool for tool in TOOL_CALLS}
+SERVER_TAG = "serverTool"  # the union's tag for every SERVER__TOOL
+
+
+def _tool_tag(value: Any) -> Any:
+    """Which model reads a tool call: a built-in by its name, any `SERVER__TOOL` the server
+    tools' one; None (no `toolCall`) and any other value are the union's errors."""
+    found = value.get("toolCall") if isinstance(value, dict) else getattr(value, "toolCall", None)
+    if isinstance(found, str) and found not in TOOL_CALLS_BY_NAME and SERVER_TOOL.match(found):
+        return SERVER_TAG
+    return found if found is None or isinstance(found, str) else repr(found)
+
 
 AssistantContent = Annotated[
-    PostMessage | GetThreadHistory | ExpandEntry | FinishRequest | SearchSlack,
-    Field(discriminator="toolCall"),
+    Annotated[PostMessage, Tag("postMessage")]
+    | Annotated[GetThreadHistory, Tag("getThreadHistory")]
+    | Annotated[ExpandEntry, Tag("expandEntry")]
+    | Annotated[FinishRequest, Tag("finishRequest")]
+    | Annotated[SearchSlack, Tag("searchSlack")]
+    | Annotated[ServerToolCall, Tag(SERVER_TAG)],
+    Discriminator(_tool_tag),
 ]

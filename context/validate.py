@@ -12,7 +12,7 @@ from pydantic_core import ErrorDetails
 
 from context.entry import ENTRY_ADAPTER, ROLES, Entry, Index, Timestamp, Turn
 from context.log import Tail
-from context.toolcalls import TOOL_CALLS_BY_NAME
+from context.toolcalls import SERVER_TAG, SERVER_TOOL_FORM, TOOL_CALLS_BY_NAME
 
 # A log nests three deep (the array, an entry, its content); every later step (the entry
 # models, error messages, the prompt's JSON) recurses per level, so a document nested like
@@ -140,7 +140,11 @@ def _field_name(item: dict[str, Any], error: ErrorDetails) -> str:
         return "content.toolCall" if loc and loc[-1] == "content" else "role"
     if loc and loc[0] in ROLES:
         loc = loc[1:]
-    if len(loc) > 1 and loc[0] == "content" and loc[1] in TOOL_CALLS_BY_NAME:
+    if (
+        len(loc) > 1
+        and loc[0] == "content"
+        and (loc[1] in TOOL_CALLS_BY_NAME or loc[1] == SERVER_TAG)
+    ):
         loc = [loc[0], *loc[2:]]
     return ".".join(str(p) for p in loc) or "(entry)"
 
@@ -150,7 +154,8 @@ def _message(item: dict[str, Any], error: ErrorDetails) -> str:
     if kind == "union_tag_invalid":
         if error["loc"] and error["loc"][-1] == "content":
             found = item.get("content", {}).get("toolCall")
-            return f"unknown toolCall {found!r}; expected one of {', '.join(TOOL_CALLS_BY_NAME)}"
+            known = ", ".join([*TOOL_CALLS_BY_NAME, SERVER_TOOL_FORM])
+            return f"unknown toolCall {found!r}; expected one of {known}"
         return f"unknown role {item.get('role')!r}; expected one of {', '.join(ROLES)}"
     if kind == "union_tag_not_found":
         if error["loc"] and error["loc"][-1] == "content":

@@ -12,8 +12,12 @@ from assistant.eval.cases import Case
 from assistant.model.attempts import ModelError
 from assistant.model.client import ModelClient
 from assistant.model.options import ModelOptions
-from assistant.model.tool_calls import ToolCallError, parse_tool_call
+from assistant.model.tool_calls import (
+    ToolCallError,
+)
 from assistant.run.loop.prompt import PromptBudget
+from assistant.run.tools.run_context import RunContext
+from assistant.run.tools.toolbox import recorded_toolbox
 from context.budget import BudgetError
 from context.entry import Entry, SystemEntry, make_entry
 from context.log import ContextLog
@@ -111,18 +115,20 @@ class Asker:
                 f"tools take {budget.fixed} tokens and the answer {budget.answer}, which "
                 "leaves the log nothing"
             )
+        # The tools the recorded thread had: its servers' and searchSlack where it called them.
+        box = recorded_toolbox({}, case.log, _never, search=True)
         try:
-            prompt = budget.prompts(ContextLog(entries)).next()
+            prompt = budget.with_tools(box.extra_schemas).prompts(ContextLog(entries)).next()
         except BudgetError as exc:
             return Answer(failure=f"the prompt does not fit the context budget: {exc}")
         try:
-            reply = await self._model.next_step(prompt.text, model=model)
+            reply = await self._model.next_step(prompt.text, model=model, tools=box.schemas)
         except ModelError as exc:
             return Answer(failure=f"the model call failed: {exc}")
         calls: list[ToolCall | ToolCallError] = []
         for raw in reply.calls:
             try:
-                calls.append(parse_tool_call(raw.name, raw.arguments))
+                calls.append(box.parse(raw.name, raw.arguments))
             except ToolCallError as exc:
                 calls.append(exc)
         return Answer(
@@ -140,3 +146,7 @@ def with_persona(entries: list[Entry], persona: str) -> list[Entry]:
     if not isinstance(first, SystemEntry):
         raise ValueError("entry 0 is not a persona (a system entry): it cannot be replaced")
     return [make_entry(0, first.turn, first.timestamp, persona), *entries[1:]]
+
+
+async def _never(call: ToolCall, ctx: RunContext, index: int) -> str | None:
+    raise AssertionError("an eval carries nothing out")

@@ -44,7 +44,7 @@ LINK = re.compile(r"https?://[^\s<>|]+")
 
 
 def kind_of(call: ToolCall) -> str:
-    return KINDS.get(call.name, call.name)
+    return KINDS.get(call.called, call.called)
 
 
 @dataclass(frozen=True)

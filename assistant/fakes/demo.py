@@ -19,6 +19,8 @@ from assistant.fakes import ids
 from assistant.fakes.openai.responses import Completion, finish_request, tool_calls
 
 BOB_ID = "U0FAKEBOB1"
+# The demo's MCP server's tool (`assistant.fakes.mcp_release`), as the model is offered it.
+CHECKLIST_TOOL = "releases__checklist"
 CHANNEL_NAME = "general"
 
 
@@ -66,6 +68,13 @@ def demo_reply(body: dict[str, Any]) -> Completion:
             )
         return _post(_summary(since), "Summing up the thread's messages")
     if re.search(r"check", text, re.I):
+        offered = {t["function"]["name"] for t in body.get("tools", [])}
+        if CHECKLIST_TOOL in done:
+            result = next(e["content"] for e in since if e.get("role") == "system")
+            return _post(result.split("\n", 1)[-1], "Passing on the release checklist")
+        if CHECKLIST_TOOL in offered:
+            arguments = {"release": "2.4", "reasoning": "The release tool has the checklist"}
+            return tool_calls((CHECKLIST_TOOL, arguments))
         return _post(CHECKLIST, "Listing what to check before a release")
     return _post(
         "I'm the demo's scripted model: I can only sum up the thread and list what to check "

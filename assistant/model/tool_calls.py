@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from context.toolcalls import TOOL_CALLS, TOOL_CALLS_BY_NAME, SearchSlack, ToolCall
+from context.toolcalls import TOOL_CALLS, TOOL_CALLS_BY_NAME, SearchSlack, ServerToolCall, ToolCall
 
 Tools = Sequence[dict[str, Any]]  # the `tools` of a Chat Completions request
 
@@ -80,17 +80,59 @@ def parse_tool_call(name: str, arguments: str, offered: Collection[str] | None =
     tool = TOOL_CALLS_BY_NAME.get(name) if name in known else None
     if tool is None:
         raise ToolCallError(f"unknown tool {name!r}; the tools are {', '.join(known)}")
+    args = _arguments(name, arguments)
+    args.pop("toolCall", None)
+    try:
+        return tool.model_validate({"toolCall": name, **args})
+    except ValidationError as exc:
+        raise ToolCallError(_problems(name, exc)) from None
+
+
+def _arguments(name: str, arguments: str) -> dict[str, Any]:
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
         raise ToolCallError(f"the arguments of {name} are not valid JSON ({exc.msg})") from None
     if not isinstance(args, dict):
         raise ToolCallError(f"the arguments of {name} must be a JSON object")
-    args.pop("toolCall", None)
+    return args
+
+
+def _problems(name: str, exc: ValidationError) -> str:
+    problems = "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or name}: {e['msg']}" for e in exc.errors()
+    )
+    return f"the arguments of {name} do not fit its schema: {problems}"
+
+
+def server_function_schema(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The OpenAI function form of an MCP server's tool: its input JSON Schema carried over,
+    with the `reasoning` argument every call of the log has."""
+    properties = schema.get("properties")
+    required = schema.get("required")
+    parameters = {
+        **schema,
+        "type": "object",
+        "properties": {
+            **(properties if isinstance(properties, dict) else {}),
+            "reasoning": {"type": "string"},
+        },
+        "required": [
+            *(r for r in (required if isinstance(required, list) else []) if r != "reasoning"),
+            "reasoning",
+        ],
+    }
+    function: dict[str, Any] = {"name": name, "parameters": parameters}
+    if description:
+        function["description"] = description
+    return {"type": "function", "function": function}
+
+
+def parse_server_call(name: str, arguments: str) -> ServerToolCall:
+    """Validate a call of an MCP server's tool as the model sent it: a JSON object, with a
+    string `reasoning` if any; the tool's own arguments are the server's to check."""
+    args = _arguments(name, arguments)
     try:
-        return tool.model_validate({"toolCall": name, **args})
+        return ServerToolCall.model_validate({**args, "toolCall": name})
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or name}: {e['msg']}" for e in exc.errors()
-        )
-        raise ToolCallError(f"the arguments of {name} do not fit its schema: {problems}") from None
+        raise ToolCallError(_problems(name, exc)) from None

@@ -25,11 +25,12 @@ from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import HistoryLine, format_history, history_lines
 from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.run.tools.toolbox import recorded_toolbox
 from assistant.settings import Settings
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.log import ContextLog
 from context.storage import EntryMeta, Store, ThreadKey, ThreadMessage, open_store
-from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage
+from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage, ServerToolCall
 from context.trace import Trace
 
 REPLAY_THREAD = ThreadKey("replay", "replay", "0")
@@ -71,6 +72,32 @@ def _replay_tools(recorded: Sequence[Entry]) -> dict[str, ToolFunction]:
         "expandEntry": expand_entry,
         "finishRequest": finish_request,
     }
+
+
+NOT_CALLED = (
+    "Not carried out (replay): {name} was not called; a replay calls no MCP server, and this "
+    "call is not the one the recorded run made here."
+)
+
+
+def _recorded_server_call(recorded: Sequence[Entry]) -> ToolFunction:
+    """A replay's stand-in for the MCP servers' tools: nothing is called (a tool may change
+    something); the same call at the same entry as the recorded run gets the result it got."""
+
+    async def stand_in(call: ServerToolCall, ctx: RunContext, index: int) -> str | None:
+        was = recorded[index] if index + 1 < len(recorded) else None
+        after = recorded[index + 1] if was is not None else None
+        if (
+            was is not None
+            and isinstance(was.content, ServerToolCall)
+            and was.content.called == call.called
+            and was.content.arguments == call.arguments
+            and isinstance(after, SystemEntry)
+        ):
+            return after.content
+        return NOT_CALLED.format(name=call.called)
+
+    return stand_in
 
 
 def recorded_history(recorded: Sequence[Entry], index: int, call: GetThreadHistory) -> str | None:
@@ -168,6 +195,9 @@ class Replayer:
             max_steps=self._settings.assistant_max_steps,
             budget=self._settings.prompt_budget(),
             tools=_replay_tools(recorded),
+            fixed_tools=recorded_toolbox(
+                _replay_tools(recorded), recorded, _recorded_server_call(recorded)
+            ),
         )
         last = log.entries[-1].index if log.entries else 0
         await agent.run(key, [AnswerRequest(index=last, message_ts="")])

@@ -2,5 +2,6 @@
 the prompt within its budget, the tools, the caps on posting, streamed posts and the progress
 shown while a run works.
 
-May import: `assistant.slack`, `assistant.model.client`, `context`. Never the settings, the intake,
+May import: `assistant.slack`, `assistant.model.client`, `assistant.mcp` (the MCP servers' tools),
+`context`. Never the settings, the intake,
 the panel or the wiring: what it needs is passed in."""

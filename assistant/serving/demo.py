@@ -10,9 +10,13 @@ and `replay`.
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import TextIO, cast
 
 from slack_bolt.request.async_request import AsyncBoltRequest
@@ -38,9 +42,12 @@ class Played:
     answers: int  # the bot's replies in the thread, as Slack got them
 
 
-def demo_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str) -> Settings:
+def demo_settings(
+    slack: FakeSlack, model: FakeOpenAI, database_url: str, mcp_file: Path | None = None
+) -> Settings:
     """The settings of the environment (and `.env`), with Slack and the model replaced by the
-    fakes: whatever keys are set, the demo never reaches the real services."""
+    fakes: whatever keys are set, the demo never reaches the real services. `mcp_file`: the
+    demo's MCP servers (`mcp_servers_file`), instead of any ASSISTANT_MCP_FILE."""
     return load_settings(
         "http",
         database_url=database_url,
@@ -54,7 +61,16 @@ def demo_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str) -> Set
         # What the conversation needs, whatever the environment says.
         assistant_answer_followups=True,
         assistant_max_steps=8,
+        assistant_mcp_file=mcp_file,
     )
+
+
+def mcp_servers_file(directory: Path) -> Path:
+    """The demo's MCP servers: `assistant.fakes.mcp_release`, over stdio, by this Python."""
+    path = directory / "mcp.json"
+    command = [sys.executable, "-m", "assistant.fakes.mcp_release"]
+    path.write_text(json.dumps({"servers": {"releases": {"command": command}}}))
+    return path
 
 
 def scripted_model() -> FakeOpenAI:
@@ -64,10 +80,10 @@ def scripted_model() -> FakeOpenAI:
 
 def run_demo(database_url: str, trace: TextIO) -> Played:
     """Start the fakes, play the conversation, stop; the thread is left in the store."""
-    with FakeSlack() as slack, scripted_model() as model:
+    with FakeSlack() as slack, scripted_model() as model, TemporaryDirectory() as directory:
         slack.add_user(BOB_ID, "bob")
         slack.conversations.public(ids.CHANNEL_ID, [ids.USER_ID, BOB_ID], name=CHANNEL_NAME)
-        settings = demo_settings(slack, model, database_url)
+        settings = demo_settings(slack, model, database_url, mcp_servers_file(Path(directory)))
         return asyncio.run(_play(settings, slack, trace))
 
 

@@ -202,16 +202,16 @@ class Telemetry:
             if isinstance(content, FinishRequest):
                 run.outcome = "finished"
             attributes: dict[str, Any] = {
-                genai.OPERATION: "execute_tool", genai.TOOL_NAME: content.name,
+                genai.OPERATION: "execute_tool", genai.TOOL_NAME: content.called,
                 genai.TOOL_TYPE: "function",
             }  # fmt: skip
-            if (call_id := run.call_id(content.name)) is not None:
+            if (call_id := run.call_id(content.called)) is not None:
                 attributes[genai.TOOL_CALL_ID] = call_id
             if self._capture:
                 arguments = content.model_dump_json()
                 attributes[genai.TOOL_ARGUMENTS] = genai.printable(arguments)
             run.tool = self.tracer.start_span(
-                f"execute_tool {content.name}", context=set_span_in_context(run.span),
+                f"execute_tool {content.called}", context=set_span_in_context(run.span),
                 kind=SpanKind.INTERNAL, attributes=attributes,
             )  # fmt: skip
             return _Noted(_stamped(meta, run.tool), run.tool, run)

@@ -49,9 +49,13 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
         "postMessage",
         "finishRequest",
         "user",
+        "releases__checklist",  # the demo's MCP server's tool (assistant/fakes/mcp_release.py)
+        "system",
         "postMessage",
         "finishRequest",
     ]
+    assert log[8].content.startswith("Result of releases__checklist (entry 7)")
+    assert log[9].content.text.startswith("Before shipping release 2.4, check:")
     assert "I reviewed and approved the migration" in log[3].content
     assert log[4].content.text.startswith("Where the release stands")
     # Every point says something: the steps' own message is not read back as a blank one.
@@ -77,6 +81,19 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
     first = json.loads(report.read_text(encoding="utf-8").splitlines()[0])
     assert first["replay"]["calls"] == first["recorded"]["calls"]
     assert first["replay"]["texts"] == first["recorded"]["texts"]
+
+    # Cut before the follow-up's MCP call: the replay makes it again, and gets the result the
+    # run got without calling any server (a replay carries no tool of a server out).
+    report = tmp_path / "report-mcp.jsonl"
+    replay = run_assistant(
+        "replay", thread, "--at", "7", "--demo-model", "--report", str(report),
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert replay.returncode == 0, replay.stderr
+    again = json.loads(report.read_text(encoding="utf-8").splitlines()[0])
+    assert again["replay"]["calls"] == again["recorded"]["calls"]
+    assert again["replay"]["calls"][0] == "releases__checklist"
+    assert again["replay"]["texts"] == again["recorded"]["texts"]
 
     # A second demo is a new thread; --database takes a file.
     again = run_assistant("demo", "--database", "other.db", env=env, cwd=tmp_path)

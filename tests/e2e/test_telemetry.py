@@ -5,6 +5,7 @@ against what the fake model reported and the fake Slack answered (docs/architect
 
 from __future__ import annotations
 
+import json
 import logging
 import socket
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from assistant.fakes.events.panel import feedback_click, signed_interaction_requ
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
 from tests.harness import RunningApp, mention, thread_of
+from tests.mcp_servers import ShopServer
 from tests.otlp_receiver import OtlpReceiver, Received, Span
 
 CLIENT = 3  # the protobuf's SpanKind value
@@ -332,3 +334,35 @@ def test_a_stopped_run_is_cancelled_and_its_stop_counted(otel, make_app, slack, 
     found = otel.wait_for(stops)
     assert found["assistant.stops"] == [({}, 1)]
     assert found["assistant.runs"] == [({"assistant.run.outcome": "cancelled"}, 1)]
+
+
+def test_a_call_of_an_mcp_servers_tool_is_its_own_execute_tool_span(
+    otel, make_app, slack, model, tmp_path
+):
+    server = ShopServer().start()
+    try:
+        path = tmp_path / "mcp.json"
+        path.write_text(json.dumps({"servers": {"shop": {"url": server.url}}}))
+        app = make_app(assistant_mcp_file=str(path), assistant_mcp_call_seconds=1)
+        lookup = replies.tool_calls(("shop__lookup_order", {"order": "A1", "reasoning": "r"}))
+        slow = replies.tool_calls(("shop__slow", {"reasoning": "r"}))
+        model.script(
+            lookup,
+            slow,
+            replies.tool_calls(
+                ("postMessage", {"text": "A1 shipped.", "reasoning": "answer"}),
+                ("finishRequest", {"reasoning": "done"}),
+            ),
+        )
+        ask(app, slack, "where is A1?")
+        [run] = otel.wait_for(runs)
+        spans = otel.wait_for(lambda r: children(r, run) if len(children(r, run)) >= 7 else None)
+    finally:
+        server.stop()
+    tools = {s.name: s for s in spans if s.name.startswith("execute_tool shop__")}
+    assert set(tools) == {"execute_tool shop__lookup_order", "execute_tool shop__slow"}
+    looked = tools["execute_tool shop__lookup_order"]
+    assert looked.attributes["gen_ai.tool.name"] == "shop__lookup_order"
+    assert looked.attributes["gen_ai.tool.call.id"] == call_ids(lookup)[0]
+    assert looked.status_code != STATUS_ERROR
+    assert tools["execute_tool shop__slow"].status_code == STATUS_ERROR  # past its deadline

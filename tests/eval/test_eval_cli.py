@@ -340,8 +340,9 @@ def test_the_demo_thread_is_a_ready_eval_set(tmp_path):
         "eval", "--all", "--demo-model", "--min-pass", "1", env=env, cwd=tmp_path
     )
     assert result.returncode == 0, result.stderr
+    # Six decisions: the follow-up's call of the demo's MCP tool among them, offered again.
     assert result.stdout.splitlines()[-1] == (
-        "demo model: 5 cases x 1 trials: pass@1 1.00, pass^1 1.00, 0 errors"
+        "demo model: 6 cases x 1 trials: pass@1 1.00, pass^1 1.00, 0 errors"
     )
 
 

@@ -118,14 +118,15 @@ ALLOWED: dict[str, set[str]] = {
     "i18n": set(),  # the bot's words in people's languages: Babel, nothing of the app
     "slack": {"context"},
     "model": {"context"},
-    "run": {"i18n", "slack", "model", "context"},
+    "mcp": {"context"},  # the MCP edge: the SDK's client, the servers' tools
+    "run": {"i18n", "mcp", "slack", "model", "context"},
     # OpenTelemetry: it watches runs, model calls and Slack through their small protocols.
-    "telemetry": {"run", "slack", "model", "context"},
-    "settings": {"i18n", "run", "slack", "model", "context"},
-    "intake": {"i18n", "settings", "run", "slack", "model", "context"},
-    "panel": {"i18n", "intake", "settings", "run", "slack", "model", "context"},
-    "replay": {"i18n", "settings", "run", "slack", "model", "context"},
-    "eval": {"i18n", "replay", "settings", "run", "slack", "model", "context"},
+    "telemetry": {"run", "mcp", "slack", "model", "context"},
+    "settings": {"i18n", "run", "mcp", "slack", "model", "context"},
+    "intake": {"i18n", "settings", "run", "mcp", "slack", "model", "context"},
+    "panel": {"i18n", "intake", "settings", "run", "mcp", "slack", "model", "context"},
+    "replay": {"i18n", "settings", "run", "mcp", "slack", "model", "context"},
+    "eval": {"i18n", "replay", "settings", "run", "mcp", "slack", "model", "context"},
     "wiring": {
         "i18n",
         "panel",
@@ -133,6 +134,7 @@ ALLOWED: dict[str, set[str]] = {
         "settings",
         "telemetry",
         "run",
+        "mcp",
         "slack",
         "model",
         "context",
@@ -150,6 +152,7 @@ ALLOWED: dict[str, set[str]] = {
         "telemetry",
         "run",
         "i18n",
+        "mcp",
         "slack",
         "model",
         "context",
@@ -169,6 +172,7 @@ def room_of(module: str) -> str | None:
     rooms = (
         "slack",
         "model",
+        "mcp",
         "run",
         "intake",
         "panel",
@@ -181,7 +185,14 @@ def room_of(module: str) -> str | None:
     )
     if top in rooms:
         return top
-    if top in ("settings", "panel_settings", "price_settings", "persona_file", "input_files"):
+    if top in (
+        "settings",
+        "panel_settings",
+        "price_settings",
+        "persona_file",
+        "input_files",
+        "mcp_file",
+    ):
         return "settings"
     if top in ("app", "app_oauth", "listeners"):
         return "wiring"

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, Message
+from assistant.mcp.servers import McpServers
 from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
@@ -18,9 +19,7 @@ from assistant.model.request import ImagePart
 from assistant.model.tool_calls import (
     TOOL_SCHEMAS,
     ToolCallError,
-    offered_tools,
     parse_tool_call,
-    tool_names,
 )
 from assistant.run.loop.answer_so_far import count_so_far
 from assistant.run.loop.apologies import (
@@ -61,6 +60,8 @@ from assistant.run.tools.post_message import (
 )
 from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.run.tools.search_slack import search_slack
+from assistant.run.tools.server_tools import ServerCaps
+from assistant.run.tools.toolbox import Toolbox, toolbox
 from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
@@ -111,6 +112,10 @@ class Agent:
     sessions: AgentSessions | None = None  # None: no agent sessions (replay)
     access: ChannelAccess | None = None  # None: who asked is not checked again (replay)
     languages: Languages | None = None  # None: English, no one asked (replay)
+    mcp: McpServers | None = None  # None: no MCP servers (no ASSISTANT_MCP_FILE, or a replay)
+    mcp_caps: ServerCaps = field(default_factory=ServerCaps)
+    # A replay's tools, the servers' it recorded among them (None: built from `mcp`).
+    fixed_tools: Toolbox | None = None
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -137,11 +142,16 @@ class Agent:
                 model=rules.model if rules else None, post_as=rules.post_as if rules else {},
                 in_session=progress.in_session,
                 words=spoken.words if spoken is not None else ENGLISH,
-                tools=offered_tools(search is not None),
                 search=search,
                 action_token=next((r.action_token for r in reversed(requests) if r.action_token),
                                   None),
             )  # fmt: skip
+            # The channel's settings choose its servers (None: all) and whether it may search.
+            box = self.fixed_tools or await toolbox(
+                self.tools, self.mcp, rules.tool_servers if rules else None, self.mcp_caps,
+                search=search is not None,
+            )  # fmt: skip
+            ctx = replace(ctx, toolbox=box)
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
             await self._answer(ctx, requests, rules)
@@ -219,8 +229,8 @@ class Agent:
 
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
-        try:  # the tools the channel adds to every call come off the log's share
-            budget = self.budget.offering([t for t in ctx.tools if t not in TOOL_SCHEMAS])
+        try:
+            budget = self._budget(ctx)
         except BudgetError as exc:
             reason = f"the prompt does not fit the context budget: {exc}"
             await self._fail(ctx, reason, SORRY_BUDGET, len(ctx.log) - 1)
@@ -310,20 +320,27 @@ class Agent:
                 prompts.narrow(budget.within(self.model.limits.window(exc.model)))
                 prompt = prompts.next()
 
+    def _budget(self, ctx: RunContext) -> PromptBudget:
+        """The prompt's budget, less what the run's tools beyond the built-ins (searchSlack,
+        its MCP servers') add to every call."""
+        extra = ctx.toolbox.extra_schemas if ctx.toolbox is not None else []
+        return self.budget.with_tools(extra)
+
     async def _ask(
         self, ctx: RunContext, prompt_text: str, images: list[ImagePart], seen_through: int
     ) -> bool:
         """One step's call, its reply carried out; True once the request is finished."""
+        tools = ctx.toolbox.schemas if ctx.toolbox is not None else TOOL_SCHEMAS
         if self.streaming is not None and ctx.client is not None:
             return await streamed_step(
-                self.model.stream_step(prompt_text, images, ctx.model, ctx.tools),
+                self.model.stream_step(prompt_text, images, ctx.model, tools),
                 self.streaming,
                 ctx,
                 seen_through,
                 self._one_call,
                 self._carry_out,
             )
-        reply = await self.model.next_step(prompt_text, images, ctx.model, ctx.tools)
+        reply = await self.model.next_step(prompt_text, images, ctx.model, tools)
         return await self._carry_out(ctx, reply, seen_through)
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
@@ -361,7 +378,10 @@ class Agent:
         the request, the index of its entry)."""
         refused = ctx.posts.call_refusal()
         try:
-            call = parse_tool_call(raw.name, raw.arguments, tool_names(ctx.tools))
+            if ctx.toolbox is not None:
+                call = ctx.toolbox.parse(raw.name, raw.arguments)
+            else:
+                call = parse_tool_call(raw.name, raw.arguments)
         except ToolCallError as exc:
             if stream is not None:
                 await stream.discard()
@@ -376,7 +396,7 @@ class Agent:
                 await stream.discard()
             entry = await self.recorder.record(ctx.key, call, meta=meta)
             assert entry is not None
-            why = NOT_CARRIED_OUT.format(name=call.name, index=entry.index, why=refused)
+            why = NOT_CARRIED_OUT.format(name=call.called, index=entry.index, why=refused)
             left = still_there(stream.left) if stream is not None else ""
             await self.recorder.record(ctx.key, f"{why} {left}".strip())
             return False, entry.index
@@ -404,7 +424,8 @@ class Agent:
         if stream is not None and isinstance(call, PostMessage):
             result = await post_message(call, ctx, entry.index, stream)
         else:
-            result = await self.tools[call.name](call, ctx, entry.index)
+            tool = ctx.toolbox.function(call) if ctx.toolbox else self.tools[call.called]
+            result = await tool(call, ctx, entry.index)
         if isinstance(call, PostMessage) and not (result or "").startswith(FAILURE_PREFIX):
             # Posted: say which messages it could not have read (the log's order alone
             # would show them answered).

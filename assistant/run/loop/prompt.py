@@ -4,11 +4,12 @@ log's share of the model's window, and the prompts of one run built through one 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from assistant.model.instructions import SYSTEM_MESSAGE
 from assistant.model.limits import ServerWindow
-from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
+from assistant.model.tool_calls import TOOL_SCHEMAS
 from context.budget import BudgetError, BuiltPrompt, PromptBuilder, carries_instructions
 from context.log import ContextLog
 from context.tokens import TokenCounter, counter_for
@@ -53,16 +54,6 @@ class PromptBudget:
         fixed = fixed_tokens(counter, instructions)
         return cls(context_tokens - answer_tokens - fixed, counter, answer_tokens, fixed)
 
-    def offering(self, extra: Tools) -> PromptBudget:
-        """This budget for a run whose calls also send the schemas `extra` (searchSlack's):
-        their tokens come off the log's share. Raises BudgetError when nothing is left."""
-        if not extra:
-            return self
-        more = self.counter.count(json.dumps(extra, ensure_ascii=False, separators=(",", ":")))
-        if self.tokens - more < 1:
-            raise BudgetError(f"the tools offered take the {self.tokens} tokens of the log")
-        return PromptBudget(self.tokens - more, self.counter, self.answer, self.fixed + more)
-
     def within(self, window: ServerWindow | None) -> PromptBudget:
         """This budget, made no larger than what the window a server named leaves the log
         (in the server's tokens, `window.scale` of ours each). Raises BudgetError when the
@@ -88,6 +79,18 @@ class PromptBudget:
         if server_tokens is not None and ours > 0:
             scale = max(1.0, server_tokens / ours) * SCALE_MARGIN
         return ServerWindow(window, scale)
+
+    def with_tools(self, schemas: list[dict[str, Any]]) -> PromptBudget:
+        """This budget less what the schemas beyond every run's (searchSlack's, an MCP
+        server's) add to every call; BudgetError when they leave the log nothing."""
+        if not schemas:
+            return self
+        extra = self.counter.count(json.dumps(schemas, ensure_ascii=False, separators=(",", ":")))
+        if self.tokens - extra < 1:
+            raise BudgetError(
+                f"the tools offered ({extra} tokens of schemas) leave no room for the log"
+            )
+        return replace(self, tokens=self.tokens - extra, fixed=self.fixed + extra)
 
     def prompts(self, log: ContextLog) -> RunPrompts:
         """The prompts of one run on `log` (which the run keeps up to date)."""

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, Words
-from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from assistant.run.loop.channel_rules import PostAs, SlackSearch
 from assistant.run.loop.post_limits import PostLimits
 from assistant.run.loop.prompt import ShownPrompt
@@ -19,6 +18,7 @@ from assistant.slack.history import ThreadHistory
 from context.entry import Entry
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
+from context.toolcalls import ToolCall
 
 if TYPE_CHECKING:
     from assistant.run.loop.recorder import Recorder
@@ -36,6 +36,18 @@ class Cards(Protocol):
     async def finish_with(
         self, text: str, metadata: dict[str, Any], blocks: list[dict[str, Any]]
     ) -> str | None: ...
+
+
+class RunTools(Protocol):
+    """The run's tools (`assistant.run.tools.toolbox.Toolbox`; a Protocol here, which that
+    module's imports would otherwise make a cycle)."""
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]: ...
+    @property
+    def extra_schemas(self) -> list[dict[str, Any]]: ...
+    def parse(self, name: str, arguments: str) -> ToolCall: ...
+    def function(self, call: ToolCall) -> ToolFunction: ...
 
 
 @dataclass(frozen=True)
@@ -65,12 +77,12 @@ class RunContext:
     # The bot's own words as the people the run answers read them (docs/configuration.md,
     # "Languages"): apologies, task cards, buttons. English in a replay.
     words: Words = ENGLISH
-    # The schemas of the tools the run's calls offer (the channel's settings decide: searchSlack).
-    tools: Tools = field(default_factory=lambda: TOOL_SCHEMAS)
     # Slack search where the channel turns it on (None: off), and the action token of the
     # newest message the run answers that carried one: a search is its author's (never printed).
     search: SlackSearch | None = None
     action_token: str | None = field(default=None, repr=False)
+    # The run's tools: the built-ins, searchSlack, its MCP servers' (None: the built-ins alone).
+    toolbox: RunTools | None = None
 
     @property
     def session_status(self) -> str | None:

@@ -1,0 +1,121 @@
+"""The servers of ASSISTANT_MCP_FILE, checked: every problem named, with where it is, in one
+list, so that the start message says them all at once."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+
+# A server's name is the prefix of its tools' names (`context.toolcalls.SERVER_TOOL`): no `_`,
+# so that the first `__` of a tool's name ends it.
+SERVER_NAME = re.compile(r"^[A-Za-z0-9-]{1,32}$")
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+MAX_SERVERS = 50
+
+Approval = Literal["never", "always"]
+ToolName = Annotated[str, Field(min_length=1, max_length=128)]
+
+
+class ServerEntry(BaseModel):
+    """One server as the file writes it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    url: str | None = None
+    command: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)] | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    include: list[ToolName] | None = None
+    exclude: list[ToolName] = Field(default_factory=list)
+    approve: dict[ToolName, Approval] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> ServerEntry:
+        if (self.url is None) == (self.command is None):
+            raise ValueError("give either url (streamable HTTP) or command (stdio), not both")
+        if self.url is not None:
+            parts = urlsplit(self.url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError("url must be an http:// or https:// URL with a host")
+        if self.headers and self.url is None:
+            raise ValueError("headers go with a url only")
+        return self
+
+
+class McpFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    servers: Annotated[dict[str, ServerEntry], Field(max_length=MAX_SERVERS)]
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server, ready to connect to: its headers' `${VAR}`s read from the environment
+    (secrets: never printed, and kept out of `repr`)."""
+
+    name: str
+    url: str | None = None
+    command: tuple[str, ...] = ()
+    headers: Mapping[str, SecretStr] = field(default_factory=dict, repr=False)
+    include: frozenset[str] | None = None
+    exclude: frozenset[str] = frozenset()
+    approve: Mapping[str, Approval] = field(default_factory=dict)
+
+    def offers(self, tool: str) -> bool:
+        """Whether the file lets this tool of the server be offered at all."""
+        return (self.include is None or tool in self.include) and tool not in self.exclude
+
+
+def parse_servers(document: Any, environ: Mapping[str, str] | None = None) -> list[ServerConfig]:
+    """The servers of the file's document; ValueError with one problem a line, each naming
+    where it is (`servers.shop.url: …`) and never a header's value."""
+    environ = os.environ if environ is None else environ
+    try:
+        parsed = McpFile.model_validate(document)
+    except ValidationError as exc:
+        raise ValueError("\n".join(_describe(error) for error in exc.errors())) from None
+    problems: list[str] = []
+    servers: list[ServerConfig] = []
+    for name, entry in parsed.servers.items():
+        if not SERVER_NAME.match(name):
+            problems.append(
+                f"servers.{name[:40]!r}: a server's name is 1 to 32 letters, digits or '-'"
+            )
+            continue
+        headers: dict[str, SecretStr] = {}
+        for header, template in entry.headers.items():
+            missing = [v for v in _ENV_REFERENCE.findall(template) if v not in environ]
+            if missing:
+                names = ", ".join(missing)
+                problems.append(
+                    f"servers.{name}.headers.{header}: {names} not set in the environment"
+                )
+                continue
+            headers[header] = SecretStr(_ENV_REFERENCE.sub(lambda m: environ[m.group(1)], template))
+        servers.append(
+            ServerConfig(
+                name=name,
+                url=entry.url,
+                command=tuple(entry.command or ()),
+                headers=headers,
+                include=frozenset(entry.include) if entry.include is not None else None,
+                exclude=frozenset(entry.exclude),
+                approve=dict(entry.approve),
+            )
+        )
+    if problems:
+        raise ValueError("\n".join(problems))
+    return servers
+
+
+def _describe(error: Any) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "(file)"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if error["type"] == "extra_forbidden":
+        message = "unknown field"
+    elif error["type"] == "missing":
+        message = "required field is missing"
+    return f"{where}: {message}"

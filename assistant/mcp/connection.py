@@ -1,0 +1,298 @@
+"""One MCP server's live connection, on the official SDK's `Client`.
+
+The SDK's client is an async context whose task group must be entered and left by one task:
+a task of its own owns it, from connecting until the connection is closed or lost, and the
+runs' tasks call through it. A server that cannot be reached, or is lost, leaves its tools
+out (one log line) until a later run finds it back (tried again after `RETRY_SECONDS`, doubled
+up to `MAX_RETRY_SECONDS` while it stays down)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+
+from assistant.mcp.config import Approval, ServerConfig
+from context.toolcalls import SERVER_TOOL
+
+log = logging.getLogger(__name__)
+
+CONNECT_SECONDS = 30.0  # to connect and list the tools: a busy server is not a down one
+WAIT_SECONDS = 10.0  # what a run waits for a connection being made before it goes without
+RETRY_SECONDS = 5.0
+MAX_RETRY_SECONDS = 300.0
+MIN_SECRET = 8  # a header's word shorter than this ("Bearer") is not taken for its secret
+MAX_TOOL_PAGES = 20  # a server that pages its tools forever is cut there
+MAX_TOOLS = 200  # per server: every tool's schema goes with every model call
+MAX_DESCRIPTION = 1_000  # characters of a tool's description offered to the model
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@dataclass(frozen=True)
+class ServerTool:
+    """A tool a server offers, as the model is offered it."""
+
+    server: str
+    name: str  # the server's own
+    description: str
+    schema: dict[str, Any]  # its input JSON Schema, as the server gave it
+    read_only: bool  # the server says so (MCP's readOnlyHint)
+    approve: Approval | None  # what the file says of it, if anything
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.server}__{self.name}"
+
+    @property
+    def needs_approval(self) -> bool:
+        """A person approves each call unless the server marks it read-only or the file says
+        it never needs it; the file's `always` asks even for a read-only one."""
+        if self.approve is not None:
+            return self.approve == "always"
+        return not self.read_only
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    text: str
+    failed: bool  # the tool said it failed, or the call could not be made
+
+
+class Connection:
+    """One server: connected on demand, its tools listed once a connection."""
+
+    def __init__(self, config: ServerConfig, deadline: float) -> None:
+        self.config = config
+        self.deadline = deadline
+        self._client: Client | None = None
+        self._tools: list[ServerTool] = []
+        self._owner: asyncio.Task[None] | None = None
+        self._closing = asyncio.Event()
+        self._attempt: asyncio.Task[None] | None = None  # a connection being made
+        self._retry_at = 0.0
+        self._backoff = RETRY_SECONDS
+        self._down: str | None = None  # why it is down, once said
+
+    async def tools(self) -> list[ServerTool]:
+        """Its tools, connecting first if it is not connected (and not waiting to be tried
+        again); none while it is down. A run waits for a connection being made at most
+        WAIT_SECONDS: a server that hangs delays no answer longer; the attempt goes on, for
+        the runs after it."""
+        if self._client is None and self._attempt is None and time.monotonic() >= self._retry_at:
+            self._attempt = asyncio.create_task(self._connect(), name=f"mcp {self.config.name}")
+            self._attempt.add_done_callback(self._attempted)
+        if self._attempt is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._attempt), WAIT_SECONDS)
+        return list(self._tools) if self._client is not None else []
+
+    def _attempted(self, task: asyncio.Task[None]) -> None:
+        self._attempt = None
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
+        client = self._client
+        if client is None:
+            return CallOutcome(f"the server {self.config.name!r} is not connected", True)
+        try:
+            async with asyncio.timeout(self.deadline):
+                result = await client.call_tool(tool, arguments, read_timeout_seconds=self.deadline)
+        except TimeoutError:
+            return CallOutcome(
+                f"the server {self.config.name!r} did not answer within {self.deadline:g} s", True
+            )
+        except MCPError as exc:
+            if exc.error.code != types.CONNECTION_CLOSED:
+                why = _plain(exc.error.message)[:MAX_DESCRIPTION]
+                return CallOutcome(f"the server refused the call: {why}", True)
+            self._lost(exc)
+            return CallOutcome(f"the server {self.config.name!r} could not be reached", True)
+        except Exception as exc:  # the connection is lost: connected again on a later run
+            self._lost(exc)
+            return CallOutcome(f"the server {self.config.name!r} could not be reached", True)
+        return CallOutcome(self._redacted(result_text(result)), bool(result.is_error))
+
+    def _redacted(self, text: str) -> str:
+        """A result that quotes a secret of the server's headers back is not recorded with it:
+        the log is printed and exported."""
+        for value in self.config.headers.values():
+            secret = value.get_secret_value()
+            for part in dict.fromkeys([secret, *secret.split()]):  # the whole value first
+                if len(part) >= MIN_SECRET:
+                    text = text.replace(part, "[secret]")
+        return text
+
+    async def close(self) -> None:
+        """The connection closed (a stdio server's process ends with it); one being made is
+        given up."""
+        self._closing.set()
+        connecting = self._client is None
+        for task in (self._attempt, self._owner):
+            if task is None:
+                continue
+            if connecting:
+                task.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await task
+
+    async def _connect(self) -> None:
+        ready: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._closing = asyncio.Event()
+        self._owner = asyncio.create_task(self._own(ready), name=f"mcp {self.config.name}")
+        failure = await ready
+        if failure is None:
+            self._backoff = RETRY_SECONDS
+            if self._down is not None:
+                log.info("MCP server %s is back: its tools are offered again", self.config.name)
+            self._down = None
+            return
+        self._retry_at = time.monotonic() + self._backoff
+        if self._down != failure:  # one line, not one a run, while it stays down for one reason
+            log.warning(
+                "MCP server %s is down (%s): its tools are left out; tried again in %g s",
+                self.config.name, failure, self._backoff,
+            )  # fmt: skip
+        self._down = failure
+        self._backoff = min(self._backoff * 2, MAX_RETRY_SECONDS)
+
+    async def _own(self, ready: asyncio.Future[str | None]) -> None:
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                async with asyncio.timeout(max(self.deadline, CONNECT_SECONDS)):
+                    client = await stack.enter_async_context(
+                        Client(self._server(stack), raise_exceptions=False)
+                    )
+                    self._tools = await self._list(client)
+                self._client = client
+                ready.set_result(None)
+                await self._closing.wait()
+        except BaseException as exc:  # its context left: down until tried again
+            if not ready.done():
+                ready.set_result(_failure(exc))
+            elif not self._closing.is_set():
+                self._lost(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._client = None
+
+    def _server(self, stack: contextlib.AsyncExitStack) -> Any:
+        config = self.config
+        if config.url is None:
+            return StdioServerParameters(command=config.command[0], args=list(config.command[1:]))
+        headers = {name: value.get_secret_value() for name, value in config.headers.items()}
+        http = create_mcp_http_client(headers=headers)
+        stack.push_async_callback(http.aclose)
+        return streamable_http_client(config.url, http_client=http)
+
+    async def _list(self, client: Client) -> list[ServerTool]:
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        for _ in range(MAX_TOOL_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools += page.tools
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        offered: list[ServerTool] = []
+        for tool in tools:
+            why = self._refusal(tool)
+            if why is not None:
+                log.warning(
+                    "MCP server %s: tool %r left out: %s", self.config.name, tool.name[:80], why
+                )
+                continue
+            annotations = tool.annotations
+            offered.append(
+                ServerTool(
+                    server=self.config.name,
+                    name=tool.name,
+                    description=_plain(tool.description or tool.title or "")[:MAX_DESCRIPTION],
+                    schema=dict(tool.input_schema),
+                    read_only=bool(annotations and annotations.read_only_hint),
+                    approve=self.config.approve.get(tool.name),
+                )
+            )
+        if len(offered) > MAX_TOOLS:
+            log.warning(
+                "MCP server %s offers %d tools: the first %d kept",
+                self.config.name,
+                len(offered),
+                MAX_TOOLS,
+            )
+        return offered[:MAX_TOOLS]
+
+    def _refusal(self, tool: types.Tool) -> str | None:
+        if not self.config.offers(tool.name):
+            return "not included by the file"
+        qualified = f"{self.config.name}__{tool.name}"
+        if not SERVER_TOOL.match(qualified) or len(qualified) > 64:
+            return "its name is not one a model can call (letters, digits, _ and -, 64 at most)"
+        properties = tool.input_schema.get("properties")
+        if not isinstance(properties, dict):
+            properties = {}
+        if "reasoning" in properties or "toolCall" in properties:
+            return "an argument is named reasoning or toolCall, which the log keeps for itself"
+        if tool.input_schema.get("type", "object") != "object":
+            return "its input schema is not an object"
+        return None
+
+    def _lost(self, exc: BaseException) -> None:
+        if self._client is None:
+            return
+        log.warning(
+            "MCP server %s lost (%s): its tools are left out until it is back",
+            self.config.name, _failure(exc),
+        )  # fmt: skip
+        self._down = _failure(exc)
+        self._client = None
+        self._closing.set()
+
+
+def _failure(exc: BaseException) -> str:
+    """What went wrong, in a few words: the innermost error's type (never a header's value,
+    which an error's text could quote)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, TimeoutError):
+        return "no answer in time"
+    if isinstance(exc, MCPError):
+        return f"it refused: {_plain(exc.error.message)[:200]}"
+    return type(exc).__name__
+
+
+def _plain(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+def result_text(result: types.CallToolResult) -> str:
+    """A tool's result as text: its text parts, other parts named, its structured content
+    when it has no text."""
+    parts: list[str] = []
+    for item in result.content:
+        if isinstance(item, types.TextContent):
+            parts.append(item.text)
+        elif isinstance(item, types.ImageContent | types.AudioContent):
+            parts.append(f"[{item.type}: {item.mime_type}]")
+        elif isinstance(item, types.ResourceLink):
+            parts.append(f"[resource: {item.uri}]")
+        elif isinstance(item, types.EmbeddedResource):
+            resource = item.resource
+            if isinstance(resource, types.TextResourceContents):
+                parts.append(resource.text)
+            else:
+                parts.append(f"[resource: {resource.uri}]")
+    if not parts and result.structured_content is not None:
+        parts.append(json.dumps(result.structured_content, ensure_ascii=False))
+    return _plain("\n".join(parts))

@@ -1,0 +1,56 @@
+"""The process's MCP servers: a connection to each, asked by each run for the tools it may
+offer (narrowed by the channel's allow-list) and called through."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from assistant.mcp.config import ServerConfig
+from assistant.mcp.connection import CallOutcome, Connection, ServerTool
+
+
+def allows(allowed: Sequence[str] | None, tool: ServerTool) -> bool:
+    """A channel's allow-list (None: every server of the file; []: none; each entry a server's
+    name or one tool's `server__tool`)."""
+    if allowed is None:
+        return True
+    return tool.server in allowed or tool.qualified in allowed
+
+
+class McpServers:
+    """Every server of ASSISTANT_MCP_FILE. Connections are made by the event loop that uses
+    them (the SDK's streams belong to one), one set per loop."""
+
+    def __init__(self, configs: Sequence[ServerConfig], deadline: float) -> None:
+        self.configs = tuple(configs)
+        self.deadline = deadline
+        self._by_loop: dict[asyncio.AbstractEventLoop, dict[str, Connection]] = {}
+
+    def _connections(self) -> dict[str, Connection]:
+        loop = asyncio.get_running_loop()
+        found = self._by_loop.get(loop)
+        if found is None:
+            found = {c.name: Connection(c, self.deadline) for c in self.configs}
+            self._by_loop[loop] = found
+        return found
+
+    async def tools(self, allowed: Sequence[str] | None = None) -> list[ServerTool]:
+        """The tools a run may offer: those of every server up now, in the file's order."""
+        connections = [
+            c
+            for c in self._connections().values()
+            if allowed is None
+            or c.config.name in allowed
+            or any(a.startswith(f"{c.config.name}__") for a in allowed)
+        ]
+        listed = await asyncio.gather(*(c.tools() for c in connections))
+        return [tool for tools in listed for tool in tools if allows(allowed, tool)]
+
+    async def call(self, tool: ServerTool, arguments: dict[str, object]) -> CallOutcome:
+        return await self._connections()[tool.server].call(tool.name, dict(arguments))
+
+    async def close(self) -> None:
+        """Close this loop's connections (the stdio servers' processes end with them)."""
+        connections = self._by_loop.pop(asyncio.get_running_loop(), {})
+        await asyncio.gather(*(c.close() for c in connections.values()))

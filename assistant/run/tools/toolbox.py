@@ -1,0 +1,107 @@
+"""The tools of one run: the built-ins (searchSlack where the channel turns Slack search on),
+and the tools of the MCP servers that are up and that the channel allows (a replay: those its
+recorded log called, never carried out). One toolbox answers for all of them: the schemas each
+model call sends, the parsing of each call, and the function that carries it out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assistant.mcp.servers import McpServers
+from assistant.model.tool_calls import (
+    TOOL_SCHEMAS,
+    offered_tools,
+    parse_server_call,
+    parse_tool_call,
+    server_function_schema,
+    tool_names,
+)
+from assistant.run.tools.run_context import ToolFunction
+from assistant.run.tools.server_tools import ServerCaps, ServerToolCalls
+from context.entry import AssistantEntry, Entry
+from context.toolcalls import SearchSlack, ServerToolCall, ToolCall
+
+# A tool whose schema is not known (a replay's, an eval's: the log keeps calls, not schemas).
+ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+
+@dataclass(frozen=True)
+class Toolbox:
+    builtins: dict[str, ToolFunction]
+    server_tools: frozenset[str] = frozenset()  # the SERVER__TOOLs offered
+    server_function: ToolFunction | None = None  # what carries each of them out
+    schemas: list[dict[str, Any]] = field(default_factory=lambda: TOOL_SCHEMAS)
+
+    @property
+    def extra_schemas(self) -> list[dict[str, Any]]:
+        """What the tools beyond every run's add to every call (the prompt's budget makes
+        room): searchSlack's, the servers'."""
+        return self.schemas[len(TOOL_SCHEMAS) :]
+
+    def parse(self, name: str, arguments: str) -> ToolCall:
+        """A call of a tool offered; any other is refused with the names of those offered."""
+        if name in self.server_tools:
+            return parse_server_call(name, arguments)
+        return parse_tool_call(name, arguments, tool_names(self.schemas))
+
+    def function(self, call: ToolCall) -> ToolFunction:
+        if call.called in self.builtins:
+            return self.builtins[call.called]
+        assert self.server_function is not None, "a server tool is parsed only when offered"
+        return self.server_function
+
+
+async def toolbox(
+    builtins: dict[str, ToolFunction],
+    servers: McpServers | None,
+    allowed: Sequence[str] | None = None,
+    caps: ServerCaps | None = None,
+    search: bool = False,
+) -> Toolbox:
+    """A run's toolbox: searchSlack where `search` is on, and the servers' tools that are up
+    now and the channel allows (`allowed`: None, every server's; [], none; else servers'
+    names and `server__tool`s). A tool that needs a person's approval is not offered."""
+    offered = offered_tools(search)
+    if servers is None or not (allowed is None or allowed):
+        return Toolbox(dict(builtins), schemas=offered)
+    tools = {t.qualified: t for t in await servers.tools(allowed) if not t.needs_approval}
+    if not tools:
+        return Toolbox(dict(builtins), schemas=offered)
+    schemas = [server_function_schema(n, t.description, t.schema) for n, t in tools.items()]
+    calls = ServerToolCalls(servers, tools, caps or ServerCaps())
+    return Toolbox(dict(builtins), frozenset(tools), calls, [*offered, *schemas])
+
+
+def called_server_tools(log: Sequence[Entry]) -> list[str]:
+    """The MCP servers' tools a recorded log called, in the order first called."""
+    return list(
+        dict.fromkeys(
+            e.content.called
+            for e in log
+            if isinstance(e, AssistantEntry) and isinstance(e.content, ServerToolCall)
+        )
+    )
+
+
+def recorded_toolbox(
+    builtins: dict[str, ToolFunction],
+    log: Sequence[Entry],
+    stand_in: ToolFunction,
+    search: bool = False,
+) -> Toolbox:
+    """A replay's toolbox: the built-ins, and the servers' tools its recorded log called,
+    offered with any arguments and answered by `stand_in` (which carries nothing out);
+    with `search`, searchSlack too where the log called it (an eval asks, carrying nothing
+    out; a replay has no Slack to search)."""
+    offered = offered_tools(search and any(_called(e, SearchSlack) for e in log))
+    names = called_server_tools(log)
+    if not names:
+        return Toolbox(dict(builtins), schemas=offered)
+    schemas = [server_function_schema(name, "", ANY_ARGUMENTS) for name in names]
+    return Toolbox(dict(builtins), frozenset(names), stand_in, [*offered, *schemas])
+
+
+def _called(entry: Entry, tool: type[ToolCall]) -> bool:
+    return isinstance(entry, AssistantEntry) and isinstance(entry.content, tool)

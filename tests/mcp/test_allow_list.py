@@ -1,0 +1,46 @@
+"""A run's toolbox narrowed by a channel's allow-list (the shape of the channel settings'
+`tool_servers`: None, every server of the file; [], none; else servers and `server__tool`s),
+against real servers on loopback (HTTP and stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from assistant.mcp.config import ServerConfig
+from assistant.mcp.servers import McpServers
+from assistant.run.tools.toolbox import toolbox
+from tests.mcp_servers import STDIO_COMMAND, ShopServer
+
+
+def test_the_allow_list_narrows_the_servers_and_tools_offered():
+    server = ShopServer().start()
+    configs = [
+        ServerConfig(name="shop", url=server.url),
+        ServerConfig(name="files", command=tuple(STDIO_COMMAND), exclude=frozenset({"slow"})),
+    ]
+    servers = McpServers(configs, 10)
+
+    async def offered(allowed):
+        return sorted((await toolbox({}, servers, allowed)).server_tools)
+
+    async def scenario():
+        try:
+            return [
+                await offered(allowed)
+                for allowed in (None, [], ["files"], ["shop__lookup_order", "files__hostile"])
+            ]
+        finally:
+            await servers.close()
+
+    try:
+        every, none, files, chosen = asyncio.run(scenario())
+    finally:
+        server.stop()
+    # Read-only tools only (cancel_order would need an approval); the file's exclude holds.
+    assert every == [
+        "files__hostile", "files__lookup_order", "files__whoami",
+        "shop__hostile", "shop__lookup_order", "shop__slow", "shop__whoami",
+    ]  # fmt: skip
+    assert none == []
+    assert files == ["files__hostile", "files__lookup_order", "files__whoami"]
+    assert chosen == ["files__hostile", "shop__lookup_order"]
