@@ -111,6 +111,16 @@ class PanelFields(_Fields):
     assistant_thread: AssistantThread
 
 
+class SessionTitleFields(_Fields):
+    """`agent_session_title_changed`: a person renamed a thread's agent session."""
+
+    channel: SlackId
+    thread_ts: SlackTs
+    user: SlackId
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    previous_title: str | None = None
+
+
 class HomeOpenedFields(_Fields):
     """`app_home_opened`: who opened which tab of the app (`messages`: their DM with it)."""
 

@@ -149,7 +149,9 @@ def test_the_old_methods_are_bridged_to_the_session_for_an_agent(slack, client):
         == "invalid_arguments"
     )
     assert (
-        error(lambda: client.assistant_threads_setTitle(channel_id=CHANNEL, thread_ts=root, title="x"))
+        error(
+            lambda: client.assistant_threads_setTitle(channel_id=CHANNEL, thread_ts=root, title="x")
+        )
         == "session_not_found"
     )
     client.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts=root, status="processing")

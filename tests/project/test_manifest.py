@@ -54,6 +54,7 @@ METHOD_SCOPES: dict[str, set[str]] = {
     "usergroups_users_list": {"usergroups:read"},
     # Agent sessions: thread-based ones need chat:write (docs.slack.dev "Agent sessions").
     "agents_sessions_setStatus": {"chat:write"},
+    "agents_sessions_rename": {"chat:write"},
 }
 
 # Bolt's helpers that a listener may take instead of calling a method by name -> the method.
@@ -82,6 +83,7 @@ LISTENER_EVENTS: dict[str, set[str]] = {
     "app_home_opened": {"app_home_opened"},
     "app_context_changed": {"app_context_changed"},
     "agent_session_stopped": {"agent_session_stopped"},
+    "agent_session_title_changed": {"agent_session_title_changed"},
     "app_uninstalled": {"app_uninstalled"},
     "tokens_revoked": {"tokens_revoked"},
 }
@@ -103,6 +105,7 @@ EVENT_SCOPES: dict[str, set[str]] = {
     "app_context_changed": {"assistant:write"},
     # … and the stop button's to an app declared as an agent (which adds assistant:write).
     "agent_session_stopped": {"assistant:write"},
+    "agent_session_title_changed": {"assistant:write"},
     # Sent to every app: no scope of their own.
     "app_uninstalled": set(),
     "tokens_revoked": set(),

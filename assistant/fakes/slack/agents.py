@@ -207,4 +207,3 @@ def session_stopped(
         "streaming_message_ts": list(streaming or []),
         "event_ts": ids.next_ts(),
     }
-
