@@ -17,6 +17,7 @@ from assistant.listeners.events import (
 )
 from assistant.listeners.events import register as register_events
 from assistant.listeners.home import register as register_home
+from assistant.listeners.shortcuts import register as register_shortcuts
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
 from assistant.panel.home import AppHome
@@ -41,5 +42,6 @@ def register(
     agent_session_title_changed.register(app, SessionTitles(panel.recorder))
     uninstalls.register(app, oauth)
     register_actions(app, feedback)
+    register_shortcuts(app, events)
     register_home(app, home)
     register_errors(app)

@@ -57,6 +57,10 @@ def summary(config: ChannelConfig | None) -> str:
         parts.append(f"model `{config.model}`")
     if config.enabled is not None:
         parts.append("on" if config.enabled else "*off*")
+    if config.strict_mentions is not None:
+        parts.append(
+            "follow-ups only when mentioned" if config.strict_mentions else "every follow-up"
+        )
     if config.access == "listed":
         who = [f"<@{u}>" for u in config.users] + [f"<!subteam^{g}>" for g in config.groups]
         parts.append("only " + (_few(who) or "no one"))
@@ -207,6 +211,13 @@ def edit_modal(
     on = {None: INHERIT, True: "on", False: "off"}[c.enabled if c else None]
     switch = [_option(INHERIT, "As the default"), _option("on", "On"), _option("off", "Off")]
     blocks.append(_input("enabled", "Answers here", _select(switch, on)))
+    strict = {None: INHERIT, True: "strict", False: "any"}[c.strict_mentions if c else None]
+    followups = [
+        _option(INHERIT, "As the default"),
+        _option("any", "Every follow-up in its threads"),
+        _option("strict", "Only follow-ups that mention it"),
+    ]
+    blocks.append(_input("strict_mentions", "Answers follow-ups", _select(followups, strict)))
     access = [
         _option(INHERIT, "As the default"),
         _option("everyone", "Everyone"),
@@ -247,7 +258,8 @@ def edit_modal(
 # modal sets is kept as it was (`icon_url` is never shown).
 _FIELDS_OF = {
     "persona": ("persona",), "persona_name": ("persona_name",), "model": ("model",),
-    "enabled": ("enabled",), "access": ("access",), "users": ("users",),
+    "enabled": ("enabled",), "strict_mentions": ("strict_mentions",), "access": ("access",),
+    "users": ("users",),
     "groups": ("groups",), "username": ("username",), "icon_emoji": ("icon_emoji",),
     "editors": ("editors",),
 }  # fmt: skip
@@ -296,11 +308,13 @@ def submitted(
     was); or None and the errors by block id (Slack shows each under its input:
     `response_action: errors`)."""
     named, enabled, access = (_value(state, b) for b in ("persona_name", "enabled", "access"))
+    strict = _value(state, "strict_mentions")
     form: dict[str, Any] = {
         "persona": _value(state, "persona"),
         "persona_name": None if named in (None, INHERIT) else named,
         "model": _value(state, "model"),
         "enabled": None if enabled in (None, INHERIT) else enabled == "on",
+        "strict_mentions": None if strict in (None, INHERIT) else strict == "strict",
         "access": None if access in (None, INHERIT) else access,
         "users": _value(state, "users") or (), "groups": _ids(_value(state, "groups")),
         "username": _value(state, "username"), "icon_emoji": _value(state, "icon_emoji"),

@@ -7,10 +7,11 @@ assistant view is announced once per process."""
 from __future__ import annotations
 
 import logging
+import time
 
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
-from assistant.fakes.events.panel import context_changed, open_panel
+from assistant.fakes.events.panel import context_changed, open_panel, title_changed
 from assistant.fakes.events.requests import event_callback
 from assistant.fakes.openai import responses as replies
 from assistant.panel import legacy_view
@@ -63,7 +64,8 @@ def test_a_persons_title_is_kept_and_never_renamed_over(app, slack, model):
     wait_session(slack, first, "active")
     app.wait_idle()
 
-    renamed = slack.agents.rename_by_person(first["channel"], first["ts"], "Team lunch")
+    previous = slack.agents.rename_by_person(first["channel"], first["ts"], "Team lunch")
+    renamed = title_changed(first["channel"], first["ts"], "Team lunch", previous)
     payload = event_callback(renamed)
     assert app.send_event(renamed, payload=payload).status == 200
     assert app.send_event(renamed, payload=payload, retry_num=1).status == 200  # Slack's retry
@@ -144,3 +146,91 @@ def test_where_sessions_are_refused_the_panel_falls_back_to_the_older_methods(ap
     assert slack.assistant_threads.title(key.channel, key.thread_ts) == "Dinner ideas?"
     statuses = [c.params["status"] for c in slack.calls_to("assistant.threads.setStatus")]
     assert statuses == ["is thinking…", ""]
+
+
+# -- every way out of a run leaves the session out of `processing` ---------------------------
+
+
+def ends_out_of_processing(slack, event) -> list[str]:
+    session = slack.agents.session(event["channel"], event["ts"])
+    assert session is not None and session.statuses[0] == "processing"
+    assert session.status != "processing", session.statuses
+    return session.statuses
+
+
+def test_every_way_out_of_a_run_leaves_processing(make_app, slack, model):
+    """Answered, failed, stopped, deferred by an outage, handed to another process: after
+    each, the thread's session in the fake Slack is no longer `processing`."""
+    slack.agents.agent = True
+    app = make_app(assistant_run_lease_seconds=2)
+
+    # Answered.
+    script_answers(model)
+    answered = mention(slack, "lunch?")
+    assert app.send_event(answered).status == 200
+    wait_session(slack, answered, "active")
+    app.wait_idle()
+    ends_out_of_processing(slack, answered)
+
+    # Failed: the model's error ends it with an apology.
+    model.script(replies.error(500))
+    failed = mention(slack, "and dinner?")
+    assert app.send_event(failed).status == 200
+    wait_session(slack, failed, "active")
+    app.wait_idle()
+    ends_out_of_processing(slack, failed)
+
+    # Stopped: the stop button pressed while the model thinks.
+    held = replies.hold(replies.tool_calls(("finishRequest", {"reasoning": "late"})))
+    model.script(held)
+    stopped = mention(slack, "think hard about lunch")
+    assert app.send_event(stopped).status == 200
+    held.wait_reached()
+    assert app.send_event(slack.agents.press_stop(stopped["channel"], stopped["ts"])).status == 200
+    wait_session(slack, stopped, "active")
+    held.release()
+    app.wait_idle()
+    ends_out_of_processing(slack, stopped)
+
+    # Deferred: Slack fails the post in a way that may pass; the request stays owed.
+    model.script(
+        replies.tool_calls(
+            ("postMessage", {"text": "Seen.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        )
+    )
+    end = slack.outage("chat.postMessage")
+    deferred = mention(slack, "the report, please")
+    assert app.send_event(deferred).status == 200
+    wait_session(slack, deferred, "active", timeout=90)
+    assert app.assistant.store.pending(thread_of(deferred))
+    ends_out_of_processing(slack, deferred)
+    end()
+    model.script(replies.tool_calls(("finishRequest", {"reasoning": "done"})))
+    wait_session(slack, deferred, "active", count=2, timeout=90)
+    app.wait_idle()
+    ends_out_of_processing(slack, deferred)
+
+    # Handed to another process: the lease lapses while the run stalls; another holder took it.
+    store, agent = app.assistant.store, app.agent()
+    post_message = agent.tools["postMessage"]
+
+    async def stalled_post(call, ctx, index):
+        time.sleep(2.5)  # blocks the event loop past the lease: a stalled process
+        assert store.claim(ctx.key, "another-process", 3600)
+        return await post_message(call, ctx, index)
+
+    agent.tools["postMessage"] = stalled_post
+    model.script(
+        replies.tool_calls(
+            ("postMessage", {"text": "too late", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        )
+    )
+    handed = mention(slack, "where do we eat?")
+    assert app.send_event(handed).status == 200
+    wait_session(slack, handed, "active")
+    app.wait_idle()
+    agent.tools["postMessage"] = post_message
+    assert [p.index for p in store.pending(thread_of(handed))]  # owed, the new holder's
+    ends_out_of_processing(slack, handed)

@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from assistant.fakes import FakeSlack, ids
+from assistant.fakes.events.panel import title_changed
 
 CHANNEL = ids.CHANNEL_ID
 
@@ -168,7 +169,8 @@ def test_a_person_renaming_a_session_sends_the_title_changed_event(slack, client
     client.agents_sessions_setStatus(
         channel_id=CHANNEL, thread_ts=root, status="active", title="lunch?"
     )
-    event = slack.agents.rename_by_person(CHANNEL, root, "Team lunch", user=ids.USER_ID)
+    previous = slack.agents.rename_by_person(CHANNEL, root, "Team lunch")
+    event = title_changed(CHANNEL, root, "Team lunch", previous)
     assert event == {
         "type": "agent_session_title_changed",
         "channel": CHANNEL,

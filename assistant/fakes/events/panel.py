@@ -1,8 +1,9 @@
 """Builders for what Slack sends about its assistant panel and agent view, in Slack's shapes:
 the `assistant_thread_started` and `assistant_thread_context_changed` events, the Messages
 tab's `app_home_opened` and `app_context_changed` (with its entities), the agent session's
-`agent_session_title_changed` (`FakeSlack.agents.rename_by_person` plays the rename) (wrap them with
-`assistant.fakes.events.requests.event_callback`, or send them with `FakeSlack.send_event`), and the
+`agent_session_title_changed` (after `FakeSlack.agents.rename_by_person`, which plays the
+rename) (wrap them with `assistant.fakes.events.requests.event_callback`, or send them with
+`FakeSlack.send_event`), and the
 `block_actions` payload of a click on an answer's feedback buttons.
 
 Over HTTP a block action arrives form-encoded (`payload=<JSON>`), signed like an event

@@ -14,7 +14,8 @@ event it then sends.
 - `rename` needs a `title` of 1 to 200 characters and the thread's session
   (`session_not_found`).
 - A person may rename a session in Slack (`rename_by_person`): Slack then sends
-  `agent_session_title_changed` with the new `title` and the `previous_title`.
+  `agent_session_title_changed` (`assistant.fakes.events.panel.title_changed`) with the new
+  `title` and the `previous_title`.
 - `assistant.threads.setStatus` and `setTitle` are bridged here for an agent app
   (`assistant.fakes.slack.assistant`).
 - `chat.stopStream` sets the thread's session to its `session_status` (one of the same
@@ -36,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.fakes import ids
-from assistant.fakes.events.panel import title_changed
 from assistant.fakes.slack.store import SlackError, SlackStore
 
 STATUSES = frozenset({"active", "processing", "suspended", "closed"})
@@ -125,18 +125,16 @@ class AgentSessions:
         """`assistant.threads.setTitle` bridged: `agents.sessions.rename`'s rules."""
         return self._renamed(thread, title)
 
-    def rename_by_person(
-        self, channel: str, thread_ts: str, title: str, user: str = ids.USER_ID
-    ) -> dict[str, Any]:
-        """A person renames the thread's session in Slack; returns the
-        `agent_session_title_changed` event Slack then sends (`previous_title` omitted when
-        the session had none)."""
+    def rename_by_person(self, channel: str, thread_ts: str, title: str) -> str | None:
+        """A person renames the thread's session in Slack; returns its previous title, for
+        the `agent_session_title_changed` event Slack then sends
+        (`assistant.fakes.events.panel.title_changed`)."""
         with self._lock:
             session = self._sessions.get((channel, thread_ts))
             if session is None:
                 raise ValueError(f"no session in {channel}/{thread_ts}")
             previous, session.title = session.title, title
-        return title_changed(channel, thread_ts, title, previous, user)
+        return previous
 
     def _set_status(self, params: dict[str, Any]) -> dict[str, Any]:
         self._authorized()

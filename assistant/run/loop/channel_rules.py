@@ -37,6 +37,8 @@ class ChannelRules:
     groups: tuple[str, ...]
     # chat.postMessage / chat.startStream arguments: username, icon_emoji or icon_url.
     post_as: PostAs = field(default_factory=PostAs)
+    # Follow-ups in a thread are owed an answer only when they mention the bot.
+    strict_mentions: bool = False
 
 
 @dataclass(frozen=True)
@@ -75,4 +77,5 @@ class Channels:
             users=values["users"],
             groups=values["groups"],
             post_as=post_as,
+            strict_mentions=values["strict_mentions"] is True,
         )
