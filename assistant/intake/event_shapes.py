@@ -158,12 +158,16 @@ def shortcut_message(payload: dict[str, Any]) -> Checked | None:
         "channel": channel,
         "ts": message["ts"],
         "user": user,
+        # Who wrote the message, for the thread's copy of it (the entry's author is `user`).
+        "author": message["user"] if isinstance(message.get("user"), str) else None,
         "text": message.get("text") if isinstance(message.get("text"), str) else "",
         "files": message.get("files"),
     }
     if isinstance(message.get("thread_ts"), str):
         event["thread_ts"] = message["thread_ts"]
-    return person_message({"team_id": team}, event)
+    trigger = payload.get("trigger_id")
+    event_id = f"shortcut:{trigger}" if isinstance(trigger, str) and trigger else None
+    return person_message({"team_id": team, "event_id": event_id}, event)
 
 
 class HomeOpenedFields(_Fields):

@@ -128,6 +128,8 @@ class EventRecorder:
             EntryMeta(slack_ts=event["ts"], event_id=event_id, wants_answer=wants_answer),
             persona,
             attachments.images,
+            # A shortcut's entry is the asker's; the thread's copy keeps who wrote it.
+            author=f"<@{event['author']}>" if event.get("author") else None,
         )
         if entry is None:
             return  # a retry, or the other event of a channel mention
@@ -143,9 +145,29 @@ class EventRecorder:
         """The "Ask Aya about this" message shortcut (`assistant.intake.event_shapes.
         shortcut_message`): the message's text recorded like a mention, by the person who
         used the shortcut, owed an answer in the message's thread (a new one on a top-level
-        message). A message recorded already (a mention, a follow-up) is not recorded twice:
-        the shortcut then changes nothing."""
-        await self.message(message, bot_user_id, mention=True, received_at=received_at)
+        message). A message in the log already (a mention, or a follow-up that strict
+        mentions left unowed) is not recorded twice: the ask is then an entry of its own, by
+        the person who used the shortcut, with the message's text, owed an answer."""
+        event = message.event
+        key = thread_key(message.team, event["channel"], event)
+        if not await self._recorded(key, event["ts"]):
+            await self.message(message, bot_user_id, mention=True, received_at=received_at)
+            return
+        gate = await self.gate.of(message.team)
+        if gate is None:
+            log.warning("a shortcut ignored: the app is not installed in %s", message.team)
+            return
+        threaded = "thread_ts" in event
+        if await gate.admit(message.team, key, event["user"], message.event_id, threaded) is None:
+            return
+        text = clean_user_text(event.get("text", ""), bot_user_id)
+        entry = await self.recorder.record(
+            key,
+            UserContent(userid=f"<@{event['user']}>", text=text),
+            meta=EntryMeta(event_id=message.event_id, wants_answer=True),
+        )
+        if entry is not None:
+            self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
 
     async def edited(
         self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None

@@ -1,6 +1,6 @@
 """Slack's assistant view (`assistant_view`, the split-view panel) is deprecated by Slack's
 changelog of 2026-08-20 and removed in February 2027; the agent view (`agent_view`) replaces
-it (docs/slack-setup.md, "Moving off the assistant view"). Until then the panel's events keep
+it (docs/slack-setup.md, "Moving from the assistant view"). Until then the panel's events keep
 working, and the process says once, with one warning, that it is on the legacy view: when the
 manifest it ships with declares `assistant_view` (checked at start), or when Slack sends it a
 panel event (`assistant_thread_started`, `assistant_thread_context_changed`).
@@ -21,7 +21,7 @@ LEGACY_FEATURE = "assistant_view"
 WARNING = (
     "this app uses Slack's legacy assistant view (%s), which Slack removes in February 2027; "
     "after that the panel's events stop and its threads show nothing: declare agent_view "
-    "instead (docs/slack-setup.md, 'Moving off the assistant view')"
+    "instead (docs/slack-setup.md, 'Moving from the assistant view')"
 )
 
 _warned = threading.Event()  # once per process, whatever shows it first

@@ -149,3 +149,43 @@ def test_a_forged_or_malformed_shortcut_records_nothing(app, slack, model):
         thread_of({"channel": ids.CHANNEL_ID, "ts": said["ts"]})
     )
     assert model.requests == []
+
+
+def test_the_shortcut_on_a_follow_up_strict_mentions_left_unanswered_asks_it(app, slack, model):
+    strict(app)
+    script_answers(model, 2)
+    first = mention(slack, "lunch?")
+    answered_log(app, slack, first)
+    aside = seed(slack, events.message("is the noodle bar open?", thread_ts=first["ts"], user=BOB))
+    assert app.send_event(aside).status == 200
+    app.wait_handled()
+    app.wait_idle()
+    assert len(model.requests) == 1
+
+    message = {"ts": aside["ts"], "thread_ts": first["ts"], "text": aside["text"], "user": BOB}
+    before = len(slack.calls_to("chat.postMessage"))
+    status, _ = interact(app, message_action(message, callback_id=CALLBACK_ID))
+    assert status == 200
+    slack.wait_for_call("chat.postMessage", count=before + 1)
+    app.wait_idle()
+    log = app.log(thread_of(first))
+    asked = [(e["content"]["userid"], e["content"]["text"]) for e in user_entries(log)]
+    assert asked[-2:] == [
+        (f"<@{BOB}>", "is the noodle bar open?"),  # the follow-up, as recorded
+        (f"<@{ids.USER_ID}>", "is the noodle bar open?"),  # Alice's ask about it, answered
+    ]
+    assert len(model.requests) == 2
+    assert log[-1]["content"]["toolCall"] == "finishRequest"
+
+
+def test_the_threads_copy_of_a_shortcut_message_keeps_its_author(app, slack, model):
+    script_answers(model)
+    said = slack.add_message(ids.CHANNEL_ID, user=BOB, text="Budget is due Friday")
+    message = {"ts": said["ts"], "text": said["text"], "user": BOB}
+    status, _ = interact(app, message_action(message, callback_id=CALLBACK_ID))
+    assert status == 200
+    slack.wait_for_call("reactions.remove")
+    app.wait_idle()
+    key = thread_of({"channel": ids.CHANNEL_ID, "ts": said["ts"]})
+    copies, _ = app.assistant.store.thread_messages(key)
+    assert [(c.ts, c.user) for c in copies if c.ts == said["ts"]] == [(said["ts"], f"<@{BOB}>")]
