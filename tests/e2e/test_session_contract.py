@@ -234,3 +234,24 @@ def test_every_way_out_of_a_run_leaves_processing(make_app, slack, model):
     agent.tools["postMessage"] = post_message
     assert [p.index for p in store.pending(thread_of(handed))]  # owed, the new holder's
     ends_out_of_processing(slack, handed)
+
+
+def test_a_malformed_title_change_is_acknowledged_and_records_nothing(app, slack, model, caplog):
+    caplog.set_level(logging.WARNING, logger="assistant.intake.event_shapes")
+    slack.agents.agent = True
+    script_answers(model)
+    first = mention(slack, "lunch?")
+    assert app.send_event(first).status == 200
+    wait_session(slack, first, "active")
+    app.wait_idle()
+    before = app.log(thread_of(first))
+    for bad in ({"title": 5}, {"title": "x" * 201}, {"thread_ts": "yesterday"}):
+        event = {**title_changed(first["channel"], first["ts"], "New"), **bad}
+        assert app.send_event(event).status == 200
+        app.wait_handled()
+    assert app.log(thread_of(first)) == before
+    lines = [
+        r.getMessage() for r in caplog.records if "agent_session_title_changed" in r.getMessage()
+    ]
+    assert len(lines) == 3 and all("not recorded" in line for line in lines)
+    assert app.assistant.store.session_title(thread_of(first)) is None
