@@ -129,7 +129,7 @@ class ShortcutMessage(_Fields):
 class ShortcutFields(_Fields):
     """`message_action`: a message shortcut used on a message (who, where, which message)."""
 
-    team: dict[str, SlackId]
+    team: dict[str, Any]
     user: dict[str, Any]
     channel: dict[str, Any]
     message: ShortcutMessage
