@@ -36,7 +36,6 @@ class Progress:
     initiator: str | None = None
     in_session: bool = False  # the session is shown (not the reaction or the status)
     in_panel: bool = False  # else: a thread of the assistant panel (its status)
-
     shown: bool = False  # the reaction or the panel's status was shown
 
     async def start(self) -> None:
