@@ -12,7 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
-from assistant.app_oauth import create_bolt_app
+from assistant.app_oauth import MANIFEST, create_bolt_app
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
@@ -23,6 +23,7 @@ from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
 from assistant.panel.home import AppHome
+from assistant.panel.legacy_view import check_manifest
 from assistant.run.loop.agent import Agent
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.channel_rules import Channels
@@ -106,6 +107,7 @@ def create_assistant(
     `identity`: the bot's, if the token was checked already. `runs`: False for the ingress
     role, which records events and runs nothing, not even what is owed (the workers do)."""
     store = open_store(settings.database_url)
+    check_manifest(MANIFEST)  # one warning if it still declares Slack's legacy assistant view
     app, workspaces, identity = create_bolt_app(settings, store, identity)
     channel_names = ChannelNames(workspaces.client)
     telemetry = open_telemetry(settings.assistant_name, store)
@@ -130,12 +132,14 @@ def create_assistant(
     languages = Languages(settings.assistant_locale)
     # Who may use the bot where: the ack's and the runs' (one cache of the groups' members).
     channel_access = PerWorkspace(workspaces, lambda client: ChannelAccess(client, languages))
+    # Each workspace's agent sessions, and whether it refused them: the runs' and the panel's.
+    sessions = PerWorkspace(workspaces, AgentSessions)
     configs = settings.mcp_servers()  # connected when a run first asks for their tools
     mcp = McpServers(configs, settings.assistant_mcp_call_seconds) if configs and runs else None
     scheduler = (
         _scheduler(
             settings, store, workspaces, files, recorder, model, channels, channel_access,
-            languages, identity, telemetry, mcp,
+            languages, sessions, identity, telemetry, mcp,
         )
         if runs
         else None
@@ -167,7 +171,7 @@ def create_assistant(
     feedback = Feedback(event_recorder, access)
     home = AppHome(store, channels.personas, languages)
     stops = StopButton(event_recorder, scheduler)
-    panel = Panel(settings, event_recorder, channels, languages)
+    panel = Panel(settings, event_recorder, channels, languages, sessions)
     listeners.register(app, events, panel, feedback, home, stops, settings.oauth)
     return Assistant(
         settings, store, workspaces, files, model, scheduler, events, app, channel_names,
@@ -185,13 +189,13 @@ def _scheduler(
     channels: Channels,
     channel_access: PerWorkspace[ChannelAccess],
     languages: Languages,
+    sessions: PerWorkspace[AgentSessions],
     identity: BotIdentity | None,
     telemetry: Telemetry | None = None,
     mcp: McpServers | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.assistant_stream == "auto" else None
-    sessions = PerWorkspace(workspaces, AgentSessions)
 
     def agent(client: AsyncWebClient) -> Agent:
         images = ImageParts(

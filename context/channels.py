@@ -1,6 +1,7 @@
 """What a channel is configured to be (docs/configuration.md, "Configuring channels"): its persona,
-model, whether the bot answers there, who may use it, how its posts are signed, and the tools its
-runs have (Slack search and the channel types it covers, the MCP servers or tools); and the
+model, whether the bot answers there, whether follow-ups must mention it (strict mentions),
+who may use it, how its posts are signed, and the tools its runs have (Slack search and the
+channel types it covers, the MCP servers or tools); and the
 workspace's default, which a channel's unset fields fall back to.
 
 Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads
@@ -46,6 +47,8 @@ class ChannelConfig(BaseModel):
     persona_name: str | None = Field(default=None, min_length=1, max_length=100)
     model: str | None = Field(default=None, min_length=1, max_length=100)
     enabled: bool | None = None
+    # Follow-ups in a thread are answered only when they mention the bot (still recorded).
+    strict_mentions: bool | None = None
     access: Access | None = None  # "listed": only `users` and members of `groups`
     users: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()  # user group ids (S…)
@@ -119,7 +122,7 @@ class ChannelConfig(BaseModel):
 
 # The fields a channel inherits from its workspace's default when it leaves them unset.
 _INHERITED = (
-    "model", "enabled", "access", "username", "icon_emoji", "icon_url",
+    "model", "enabled", "strict_mentions", "access", "username", "icon_emoji", "icon_url",
     "slack_search", "search_channel_types", "tool_servers",
 )  # fmt: skip
 

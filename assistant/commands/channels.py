@@ -25,9 +25,9 @@ from context.storage import ModelRefusal
 
 # Fields `set` may give; `--unset` takes them back to the default's.
 SETTABLE = (
-    "persona", "persona_name", "model", "enabled", "access", "users", "groups", "editors",
-    "username", "icon_emoji", "icon_url", "locale", "slack_search", "search_channel_types",
-    "tool_servers",
+    "persona", "persona_name", "model", "enabled", "strict_mentions", "access", "users",
+    "groups", "editors", "username", "icon_emoji", "icon_url", "locale", "slack_search",
+    "search_channel_types", "tool_servers",
 )  # fmt: skip
 _LISTS = ("users", "groups", "editors")
 
@@ -61,6 +61,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     switch = setting.add_mutually_exclusive_group()
     switch.add_argument("--on", dest="enabled", action="store_const", const=True)
     switch.add_argument("--off", dest="enabled", action="store_const", const=False)
+    strict = setting.add_mutually_exclusive_group()
+    strict.add_argument(
+        "--strict-mentions", dest="strict_mentions", action="store_const", const=True,
+        help="answer follow-ups in a thread only when they mention the bot",
+    )  # fmt: skip
+    strict.add_argument(
+        "--any-followup", dest="strict_mentions", action="store_const", const=False,
+        help="answer every follow-up in a thread the bot is in",
+    )  # fmt: skip
     access = setting.add_mutually_exclusive_group()
     access.add_argument("--everyone", dest="access", action="store_const", const="everyone")
     access.add_argument(
@@ -141,8 +150,8 @@ def run_set(args: argparse.Namespace) -> int:
         changes["persona"] = read_text(args.persona_file).strip()
     if args.persona_name is not None:
         _check_persona_name(args.persona_name)
-    for name in ("persona", "persona_name", "model", "enabled", "access", "username",
-                 "icon_emoji", "icon_url", "locale", "slack_search"):  # fmt: skip
+    for name in ("persona", "persona_name", "model", "enabled", "strict_mentions", "access",
+                 "username", "icon_emoji", "icon_url", "locale", "slack_search"):  # fmt: skip
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
     if "persona" in changes or "persona_name" in changes:

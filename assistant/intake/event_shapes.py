@@ -112,6 +112,65 @@ class PanelFields(_Fields):
     assistant_thread: AssistantThread
 
 
+class SessionTitleFields(_Fields):
+    """`agent_session_title_changed`: a person renamed a thread's agent session."""
+
+    channel: SlackId
+    thread_ts: SlackTs
+    user: SlackId
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    previous_title: str | None = None
+
+
+class ShortcutMessage(_Fields):
+    ts: SlackTs
+    thread_ts: SlackTs | None = None
+
+
+class ShortcutFields(_Fields):
+    """`message_action`: a message shortcut used on a message (who, where, which message)."""
+
+    team: dict[str, Any]
+    user: dict[str, Any]
+    channel: dict[str, Any]
+    message: ShortcutMessage
+
+
+class _Id(_Fields):
+    id: SlackId
+
+
+def shortcut_message(payload: dict[str, Any]) -> Checked | None:
+    """A message shortcut's payload as the message it asks about: the message's ts, thread
+    and text, its files, with the person who used the shortcut as its author. None (after
+    one warning) when it cannot be recorded."""
+    try:
+        ShortcutFields.model_validate(payload)
+        team, user, channel = (
+            _Id.model_validate(payload[part]).id for part in ("team", "user", "channel")
+        )
+    except (ValidationError, KeyError) as exc:
+        what = _what(exc) if isinstance(exc, ValidationError) else f"missing {exc}"
+        log.warning("message_action %s not recorded: %s", payload.get("callback_id"), what)
+        return None
+    message = payload["message"]
+    event = {
+        "type": "message_action",
+        "channel": channel,
+        "ts": message["ts"],
+        "user": user,
+        # Who wrote the message, for the thread's copy of it (the entry's author is `user`).
+        "author": message["user"] if isinstance(message.get("user"), str) else None,
+        "text": message.get("text") if isinstance(message.get("text"), str) else "",
+        "files": message.get("files"),
+    }
+    if isinstance(message.get("thread_ts"), str):
+        event["thread_ts"] = message["thread_ts"]
+    trigger = payload.get("trigger_id")
+    event_id = f"shortcut:{trigger}" if isinstance(trigger, str) and trigger else None
+    return person_message({"team_id": team, "event_id": event_id}, event)
+
+
 class HomeOpenedFields(_Fields):
     """`app_home_opened`: who opened which tab of the app (`messages`: their DM with it)."""
 

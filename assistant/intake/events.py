@@ -93,7 +93,11 @@ class EventRecorder:
         async with self.reading.alone((key, event["ts"])) if media else nullcontext():
             if media and await self._recorded(key, event["ts"]):
                 return  # a retry: its files were read and its links resolved the first time
-            await self._record(message, key, bot_user_id, mention, direct, deadline, rules.persona)
+            # Strict mentions: a follow-up that does not mention the bot is recorded, not owed.
+            followups = self.settings.assistant_answer_followups and not rules.strict_mentions
+            await self._record(
+                message, key, bot_user_id, mention, direct, deadline, rules.persona, followups
+            )
 
     async def _record(
         self,
@@ -104,9 +108,10 @@ class EventRecorder:
         direct: bool,
         deadline: float,
         persona: Callable[[], str],
+        followups: bool,
     ) -> None:
         """`persona`: the channel's now, entry 0 if the thread is new (an old thread keeps
-        its own)."""
+        its own). `followups`: whether a follow-up without a mention is owed an answer."""
         event, event_id = message.event, message.event_id
         userid = f"<@{event['user']}>"
         if direct:
@@ -118,7 +123,7 @@ class EventRecorder:
         # Owed an answer from the moment it is recorded: a crash after this write loses
         # nothing (assistant.run.scheduling.scheduler resumes it), and Slack is acknowledged only
         # after it.
-        wants_answer = mention or direct or self.settings.assistant_answer_followups
+        wants_answer = mention or direct or followups
         entry = await self.recorder.record_message(
             key,
             UserContent(userid=userid, text=text),
@@ -131,6 +136,8 @@ class EventRecorder:
             ),
             persona,
             attachments.images,
+            # A shortcut's entry is the asker's; the thread's copy keeps who wrote it.
+            author=f"<@{event['author']}>" if event.get("author") else None,
         )
         if entry is None:
             return  # a retry, or the other event of a channel mention
@@ -142,6 +149,36 @@ class EventRecorder:
                 key,
                 AnswerRequest(entry.index, event["ts"], bot_user_id, None, message.action_token),
             )
+
+    async def asked_about(
+        self, message: Checked, bot_user_id: str | None, received_at: float | None = None
+    ) -> None:
+        """The "Ask Aya about this" message shortcut (`assistant.intake.event_shapes.
+        shortcut_message`): the message's text recorded like a mention, by the person who
+        used the shortcut, owed an answer in the message's thread (a new one on a top-level
+        message). A message in the log already (a mention, or a follow-up that strict
+        mentions left unowed) is not recorded twice: the ask is then an entry of its own, by
+        the person who used the shortcut, with the message's text, owed an answer."""
+        event = message.event
+        key = thread_key(message.team, event["channel"], event)
+        if not await self._recorded(key, event["ts"]):
+            await self.message(message, bot_user_id, mention=True, received_at=received_at)
+            return
+        gate = await self.gate.of(message.team)
+        if gate is None:
+            log.warning("a shortcut ignored: the app is not installed in %s", message.team)
+            return
+        threaded = "thread_ts" in event
+        if await gate.admit(message.team, key, event["user"], message.event_id, threaded) is None:
+            return
+        text = clean_user_text(event.get("text", ""), bot_user_id)
+        entry = await self.recorder.record(
+            key,
+            UserContent(userid=f"<@{event['user']}>", text=text),
+            meta=EntryMeta(event_id=message.event_id, wants_answer=True),
+        )
+        if entry is not None:
+            self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
 
     async def edited(
         self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None

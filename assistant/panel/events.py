@@ -5,8 +5,13 @@ looks at another channel, the thread got a title) is recorded as system entries,
 stays the one record of the thread.
 
 What a person writes in a panel thread is recorded and answered like a DM
-(`EventRecorder.message`); while a run works there, Slack shows a status instead of the :eyes:
-reaction (`assistant.run.progress.panel_status`).
+(`EventRecorder.message`); while a run works there, Slack shows its agent session (or, where the
+workspace refused sessions, the legacy status: `assistant.run.progress.panel_status`).
+
+The thread's title (its first message) is claimed in the store before that message is recorded,
+so the run the record starts creates the session with it (`agents.sessions.setStatus`'s `title`);
+where the workspace refused sessions it is set with the legacy `assistant.threads.setTitle`. A
+title a person gave the session in Slack is never renamed over.
 """
 
 from __future__ import annotations
@@ -27,12 +32,15 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.i18n.words import ENGLISH
 from assistant.intake.event_shapes import panel_event
 from assistant.intake.events import thread_key
+from assistant.panel.legacy_view import warn_once
 from assistant.run.loop.channel_rules import Channels
 from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
+from assistant.run.progress.sessions import AgentSessions
 from assistant.settings import Settings
 from assistant.slack.connection import SLACK_FAILURES
 from assistant.slack.text import clean_user_text
+from assistant.slack.workspaces import PerWorkspace
 from context.entry import now_timestamp
 from context.storage import EntryMeta, Opening, PanelThread, ThreadKey
 
@@ -51,6 +59,7 @@ class Panel:
     recorder: Recorder  # the events' recorder: these are written before Slack is answered
     channels: Channels  # entry 0: the persona of the app's DM (the workspace's default)
     languages: Languages | None = None  # the greeting's and prompts' (None: English)
+    sessions: PerWorkspace[AgentSessions] | None = None  # None: the legacy setTitle only
 
     async def opened(
         self,
@@ -63,6 +72,7 @@ class Panel:
         """assistant_thread_started: the thread's log begins (entry 0, who opened it and from
         where), then the greeting and the suggested prompts, and what was shown (`client`:
         the workspace's, to ask the person's language)."""
+        warn_once(f"Slack sent {event.get('type')}")
         found = _thread(body, event)
         if found is None:
             return
@@ -75,6 +85,7 @@ class Panel:
 
     async def context_changed(self, body: dict[str, Any], event: dict[str, Any]) -> None:
         """assistant_thread_context_changed: the person looks at another channel now."""
+        warn_once(f"Slack sent {event.get('type')}")
         found = _thread(body, event)
         if found is None:
             return
@@ -87,21 +98,29 @@ class Panel:
         )
         await self._record(key, user, context, text, event_id)
 
-    async def titled(self, team: str, event: dict[str, Any], set_title: AsyncSetTitle) -> None:
+    async def claim_title(self, team: str, event: dict[str, Any]) -> tuple[ThreadKey, str] | None:
         """The first message of a panel thread gives it its title: the person's words, cleaned
-        and shortened. Other threads, and later messages, change nothing."""
+        and shortened, kept in the store before the message is recorded (the run it starts
+        reads it). The thread and title to show; None for other threads and later messages."""
         title = title_of(event.get("text", ""))
         key = thread_key(team, event["channel"], event)
         if not title:
-            return
+            return None
         # A read first (it never waits for SQLite's writer): most messages are not the first.
         panel = await self.recorder.read(self.recorder.store.panel, key)
         if panel is None or panel.title is not None:
-            return
+            return None
         if not await self.recorder.call(self.recorder.store.claim_title, key, title):
-            return  # another delivery of the first message set it meanwhile
+            return None  # another delivery of the first message claimed it meanwhile
+        return key, title
+
+    async def show_title(self, key: ThreadKey, title: str, set_title: AsyncSetTitle) -> None:
+        """Show the claimed title: by the thread's agent session where the workspace takes
+        sessions, else by the legacy `assistant.threads.setTitle`; recorded either way."""
+        sessions = await self.sessions.of(key.team) if self.sessions is not None else None
         try:
-            await set_title(title)
+            if sessions is None or not await self._session_titled(sessions, key, title):
+                await set_title(title)
         except SLACK_FAILURES as exc:
             log.warning("could not set the title of %s: %s", key, slack_failure(exc))
             await self.recorder.record(
@@ -109,6 +128,18 @@ class Panel:
             )
             return
         await self.recorder.record(key, f'The conversation was titled "{title}".')
+
+    async def _session_titled(self, sessions: AgentSessions, key: ThreadKey, title: str) -> bool:
+        """False when the workspace refuses sessions (the caller falls back). Where they
+        answered already, the run creates the session with the title; else `rename` asks,
+        which a thread without a session yet answers `session_not_found`."""
+        if not sessions.applies(key.team):
+            return False
+        if key.team in sessions.confirmed:
+            return True
+        if await self.recorder.read(self.recorder.store.session_title, key) is not None:
+            return True  # a person's title: never renamed over
+        return await sessions.rename(key, title) is not False
 
     async def _record(
         self, key: ThreadKey, user: str, context: dict[str, Any], text: str, event_id: str | None

@@ -60,6 +60,10 @@ def summary(config: ChannelConfig | None, words: Words = ENGLISH) -> str:
         parts.append(_("model `{model}`", model=config.model))
     if config.enabled is not None:
         parts.append(_("on") if config.enabled else _("*off*"))
+    if config.strict_mentions is not None:
+        parts.append(
+            _("follow-ups only when mentioned") if config.strict_mentions else _("every follow-up")
+        )
     if config.access == "listed":
         who = [f"<@{u}>" for u in config.users] + [f"<!subteam^{g}>" for g in config.groups]
         parts.append(_("only {who}", who=_few(who, words)) if who else _("only no one"))
@@ -235,6 +239,13 @@ def edit_modal(
     default = _option(INHERIT, _("As the default"))
     switch = [default, _option("on", _("On")), _option("off", _("Off"))]
     blocks.append(_input("enabled", _("Answers here"), _select(switch, on)))
+    strict = {None: INHERIT, True: "strict", False: "any"}[c.strict_mentions if c else None]
+    followups = [
+        default,
+        _option("any", _("Every follow-up in its threads")),
+        _option("strict", _("Only follow-ups that mention it")),
+    ]
+    blocks.append(_input("strict_mentions", _("Answers follow-ups"), _select(followups, strict)))
     access = [
         default,
         _option("everyone", _("Everyone")),
@@ -300,7 +311,8 @@ def edit_modal(
 # modal sets is kept as it was (`icon_url` is never shown).
 _FIELDS_OF = {
     "persona": ("persona",), "persona_name": ("persona_name",), "model": ("model",),
-    "enabled": ("enabled",), "access": ("access",), "users": ("users",),
+    "enabled": ("enabled",), "strict_mentions": ("strict_mentions",), "access": ("access",),
+    "users": ("users",),
     "groups": ("groups",), "username": ("username",), "icon_emoji": ("icon_emoji",),
     "editors": ("editors",), "locale": ("locale",), "slack_search": ("slack_search",),
     "search_channel_types": ("search_channel_types",), "tool_servers": ("tool_servers",),
@@ -356,11 +368,13 @@ def submitted(
     named, enabled, access, locale, search = (
         _value(state, b) for b in ("persona_name", "enabled", "access", "locale", "slack_search")
     )
+    strict = _value(state, "strict_mentions")
     form: dict[str, Any] = {
         "persona": _value(state, "persona"),
         "persona_name": None if named in (None, INHERIT) else named,
         "model": _value(state, "model"),
         "enabled": None if enabled in (None, INHERIT) else enabled == "on",
+        "strict_mentions": None if strict in (None, INHERIT) else strict == "strict",
         "access": None if access in (None, INHERIT) else access,
         "users": _value(state, "users") or (), "groups": _ids(_value(state, "groups")),
         "username": _value(state, "username"), "icon_emoji": _value(state, "icon_emoji"),

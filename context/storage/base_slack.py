@@ -50,6 +50,18 @@ class PanelStore(Protocol):
         kept (then, and only then, the caller sets it in Slack)."""
         ...
 
+    def record_session_title(
+        self, key: ThreadKey, title: str, user: str, content: str, timestamp: str, meta: EntryMeta
+    ) -> list[Entry]:
+        """A person renamed the thread's agent session: in one transaction, the system entry
+        `content` and `title` kept as the person's (replacing an earlier one). [] when
+        `meta.event_id` is recorded already."""
+        ...
+
+    def session_title(self, key: ThreadKey) -> str | None:
+        """The title a person gave the thread's session; None when nobody did."""
+        ...
+
     def record_vote(
         self, key: ThreadKey, vote: Vote, content: str, timestamp: str, meta: EntryMeta
     ) -> Entry | None:

@@ -22,8 +22,10 @@ from context.storage.tables import (
     feedback_votes_table,
     is_thread,
     moment,
+    now,
     panel_threads_table,
     prompts_shown_table,
+    session_titles_table,
     thread_values,
     threads_table,
     viewing_table,
@@ -34,6 +36,7 @@ from context.toolcalls import PostMessage
 
 # Read at the start of every run: built once (see `THREAD`).
 _PANEL = select(panel_threads_table).join(threads_table).where(THREAD)
+_SESSION_TITLE = select(session_titles_table.c.title).join(threads_table).where(THREAD)
 
 
 class SqlPanel(Repository):
@@ -88,6 +91,28 @@ class SqlPanel(Repository):
                 .values(title=title)
             )
             return done.rowcount == 1
+
+    def record_session_title(
+        self, key: ThreadKey, title: str, user: str, content: str, timestamp: str, meta: EntryMeta
+    ) -> list[Entry]:
+        with self._db.transaction() as connection:
+            thread = lock_thread(connection, key)
+            recorded = append_locked(connection, thread, content, timestamp, meta)
+            if not recorded:
+                return []
+            row = {"title": title, "user": user, "changed_at": now()}
+            done = connection.execute(
+                session_titles_table.update()
+                .where(session_titles_table.c.thread_id == thread.id)
+                .values(**row)
+            )
+            if done.rowcount == 0:
+                connection.execute(session_titles_table.insert().values(thread_id=thread.id, **row))
+        return recorded
+
+    def session_title(self, key: ThreadKey) -> str | None:
+        with self._db.read() as connection:
+            return connection.execute(_SESSION_TITLE, thread_values(key)).scalar()
 
     def record_vote(
         self, key: ThreadKey, vote: Vote, content: str, timestamp: str, meta: EntryMeta

@@ -175,6 +175,22 @@ panel_threads_table = Table(
     Column("title", Text),
 )
 
+# Agent sessions (migration 0015): the title a person gave the thread's session in Slack
+# (`agent_session_title_changed`), which the app never renames over; who, and when.
+session_titles_table = Table(
+    "session_titles",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_session_titles_thread"),
+        primary_key=True,
+    ),
+    Column("title", Text, nullable=False),
+    Column("user", String, nullable=False),
+    Column("changed_at", String, nullable=False),
+)
+
 # Feedback buttons: each person's latest vote ("good" or "bad") on each answer (the index of
 # its postMessage entry). The clicks themselves are system entries of the log.
 feedback_votes_table = Table(

@@ -103,6 +103,29 @@ def test_the_tools_of_a_channel_are_set_listed_and_unset(store_url):
     assert (kept.slack_search, kept.search_channel_types, kept.tool_servers) == (False, None, None)
 
 
+def test_strict_mentions_are_set_and_given_back_to_the_default(store_url):
+    seeded(store_url)
+    env = {"DATABASE_URL": store_url}
+
+    def kept_strict() -> bool | None:
+        store = open_store(store_url)
+        try:
+            return store.channel_config("T1", "C1").strict_mentions
+        finally:
+            store.close()
+
+    result = run_cli("channels", "set", "T1", "C1", "--strict-mentions", env=env)
+    assert result.returncode == 0, result.stderr
+    assert kept_strict() is True
+    listed = run_cli("channels", "list", "--team", "T1", env=env)
+    assert b"strict_mentions=true" in listed.stdout
+    assert run_cli("channels", "set", "T1", "C1", "--any-followup", env=env).returncode == 0
+    assert kept_strict() is False
+    unset = run_cli("channels", "set", "T1", "C1", "--unset", "strict_mentions", env=env)
+    assert unset.returncode == 0, unset.stderr
+    assert kept_strict() is None
+
+
 @pytest.mark.parametrize(
     ("args", "document", "error"),
     [

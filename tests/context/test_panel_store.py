@@ -144,3 +144,21 @@ def test_threads_shows_the_votes_and_export_writes_them(store_url: str, tmp_path
             {"answer": answer, "user": "<@U3>", "vote": "good"},
         ],
     }
+
+
+def test_a_persons_session_title_is_kept_with_its_entry(store):
+    """agent_session_title_changed: the entry and the title in one write; a retried event
+    changes nothing; a later rename replaces the title."""
+    store.record_panel(KEY, PanelThread("U1", {}), "opened", TS, EntryMeta(), OPENING)
+    assert store.session_title(KEY) is None
+    first = store.record_session_title(
+        KEY, "Lunch plans", "U1", "renamed", TS, EntryMeta(event_id="Ev1")
+    )
+    assert [entry.content for entry in first] == ["renamed"]
+    assert (
+        store.record_session_title(KEY, "Other", "U1", "renamed", TS, EntryMeta(event_id="Ev1"))
+        == []
+    )
+    assert store.session_title(KEY) == "Lunch plans"
+    store.record_session_title(KEY, "Dinner", "U2", "again", TS, EntryMeta(event_id="Ev2"))
+    assert store.session_title(KEY) == "Dinner"

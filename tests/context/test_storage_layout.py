@@ -90,6 +90,8 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "recent_images",
         "threads", "purge", "metadata", "usage",
     } | {"record_panel", "panel", "claim_title", "record_vote", "votes"} | {
+        "record_session_title", "session_title",  # a person's title of an agent session
+    } | {
         "claim_prompts", "keep_viewing", "viewing", "record_viewing",  # the Messages tab
     } | {
         "set_usage", "set_open_streams", "open_streams", "change_open_streams",  # streamed answers

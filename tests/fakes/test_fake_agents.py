@@ -11,6 +11,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from assistant.fakes import FakeSlack, ids
+from assistant.fakes.events.panel import title_changed
 
 CHANNEL = ids.CHANNEL_ID
 
@@ -134,3 +135,50 @@ def test_stop_stream_without_a_session_status_sets_slack_s_default_active(slack,
     ts = client.chat_startStream(channel=dm, thread_ts=root, markdown_text="Noodles")["ts"]
     client.chat_stopStream(channel=dm, ts=ts)
     assert slack.agents.session(dm, root).statuses == ["processing", "active"]
+
+
+def test_the_old_methods_are_bridged_to_the_session_for_an_agent(slack, client):
+    """The 2026-08-20 contract: free progress text is refused; a session status or an empty
+    one sets the session; setTitle renames it (and needs it)."""
+    root = slack.add_message(CHANNEL, text="lunch?")["ts"]
+    assert (
+        error(
+            lambda: client.assistant_threads_setStatus(
+                channel_id=CHANNEL, thread_ts=root, status="is thinking…"
+            )
+        )
+        == "invalid_arguments"
+    )
+    assert (
+        error(
+            lambda: client.assistant_threads_setTitle(channel_id=CHANNEL, thread_ts=root, title="x")
+        )
+        == "session_not_found"
+    )
+    client.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts=root, status="processing")
+    client.assistant_threads_setStatus(channel_id=CHANNEL, thread_ts=root, status="")
+    client.assistant_threads_setTitle(channel_id=CHANNEL, thread_ts=root, title="Lunch")
+    session = slack.agents.session(CHANNEL, root)
+    assert session.statuses == ["processing", "active"]
+    assert session.title == "Lunch" and session.renames == ["Lunch"]
+    assert slack.assistant_threads.status(CHANNEL, root) is None  # no legacy status shown
+
+
+def test_a_person_renaming_a_session_sends_the_title_changed_event(slack, client):
+    root = slack.add_message(CHANNEL, text="lunch?")["ts"]
+    client.agents_sessions_setStatus(
+        channel_id=CHANNEL, thread_ts=root, status="active", title="lunch?"
+    )
+    previous = slack.agents.rename_by_person(CHANNEL, root, "Team lunch")
+    event = title_changed(CHANNEL, root, "Team lunch", previous)
+    assert event == {
+        "type": "agent_session_title_changed",
+        "channel": CHANNEL,
+        "thread_ts": root,
+        "title": "Team lunch",
+        "previous_title": "lunch?",
+        "user": ids.USER_ID,
+        "team_id": ids.TEAM_ID,
+        "event_ts": event["event_ts"],
+    }
+    assert slack.agents.session(CHANNEL, root).title == "Team lunch"

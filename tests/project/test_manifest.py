@@ -62,6 +62,7 @@ METHOD_SCOPES: dict[str, set[str]] = {
         "search:read.mpim",
         "search:read.im",
     },
+    "agents_sessions_rename": {"chat:write"},
 }
 
 # Bolt's helpers that a listener may take instead of calling a method by name -> the method.
@@ -90,6 +91,7 @@ LISTENER_EVENTS: dict[str, set[str]] = {
     "app_home_opened": {"app_home_opened"},
     "app_context_changed": {"app_context_changed"},
     "agent_session_stopped": {"agent_session_stopped"},
+    "agent_session_title_changed": {"agent_session_title_changed"},
     "app_uninstalled": {"app_uninstalled"},
     "tokens_revoked": {"tokens_revoked"},
 }
@@ -111,6 +113,7 @@ EVENT_SCOPES: dict[str, set[str]] = {
     "app_context_changed": {"assistant:write"},
     # … and the stop button's to an app declared as an agent (which adds assistant:write).
     "agent_session_stopped": {"assistant:write"},
+    "agent_session_title_changed": {"assistant:write"},
     # Sent to every app: no scope of their own.
     "app_uninstalled": set(),
     "tokens_revoked": set(),

@@ -1,7 +1,9 @@
 """Builders for what Slack sends about its assistant panel and agent view, in Slack's shapes:
 the `assistant_thread_started` and `assistant_thread_context_changed` events, the Messages
-tab's `app_home_opened` and `app_context_changed` (with its entities) (wrap them with
-`assistant.fakes.events.requests.event_callback`, or send them with `FakeSlack.send_event`), and the
+tab's `app_home_opened` and `app_context_changed` (with its entities), the agent session's
+`agent_session_title_changed` (after `FakeSlack.agents.rename_by_person`, which plays the
+rename) (wrap them with `assistant.fakes.events.requests.event_callback`, or send them with
+`FakeSlack.send_event`), and the
 `block_actions` payload of a click on an answer's feedback buttons.
 
 Over HTTP a block action arrives form-encoded (`payload=<JSON>`), signed like an event
@@ -209,3 +211,27 @@ def signed_interaction_request(
         **sign(body, signing_secret, timestamp),
     }
     return body, headers
+
+
+def title_changed(
+    channel: str,
+    thread_ts: str,
+    title: str,
+    previous: str | None = None,
+    user: str = ids.USER_ID,
+    team: str = ids.TEAM_ID,
+) -> dict[str, Any]:
+    """The `agent_session_title_changed` event in Slack's shape (docs.slack.dev, the event's
+    reference): `previous_title` omitted when the session had no title before."""
+    event: dict[str, Any] = {
+        "type": "agent_session_title_changed",
+        "channel": channel,
+        "thread_ts": thread_ts,
+        "title": title,
+        "user": user,
+        "team_id": team,
+        "event_ts": ids.next_ts(),
+    }
+    if previous is not None:
+        event["previous_title"] = previous
+    return event

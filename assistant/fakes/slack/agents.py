@@ -13,6 +13,11 @@ event it then sends.
   answers with the warning `missing_agent_session_stopped_event_subscription`.
 - `rename` needs a `title` of 1 to 200 characters and the thread's session
   (`session_not_found`).
+- A person may rename a session in Slack (`rename_by_person`): Slack then sends
+  `agent_session_title_changed` (`assistant.fakes.events.panel.title_changed`) with the new
+  `title` and the `previous_title`.
+- `assistant.threads.setStatus` and `setTitle` are bridged here for an agent app
+  (`assistant.fakes.slack.assistant`).
 - `chat.stopStream` sets the thread's session to its `session_status` (one of the same
   values), `active` when it has none: Slack's default ("The session status to set after
   stopping the stream. Default: active"), so a stream stopped mid-run without
@@ -47,6 +52,7 @@ class Session:
     title: str | None
     initiator: str | None
     statuses: list[str] = field(default_factory=list)  # every status set, in order
+    renames: list[str] = field(default_factory=list)  # every title the app renamed it to
 
     @property
     def status(self) -> str:
@@ -110,6 +116,26 @@ class AgentSessions:
         if session is not None:
             session.statuses.append(status)
 
+    def bridged_status(self, thread: Thread, status: str) -> dict[str, Any]:
+        """`assistant.threads.setStatus` bridged (`assistant.fakes.slack.assistant`): a status
+        already checked; a thread without a session gets one, as setStatus would give it."""
+        return self._status(thread, status, None, None)
+
+    def bridged_rename(self, thread: Thread, title: str) -> dict[str, Any]:
+        """`assistant.threads.setTitle` bridged: `agents.sessions.rename`'s rules."""
+        return self._renamed(thread, title)
+
+    def rename_by_person(self, channel: str, thread_ts: str, title: str) -> str | None:
+        """A person renames the thread's session in Slack; returns its previous title, for
+        the `agent_session_title_changed` event Slack then sends
+        (`assistant.fakes.events.panel.title_changed`)."""
+        with self._lock:
+            session = self._sessions.get((channel, thread_ts))
+            if session is None:
+                raise ValueError(f"no session in {channel}/{thread_ts}")
+            previous, session.title = session.title, title
+        return previous
+
     def _set_status(self, params: dict[str, Any]) -> dict[str, Any]:
         self._authorized()
         status = params.get("status")
@@ -119,9 +145,14 @@ class AgentSessions:
         title = params.get("title")
         if title is not None and (not isinstance(title, str) or len(title) > MAX_TITLE):
             raise SlackError("invalid_arguments")
+        return self._status(thread, status, title, params.get("initiator_user_id"))
+
+    def _status(
+        self, thread: Thread, status: str, title: str | None, initiator: str | None
+    ) -> dict[str, Any]:
         session = self._sessions.get(thread)
         if session is None:
-            session = self._sessions[thread] = Session(title, params.get("initiator_user_id"))
+            session = self._sessions[thread] = Session(title, initiator)
         session.statuses.append(status)
         answer: dict[str, Any] = {"ok": True, "status": status, "title": session.title}
         if not self.subscribed:
@@ -133,10 +164,16 @@ class AgentSessions:
         title = params.get("title")
         if not isinstance(title, str) or not 1 <= len(title) <= MAX_TITLE:
             raise SlackError("invalid_arguments")
-        session = self._sessions.get(self._thread(params))
+        return self._renamed(self._thread(params), title)
+
+    def _renamed(self, thread: Thread, title: str) -> dict[str, Any]:
+        if not 1 <= len(title) <= MAX_TITLE:
+            raise SlackError("invalid_arguments")
+        session = self._sessions.get(thread)
         if session is None:
             raise SlackError("session_not_found")
         session.title = title
+        session.renames.append(title)
         return {"ok": True, "title": title}
 
     def _authorized(self) -> None:

@@ -6,6 +6,15 @@ a form-encoded list arrives as a JSON string, and is read as one. A missing or m
 argument answers `invalid_arguments`; a channel with no messages `channel_not_found`; a
 thread_ts that is no message of the channel `invalid_thread_ts`. At most 4 prompts, each with a
 non-empty `title` and `message`; at most 10 loading messages. An empty status clears it.
+
+Slack's changelog of 2026-08-20 moves `setStatus` to `agents.sessions.setStatus` and `setTitle`
+to `agents.sessions.rename`, with a bridge until `assistant_view` is removed (February 2027).
+For an app declared as an agent (`FakeSlack(agent=True)`) the two old methods are played as
+that bridge: they act on the thread's agent session with the new methods' rules. A status must
+be one of the session statuses, or empty (the session goes `active`); free progress text such
+as "is thinking…" is refused with `invalid_arguments`, loading messages with it. A title
+renames the session (`session_not_found` when the thread has none). For an app not declared as
+an agent, the old methods behave as before (the legacy view).
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.fakes.slack.agents import STATUSES, AgentSessions
 from assistant.fakes.slack.store import SlackError, SlackStore
 
 MAX_PROMPTS = 4
@@ -41,9 +51,12 @@ class AssistantThreads:
     """The threads' statuses, titles and suggested prompts; answers under the server's lock
     (reentrant: the handlers run under it already)."""
 
-    def __init__(self, lock: threading.Condition, store: SlackStore) -> None:
+    def __init__(
+        self, lock: threading.Condition, store: SlackStore, sessions: AgentSessions
+    ) -> None:
         self._lock = lock
         self._store = store
+        self._sessions = sessions  # the bridge's, for an app declared as an agent
         self._statuses: dict[Thread, Status] = {}
         self._titles: dict[Thread, str] = {}
         self._prompts: dict[Thread, Prompts] = {}
@@ -78,6 +91,10 @@ class AssistantThreads:
         if not isinstance(status, str):
             raise SlackError("invalid_arguments")  # required, though it may be empty
         loading = _json(params.get("loading_messages")) or []
+        if self._sessions.agent:
+            if loading or (status and status not in STATUSES):
+                raise SlackError("invalid_arguments")  # free progress text: refused
+            return self._sessions.bridged_status(thread, status or "active")
         if (
             not isinstance(loading, list)
             or len(loading) > MAX_LOADING_MESSAGES
@@ -108,6 +125,8 @@ class AssistantThreads:
         title = params.get("title")
         if not isinstance(title, str) or not title.strip():
             raise SlackError("invalid_arguments")
+        if self._sessions.agent:
+            return self._sessions.bridged_rename(thread, title)
         self._titles[thread] = title
         return {"ok": True}
 

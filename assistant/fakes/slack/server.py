@@ -115,12 +115,13 @@ class FakeSlack(
         self.conversations = Conversations(self._cond, team_id, bot_user_id)
         self.conversations.public(ids.CHANNEL_ID, [ids.USER_ID], name="general")
         self.conversations.im(ids.DM_CHANNEL_ID, ids.USER_ID)
-        self.assistant_threads = AssistantThreads(self._cond, self.store)  # the panel's methods
         # Real-time Search: action tokens handed out to tests, the search as each person sees.
         self.search = RealTimeSearch(self._cond, self.store, self.conversations, team_id)
         self.streams = Streams(self.store, bot_user_id, bot_id, app_id)
         # Agent sessions: only for an app declared as an agent (`agent`), else not_authorized.
         self.agents = AgentSessions(self._cond, self.store, bot_id, agent)
+        # The panel's methods; for an agent, bridged to its sessions (2026-08-20 changelog).
+        self.assistant_threads = AssistantThreads(self._cond, self.store, self.agents)
         self.streams.session_status = self.agents.stream_stopped
         self._calls: list[Call] = []
         self._init_files()

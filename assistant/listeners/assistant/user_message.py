@@ -24,7 +24,10 @@ def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> 
     ) -> None:
         if not from_person(event, events.settings) or not (message := person_message(body, event)):
             return
+        # The title first: the run the record starts creates the session with it.
+        titled = await panel.claim_title(body["team_id"], event)
         await events.message(
             message, context.bot_user_id, mention=False, received_at=context.get("received_at")
         )
-        await panel.titled(body["team_id"], event, set_title)
+        if titled is not None:
+            await panel.show_title(*titled, set_title)

@@ -38,6 +38,8 @@ class ChannelRules:
     groups: tuple[str, ...]
     # chat.postMessage / chat.startStream arguments: username, icon_emoji or icon_url.
     post_as: PostAs = field(default_factory=PostAs)
+    # Follow-ups in a thread are owed an answer only when they mention the bot.
+    strict_mentions: bool = False
     # The language the channel's own settings fix, and the workspace default's (for people
     # whose Slack language has no catalog): assistant.run.loop.languages.
     locale: str | None = None
@@ -105,6 +107,7 @@ class Channels:
             workspace_locale=default.locale if default is not None else None,
             search=self._search(values),
             tool_servers=values["tool_servers"],
+            strict_mentions=values["strict_mentions"] is True,
         )
 
     def _search(self, values: dict[str, Any]) -> SlackSearch | None:

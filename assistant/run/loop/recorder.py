@@ -111,13 +111,15 @@ class Recorder:
         meta: EntryMeta,
         persona: Callable[[], str],
         images: Sequence[ImageRef] = (),
+        author: str | None = None,
     ) -> Entry | None:
         """Record and print a person's message in one write (see `Store.record_message`):
         entry 0 first, from `persona`, if the thread is new; None when it was recorded
-        already."""
+        already. `author`: who wrote the message, when not the entry's person (a message
+        shortcut's), for the thread's copy of it."""
         noted = self.observer.recording(key, content, meta) if self.observer else None
         meta = noted.meta if noted is not None and noted.meta is not None else meta
-        copy = ThreadMessage(meta.slack_ts or "", content.userid, content.text)
+        copy = ThreadMessage(meta.slack_ts or "", author or content.userid, content.text)
         entries = await self.call(
             self.store.record_message,
             key,

@@ -2,7 +2,9 @@
 session `processing` (`assistant.run.progress.sessions`), and `active` again when it ends; where
 Slack refuses sessions, the :eyes: reaction on the message being answered, or in a thread of the
 assistant panel Slack's status (`assistant.run.progress.panel_status`), decided by the thread's side
-metadata so that a resumed run knows it too."""
+metadata so that a resumed run knows it too. A panel thread's session is created with the title
+the panel gave it. Where sessions apply but the call failed this once, a panel thread shows
+nothing (the old status is refused there) and any other thread the reaction."""
 
 from __future__ import annotations
 
@@ -34,28 +36,35 @@ class Progress:
     initiator: str | None = None
     in_session: bool = False  # the session is shown (not the reaction or the status)
     in_panel: bool = False  # else: a thread of the assistant panel (its status)
+    shown: bool = False  # the reaction or the panel's status was shown
 
     async def start(self) -> None:
         if self.client is None:
             return
+        panel = await self.panel_status.thread(self.key) if self.panel_status else None
+        self.in_panel = panel is not None
         if self.sessions is not None:
+            title = panel.title if panel is not None and panel.title else self.title
             try:
                 self.in_session = await self.sessions.set(
-                    self.key, PROCESSING, self.title, self.initiator
+                    self.key, PROCESSING, title, self.initiator
                 )
             except SLACK_FAILURES as exc:  # shown the old way this once
                 log.info("setting the session in %s failed: %s", self.key, slack_reason(exc))
-        if not self.in_session:
-            self.in_panel = self.panel_status is not None and await self.panel_status.applies(
-                self.key
-            )
-            await self._show(True)
+        if self.in_session:
+            return
+        legacy = self.sessions is None or not self.sessions.applies(self.key.team)
+        if self.in_panel and not legacy:
+            return  # the panel's old status would be refused: nothing shown this once
+        self.shown = True
+        await self._show(True)
 
     async def end(self) -> None:
         if self.client is None:
             return
         if not self.in_session:
-            await self._show(False)
+            if self.shown:
+                await self._show(False)
             return
         assert self.sessions is not None
         try:

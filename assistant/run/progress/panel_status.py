@@ -1,6 +1,8 @@
-"""While a run works in a panel thread, Slack's "is thinking…" status with rotating loading
-messages instead of the :eyes: reaction (`assistant.run.progress.indicators` decides by the
-thread's kind).
+"""While a run works in a panel thread of a workspace that refused agent sessions, Slack's
+"is thinking…" status with rotating loading messages instead of the :eyes: reaction
+(`assistant.run.progress.indicators` decides by the thread's kind). This is the legacy view's
+`assistant.threads.setStatus`, which Slack's changelog of 2026-08-20 bridges to the sessions
+until February 2027 and which there refuses free text: where sessions apply it is never called.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from context.storage import Store, ThreadKey
+from context.storage import PanelThread, Store, ThreadKey
 from context.storage.async_store import async_store
 
 STATUS = "is thinking…"  # what the panel shows while a run works
@@ -21,10 +23,10 @@ class PanelStatus:
     store: Store  # not PanelStore alone: `read` needs its local_reads
     loading_messages: tuple[str, ...]  # ASSISTANT_LOADING_MESSAGES
 
-    async def applies(self, key: ThreadKey) -> bool:
-        """Whether the thread was opened in the assistant panel (its side metadata says so,
-        so a run resumed after a restart knows it too)."""
-        return await async_store(self.store).read(self.store.panel, key) is not None
+    async def thread(self, key: ThreadKey) -> PanelThread | None:
+        """The thread's panel side metadata (its title among them), None when it was not
+        opened in the assistant panel: kept in the store, so a resumed run knows it too."""
+        return await async_store(self.store).read(self.store.panel, key)
 
     async def show(self, key: ThreadKey, working: bool) -> None:
         """Set the status as a run starts; clear it (an empty status) when it ends."""

@@ -6,6 +6,13 @@ the panel's status: the refusal is remembered per workspace for the life of the 
 one line in its log. An app not subscribed to `agent_session_stopped` gets sessions whose stop
 button does nothing (Slack shows a loading indicator instead, and warns
 `missing_agent_session_stopped_event_subscription`): one line in the log per workspace says so.
+
+Slack's changelog of 2026-08-20 moves `assistant.threads.setStatus` and `setTitle` to these
+methods (the old ones bridged until `assistant_view` is removed in February 2027), and takes
+only a session status: no free progress text. So where sessions apply every status and title
+goes through them, and the old methods only where the workspace refused sessions. A session's
+title is given once, when it is created; a person may rename it in Slack
+(`agent_session_title_changed`, kept in the store), and the app never renames over that.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ PROCESSING = "processing"
 ACTIVE = "active"
 REFUSALS = frozenset({"not_authorized", "unknown_method"})
 UNSUBSCRIBED = "missing_agent_session_stopped_event_subscription"  # setStatus's warning
+NO_SESSION = "session_not_found"  # rename's answer for a thread without a session
 MAX_TITLE = 200  # Slack's limit on a session's title
 _PERSON = re.compile(r"<@([UW][A-Z0-9]+)>")
 
@@ -36,6 +44,7 @@ class AgentSessions:
 
     client: AsyncWebClient
     refused: dict[str, str] = field(default_factory=dict)  # team -> Slack's error
+    confirmed: set[str] = field(default_factory=set)  # teams where a session call succeeded
     unsubscribed: set[str] = field(default_factory=set)  # teams warned of, once each
 
     def applies(self, team: str) -> bool:
@@ -55,17 +64,9 @@ class AgentSessions:
                 title=title, initiator_user_id=initiator,
             )  # fmt: skip
         except SlackApiError as exc:
-            error = str(exc.response.get("error"))
-            if error not in REFUSALS:
-                raise
-            if key.team not in self.refused:  # one line per workspace, whatever runs race
-                self.refused[key.team] = error
-                log.warning(
-                    "Slack refused agent sessions in workspace %s (%s): showing progress "
-                    "with a reaction or the panel's status there",
-                    key.team, error,
-                )  # fmt: skip
+            self._refused(key.team, exc)
             return False
+        self.confirmed.add(key.team)
         if UNSUBSCRIBED in str(answer.get("warning") or "") and key.team not in self.unsubscribed:
             self.unsubscribed.add(key.team)
             log.warning(
@@ -74,6 +75,39 @@ class AgentSessions:
                 key.team,
             )
         return True
+
+    async def rename(self, key: ThreadKey, title: str) -> bool | None:
+        """`agents.sessions.rename`: True when renamed; None when the thread has no session
+        yet (it gets `title` when a run creates it); False when the workspace refuses
+        sessions. Other Slack errors raise. The caller has checked that no person titled it."""
+        if not self.applies(key.team):
+            return False
+        try:
+            await self.client.agents_sessions_rename(
+                channel_id=key.channel, thread_ts=key.thread_ts, title=title
+            )
+        except SlackApiError as exc:
+            if exc.response.get("error") == NO_SESSION:
+                self.confirmed.add(key.team)  # sessions answer there: it is just not made yet
+                return None
+            self._refused(key.team, exc)
+            return False
+        self.confirmed.add(key.team)
+        return True
+
+    def _refused(self, team: str, exc: SlackApiError) -> None:
+        """Remember a refusal of sessions (one line per workspace, whatever runs race);
+        re-raise any other error."""
+        error = str(exc.response.get("error"))
+        if error not in REFUSALS:
+            raise exc
+        if team not in self.refused:
+            self.refused[team] = error
+            log.warning(
+                "Slack refused agent sessions in workspace %s (%s): using the older "
+                "assistant.threads methods and the :eyes: reaction there instead",
+                team, error,
+            )  # fmt: skip
 
 
 def session_title(log_: ContextLog) -> str | None:
