@@ -20,7 +20,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from assistant.model.options import ModelOptions
+from assistant.model.options import ModelOptions, ToolMode
 from assistant.panel_settings import (
     DEFAULT_GREETING,
     DEFAULT_LOADING_MESSAGES,
@@ -145,6 +145,7 @@ class Settings(ChannelSettings):
     assistant_max_prompt_image_bytes: int = Field(default=12 * 1024 * 1024, ge=1024)
     assistant_transcription_model: str = "whisper-1"
     assistant_stream: Literal["auto", "off"] = "auto"
+    assistant_tool_mode: ToolMode = "auto"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
     # Another bot's messages one thread takes (assistant/intake/bot_exchanges.py).
@@ -233,6 +234,7 @@ class Settings(ChannelSettings):
             model=self.assistant_model,
             transcription_model=self.assistant_transcription_model,
             answer_tokens=self.assistant_answer_tokens,
+            tool_mode=self.assistant_tool_mode,
         )
 
     def post_caps(self) -> PostCaps:

@@ -24,6 +24,8 @@ from assistant.model.attempts import (
 )
 from assistant.model.completion import ModelReply, parse_completion, reply_of
 from assistant.model.handoff import Handoff
+from assistant.model.instructions import SYSTEM_MESSAGE
+from assistant.model.json_mode import JSON_MODE_NOTE, RESPONSE_FORMAT, calls_from_json
 from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
@@ -45,6 +47,14 @@ from context.urls import shown_url
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+
+IGNORED_TOOL_CHOICE = 'answered in plain text where tool_choice "required" asked for a tool call'
+# The probe's request (`ModelClient.tool_calls_honoured`): a log of one message that needs a
+# tool call, as the app's prompts do.
+PROBE_PROMPT = (
+    '[{"index":0,"turn":0,"timestamp":"2026-01-01T00:00:00Z","role":"user",'
+    '"content":{"userid":"<@U0PROBE>","text":"Say hello."}}]'
+)
 
 # A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
 HANDOFF_PAUSE = 0.05
@@ -82,6 +92,7 @@ class ModelClient:
         self._answer_tokens = options.answer_tokens
         self._temperature = options.temperature
         self._instructions = options.instructions
+        self._tool_mode = options.tool_mode
         # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
         # are made with it (assistant/model/attempts.py): the client makes one per request.
         self._attempts = Attempts(options.timeout, options.max_retries)
@@ -118,10 +129,16 @@ class ModelClient:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(work, self._loop))
 
     async def next_step(
-        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        estimate: int | None = None,
     ) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now. `model`: the
-        channel's, instead of ASSISTANT_MODEL."""
+        channel's, instead of ASSISTANT_MODEL; `estimate`: the request's tokens by the
+        budget's counter, which the server's count of them calibrates (`ModelLimits`)."""
+        learn = self._learning(images, model, estimate)
         watch = self._watch(prompt_text, model, streamed=False)
         try:
             reply = await self._on_own_loop(self._next_step(prompt_text, images, model))
@@ -131,14 +148,20 @@ class ModelClient:
             raise
         if watch is not None:
             watch.ended(reply)
+        learn(reply)
         return reply
 
     async def stream_step(
-        self, prompt_text: str, images: Sequence[ImagePart] = (), model: str | None = None
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        estimate: int | None = None,
     ) -> AsyncIterator[StepEvent]:
         """Ask the model for its next tool calls, streamed: each call as it starts, the
         pieces of its arguments, each call once complete, then the whole reply. A server that
         does not stream gives the same events once its whole answer is in. Raises ModelError."""
+        learn = self._learning(images, model, estimate)
         handoff: Handoff[StepEvent] = Handoff(asyncio.get_running_loop(), HANDOFF_PAUSE)
 
         def emit(events: list[StepEvent]) -> None:
@@ -159,6 +182,8 @@ class ModelClient:
             async for event in handoff.receive():
                 if watch is not None:
                     _watched(watch, event)
+                if isinstance(event, ReplyEnded):
+                    learn(event.reply)
                 yield event
         except BaseException as exc:
             if watch is not None:
@@ -202,6 +227,63 @@ class ModelClient:
                 self.limits.remember_window(name, ServerWindow(tokens))
         return self.limits.window(name)
 
+    def _learning(
+        self, images: Sequence[ImagePart], model: str | None, estimate: int | None
+    ) -> Callable[[ModelReply], None]:
+        """What a reply teaches about the model's server: how it counts tokens, from the
+        prompt tokens of a request of `estimate` tokens (not when it carries images: the
+        server counts them too); whether it ignores tool_choice, from a reply in plain text
+        to a request that required a tool call (ASSISTANT_TOOL_MODE=auto only)."""
+        name = self.asked(model)
+        calibrating = estimate is not None and not (images and self.limits.takes_images(name))
+        detecting = self._tool_mode == "auto" and not self.in_json(name)
+
+        def learn(reply: ModelReply) -> None:
+            if calibrating and estimate is not None and reply.prompt_tokens is not None:
+                self.limits.calibrate(name, reply.prompt_tokens, estimate)
+            if detecting and not reply.calls and (reply.text or "").strip():
+                self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
+
+        return learn
+
+    def in_json(self, model: str) -> bool:
+        """Whether `model` is asked in the constrained mode (assistant/model/json_mode.py)."""
+        if self._tool_mode == "auto":
+            return self.limits.answers_in_json(model)
+        return self._tool_mode == "json"
+
+    async def tool_calls_honoured(self, model: str | None = None) -> bool | None:
+        """The probe: whether the server answers a request that requires a tool call with
+        one (None: it failed, the answer says nothing). A server that does not is asked in
+        the constrained mode from then on (ASSISTANT_TOOL_MODE=auto)."""
+        name = self.asked(model)
+        body = {
+            "messages": [
+                {"role": "system", "content": SYSTEM_MESSAGE},
+                {"role": "user", "content": PROBE_PROMPT},
+            ],
+            "tools": TOOL_SCHEMAS,
+            "tool_choice": "required",
+            **self._model_args(model),
+        }
+
+        async def probe() -> bool | None:
+            try:
+                async with asyncio.timeout(self._attempts.timeout):
+                    async with self._request(body, False) as response:
+                        completion = parse_completion(
+                            response.content, response.headers.get("content-type", "")
+                        )
+            except Exception as exc:  # any failure: the probe says nothing, the calls will
+                log.info("the tool call probe of %r failed: %s", name, type(exc).__name__)
+                return None
+            return bool(reply_of(completion, 0.0).calls)
+
+        honoured = await self._on_own_loop(probe())
+        if honoured is False and self._tool_mode == "auto":
+            self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
+        return honoured
+
     def asked(self, model: str | None) -> str:
         """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""
         return self._model if model is None else model
@@ -218,6 +300,7 @@ class ModelClient:
         started = time.perf_counter()
 
         body = self._body(prompt_text, images, model)
+        in_json = "response_format" in body
 
         async def attempt() -> ModelReply:
             async with self._request(body, False) as response:
@@ -225,7 +308,8 @@ class ModelClient:
                 completion = parse_completion(
                     response.content, response.headers.get("content-type", "")
                 )
-            return reply_of(completion, (time.perf_counter() - started) * 1000)
+            reply = reply_of(completion, (time.perf_counter() - started) * 1000)
+            return calls_from_json(reply) if in_json else reply
 
         return await self._run(attempt, model=body["model"])
 
@@ -251,7 +335,8 @@ class ModelClient:
     ) -> None:
         started = time.perf_counter()
         asked = self.asked(model)
-        if not self.limits.streams(asked):
+        if not self.limits.streams(asked) or self.in_json(asked):
+            # The constrained mode's JSON is read once whole: its text is no post to stream.
             emit(whole_events(await self._next_step(prompt_text, images, model)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
@@ -310,12 +395,17 @@ class ModelClient:
     def _body(
         self, prompt_text: str, images: Sequence[ImagePart], model: str | None
     ) -> dict[str, Any]:
-        if images and not self.limits.takes_images(self.asked(model)):
+        name = self.asked(model)
+        if images and not self.limits.takes_images(name):
             images = ()  # it said it takes none: the log's markers stand for them
+        instructions = self._instructions or SYSTEM_MESSAGE
+        asking: dict[str, Any] = {"tools": TOOL_SCHEMAS, "tool_choice": "required"}
+        if self.in_json(name):
+            instructions = f"{instructions}\n\n{JSON_MODE_NOTE}"
+            asking = {"response_format": RESPONSE_FORMAT}
         return {
-            "messages": build_messages(prompt_text, images, *filter(None, [self._instructions])),
-            "tools": TOOL_SCHEMAS,
-            "tool_choice": "required",
+            "messages": build_messages(prompt_text, images, instructions),
+            **asking,
             **self._model_args(model),
             **({"temperature": self._temperature} if self._temperature is not None else {}),
         }

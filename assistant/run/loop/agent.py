@@ -179,7 +179,6 @@ class Agent:
     async def _steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
         prompts = self.budget.prompts(ctx.log)
-        window_read = False  # the window the server names for the model, read at the 1st step
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
         served = False  # whether a call with the channel's model succeeded in this run
@@ -195,9 +194,9 @@ class Agent:
             ):
                 images, images_through = await self.images.parts(ctx.key), seen_through
             try:
-                if not window_read:
-                    window_read = True
-                    prompts.narrow(self.budget.within(await self.model.window(ctx.model)))
+                # The window the server names (read at the first step) and how it counts
+                # tokens (learned from each call's usage): the prompt narrowed to them.
+                prompts.narrow(self.budget.within(await self.model.window(ctx.model)))
                 finished = await self._within_limits(ctx, prompts, images, seen_through)
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
@@ -237,7 +236,8 @@ class Agent:
         while True:
             ctx.shown.show(prompt, seen_through)
             try:
-                return await self._ask(ctx, prompt.text, images, seen_through)
+                estimate = prompt.tokens + self.budget.fixed  # what the server counts as ours
+                return await self._ask(ctx, prompt.text, images, seen_through, estimate)
             except (ContextTooLong, ImagesRefused) as exc:
                 if type(exc) in retried:
                     raise
@@ -259,19 +259,25 @@ class Agent:
                 prompt = prompts.next()
 
     async def _ask(
-        self, ctx: RunContext, prompt_text: str, images: list[ImagePart], seen_through: int
+        self,
+        ctx: RunContext,
+        prompt_text: str,
+        images: list[ImagePart],
+        seen_through: int,
+        estimate: int,
     ) -> bool:
-        """One step's call, its reply carried out; True once the request is finished."""
+        """One step's call, its reply carried out; True once the request is finished.
+        `estimate`: the request's tokens by the budget's counter."""
         if self.streaming is not None and ctx.client is not None:
             return await streamed_step(
-                self.model.stream_step(prompt_text, images, ctx.model),
+                self.model.stream_step(prompt_text, images, ctx.model, estimate),
                 self.streaming,
                 ctx,
                 seen_through,
                 self._one_call,
                 self._carry_out,
             )
-        reply = await self.model.next_step(prompt_text, images, ctx.model)
+        reply = await self.model.next_step(prompt_text, images, ctx.model, estimate)
         return await self._carry_out(ctx, reply, seen_through)
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:
