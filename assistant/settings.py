@@ -20,7 +20,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from assistant.model.options import ModelOptions, ToolMode
+from assistant.model.options import ModelOptions, ToolMode, Wanted
 from assistant.panel_settings import (
     DEFAULT_GREETING,
     DEFAULT_LOADING_MESSAGES,
@@ -146,6 +146,8 @@ class Settings(ChannelSettings):
     assistant_transcription_model: str = "whisper-1"
     assistant_stream: Literal["auto", "off"] = "auto"
     assistant_tool_mode: ToolMode = "auto"
+    # `serve` and `run` check the model server at start (`assistant check`'s summary).
+    assistant_model_check: Literal["on", "off"] = "on"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
     # Another bot's messages one thread takes (assistant/intake/bot_exchanges.py).
@@ -234,6 +236,16 @@ class Settings(ChannelSettings):
             model=self.assistant_model,
             transcription_model=self.assistant_transcription_model,
             answer_tokens=self.assistant_answer_tokens,
+            tool_mode=self.assistant_tool_mode,
+        )
+
+    def model_wanted(self) -> Wanted:
+        """What the settings ask of the model server (`assistant check`)."""
+        return Wanted(
+            context_tokens=self.assistant_context_tokens,
+            answer_tokens=self.assistant_answer_tokens,
+            stream=self.assistant_stream == "auto",
+            images=self.assistant_max_images > 0,
             tool_mode=self.assistant_tool_mode,
         )
 

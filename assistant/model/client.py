@@ -9,6 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx2
@@ -30,7 +31,7 @@ from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
-from assistant.model.server_errors import refuses_streaming, server_said
+from assistant.model.server_errors import refuses_images, refuses_streaming, server_said
 from assistant.model.server_window import window_of
 from assistant.model.sse import SseData
 from assistant.model.stream import (
@@ -49,12 +50,32 @@ T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 IGNORED_TOOL_CHOICE = 'answered in plain text where tool_choice "required" asked for a tool call'
-# The probe's request (`ModelClient.tool_calls_honoured`): a log of one message that needs a
-# tool call, as the app's prompts do.
+# The probe's request (`ModelClient.probe`): a log of one message that needs a tool call, as
+# the app's prompts do, answered within PROBE_TOKENS.
 PROBE_PROMPT = (
     '[{"index":0,"turn":0,"timestamp":"2026-01-01T00:00:00Z","role":"user",'
     '"content":{"userid":"<@U0PROBE>","text":"Say hello."}}]'
 )
+PROBE_TOKENS = 256
+# A PNG of one white pixel, for `ModelClient.takes_images`.
+PROBE_IMAGE = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4//8/"
+    "AAX+Av4N70a4AAAAAElFTkSuQmCC"
+)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a server did with the probe (`ModelClient.probe`)."""
+
+    answered: bool = False
+    failed: str = ""  # what went wrong, when it did not answer
+    absent: bool = False  # it refused the model itself
+    tool_call: bool = False  # it answered with a tool call, as tool_choice "required" asks
+    streamed: bool = False
+    usage: bool = False  # it reported the prompt's tokens
+    refused_stream: str = ""  # what it said refusing to stream the probe
+
 
 # A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
 HANDOFF_PAUSE = 0.05
@@ -252,37 +273,85 @@ class ModelClient:
             return self.limits.answers_in_json(model)
         return self._tool_mode == "json"
 
-    async def tool_calls_honoured(self, model: str | None = None) -> bool | None:
-        """The probe: whether the server answers a request that requires a tool call with
-        one (None: it failed, the answer says nothing). A server that does not is asked in
-        the constrained mode from then on (ASSISTANT_TOOL_MODE=auto)."""
+    async def probe(self, model: str | None = None) -> Probe:
+        """One short call that requires a tool call, streamed with usage (asked again whole
+        when the server refuses to stream it): what the server does with it. A server that
+        answers it in plain text is asked in the constrained mode from then on
+        (ASSISTANT_TOOL_MODE=auto). Never raises for the server's failures: they are said."""
         name = self.asked(model)
-        body = {
-            "messages": [
-                {"role": "system", "content": SYSTEM_MESSAGE},
-                {"role": "user", "content": PROBE_PROMPT},
-            ],
+        body: dict[str, Any] = {
+            "messages": build_messages(PROBE_PROMPT),
             "tools": TOOL_SCHEMAS,
             "tool_choice": "required",
-            **self._model_args(model),
+            "model": name,
+            **answer_limit(name, PROBE_TOKENS),
         }
+        probe = await self._on_own_loop(self._probe(name, body))
+        if probe.answered and not probe.tool_call and self._tool_mode == "auto":
+            self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
+        return probe
 
-        async def probe() -> bool | None:
+    async def _probe(self, name: str, body: dict[str, Any]) -> Probe:
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        refused_stream = ""
+        for ask in (streamed, body):
             try:
                 async with asyncio.timeout(self._attempts.timeout):
-                    async with self._request(body, False) as response:
-                        completion = parse_completion(
-                            response.content, response.headers.get("content-type", "")
-                        )
-            except Exception as exc:  # any failure: the probe says nothing, the calls will
-                log.info("the tool call probe of %r failed: %s", name, type(exc).__name__)
-                return None
-            return bool(reply_of(completion, 0.0).calls)
+                    async with self._request(ask, ask is streamed) as response:
+                        kind = response.headers.get("content-type", "")
+                        if kind.startswith("text/event-stream"):
+                            assembler, sse = ReplyAssembler(), SseData(parse_chunks)
+                            async for data in _reads(response):
+                                assembler.feed(sse.feed(data), checked=True)
+                            ended = assembler.end(0.0)[-1]
+                            assert isinstance(ended, ReplyEnded)
+                            reply = ended.reply
+                        else:
+                            reply = reply_of(parse_completion(await response.aread(), kind), 0.0)
+            except openai.APIStatusError as exc:
+                if refuses_model(exc, name):
+                    return Probe(failed=what_failed(exc, "the server", "the model"), absent=True)
+                if ask is streamed and refuses_streaming(exc):
+                    refused_stream = what_failed(exc, "the server", "the model")
+                    continue
+                return Probe(failed=what_failed(exc, "the server", "the model"))
+            except openai.APIError as exc:
+                return Probe(failed=what_failed(exc, "the server", "the model"))
+            except TimeoutError:
+                return Probe(failed=f"no answer in {self._attempts.timeout:g} s (OPENAI_TIMEOUT)")
+            except Exception as exc:  # a body that is no completion, a broken stream
+                return Probe(failed=str(exc) or type(exc).__name__)
+            return Probe(
+                answered=True,
+                tool_call=bool(reply.calls),
+                streamed=ask is streamed and kind.startswith("text/event-stream"),
+                usage=reply.prompt_tokens is not None,
+                refused_stream=refused_stream,
+            )
+        raise AssertionError("unreachable: the whole request returns")
 
-        honoured = await self._on_own_loop(probe())
-        if honoured is False and self._tool_mode == "auto":
-            self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
-        return honoured
+    async def takes_images(self, model: str | None = None) -> bool | None:
+        """Whether the server takes an image part for the model (a one-pixel PNG, an answer
+        of one token); None when the call failed otherwise. A refusal is remembered."""
+        name = self.asked(model)
+        parts = [{"type": "image_url", "image_url": {"url": PROBE_IMAGE}}]
+        body = {"messages": build_messages("Say ok.", parts), "model": name,
+                **answer_limit(name, 1)}  # fmt: skip
+
+        async def ask() -> bool | None:
+            try:
+                async with asyncio.timeout(self._attempts.timeout):
+                    async with self._request(body, False):
+                        return True
+            except openai.APIStatusError as exc:
+                if refuses_images(exc):
+                    self.limits.refuse_images(name)
+                    return False
+                return None
+            except Exception:  # unreachable, too slow: the probe says nothing
+                return None
+
+        return await self._on_own_loop(ask())
 
     def asked(self, model: str | None) -> str:
         """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""

@@ -26,3 +26,15 @@ class ModelOptions:
     temperature: float | None = None  # None: the service's default (`assistant eval` sets it)
     instructions: str | None = None  # None: SYSTEM_MESSAGE (`assistant eval` may replace it)
     tool_mode: ToolMode = "auto"
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the app's settings ask of the server (from ASSISTANT_*: the model room does not
+    read the settings)."""
+
+    context_tokens: int
+    answer_tokens: int
+    stream: bool
+    images: bool
+    tool_mode: str
