@@ -76,6 +76,14 @@ class Assistant:
         one without a token (installs, token refreshes)."""
         return self.app.client
 
+    async def model_summary(self) -> str:
+        """The model check's one-line summary (its findings applied to the model client)."""
+        try:
+            findings = await model_findings(self.settings, self.model, self.store)
+        except Exception as exc:  # never the caller's failure
+            return f"model check of {self.model.where}: not made ({type(exc).__name__})"
+        return summary(self.model.where, findings)
+
     def check_model_server(self, out: TextIO) -> None:
         """Print the model check's one-line summary when it is done (`assistant check`,
         ASSISTANT_MODEL_CHECK=on): in the background, so it never delays the start, and never
@@ -85,12 +93,7 @@ class Assistant:
             return
 
         async def check() -> None:
-            try:
-                line = summary(self.model.where, await model_findings(self.settings, self.model,
-                                                                      self.store))  # fmt: skip
-            except Exception as exc:  # never the start's failure
-                line = f"model check of {self.model.where}: not made ({type(exc).__name__})"
-            print(line, file=out, flush=True)
+            print(await self.model_summary(), file=out, flush=True)
 
         task = asyncio.create_task(check())
         self.background.add(task)

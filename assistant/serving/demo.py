@@ -19,12 +19,11 @@ from typing import TextIO, cast
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from assistant.app import Assistant, create_assistant, model_findings
+from assistant.app import Assistant, create_assistant
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.events.requests import event_callback, signed_event_request
-from assistant.model.check import summary
 from assistant.settings import Settings, load_settings
 from context.storage import ThreadKey
 
@@ -109,8 +108,7 @@ async def _play(settings: Settings, slack: FakeSlack, trace: TextIO, real: bool)
     timeout = REAL_RUN_TIMEOUT if real else RUN_TIMEOUT
     try:
         if real:  # what the server does, said and applied before the first question
-            findings = await model_findings(settings, assistant.model, None)
-            print(summary(assistant.model.where, findings), file=sys.stderr, flush=True)
+            print(await assistant.model_summary(), file=sys.stderr, flush=True)
         parent, moment = None, 0.0
         for said in CONVERSATION:
             text = f"<@{ids.BOT_USER_ID}> {said.text}" if said.mention else said.text

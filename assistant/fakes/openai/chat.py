@@ -186,10 +186,11 @@ def _completion(
     response: Completion,
     body: dict[str, Any],
     previous: list[dict[str, Any]],
-    server: ServerRefusals,
+    server: ServerRefusals | None = None,
 ) -> dict[str, Any]:
     prompt = _prompt_text(body)
-    prompt_tokens = server.prompt_tokens(body)  # as the server it plays counts them
+    # As the server it plays counts them (by default, 4 characters a token).
+    prompt_tokens = (server or ServerRefusals()).prompt_tokens(body)
     completion_tokens = max(1, len(json.dumps(response.message)) // _CHARS_PER_TOKEN)
     usage = response.usage or {
         "prompt_tokens": prompt_tokens,
