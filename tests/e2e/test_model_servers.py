@@ -215,7 +215,7 @@ def test_a_model_that_refuses_images_is_asked_without_them_from_then_on(
     assert system_texts(log2) == []
 
 
-@pytest.mark.parametrize("kind", ["llama.cpp", "vllm"])
+@pytest.mark.parametrize("kind", ["llama.cpp", "vllm", "ollama"])
 def test_the_window_a_server_tells_is_read_before_the_first_prompt(make_app, slack, model, kind):
     app = make_app(assistant_answer_tokens=500)
     model.server.kind, model.server.chars_per_token = kind, 4.0
@@ -233,7 +233,8 @@ def test_a_server_that_tells_no_window_is_asked_once_and_nothing_fails(make_app,
     answered_log(app, slack, say(slack, "hello"))
     answered_log(app, slack, say(slack, "again"))
     assert len(model.requests) == 2
-    assert model.server.window_questions == 2  # /props, then /v1/models, for the one model
+    # /props, /v1/models, then /api/show, for the one model
+    assert model.server.window_questions == 3
     assert app.assistant.model.limits.window(MODEL) is None  # nor counts more than the estimate
 
 

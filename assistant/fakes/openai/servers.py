@@ -10,6 +10,8 @@ server it plays.
   "type": "exceed_context_size_error", "n_prompt_tokens": N, "n_ctx": M}}`, and HTTP 500
   `{"error": {"code": 500, "message": "image input is not supported - hint: if this is
   unexpected, you may need to provide the mmproj", "type": "server_error"}}`.
+- `"ollama"`: it refuses no prompt (Ollama shortens one longer than its window itself); it
+  tells `num_ctx` in `POST /api/show`'s `parameters` with `tells_window`.
 - `"vllm"`: HTTP 400 `{"object": "error", "message": "This model's maximum context length is M
   tokens. However, you requested T tokens (N in the messages, C in the completion). Please
   reduce the length of the messages or completion.", "type": "BadRequestError", "param": null,
@@ -42,7 +44,7 @@ from aiohttp import web
 
 from assistant.fakes.openai.responses import Completion
 
-ServerKind = Literal["openai", "llama.cpp", "vllm"]
+ServerKind = Literal["openai", "llama.cpp", "vllm", "ollama"]
 
 LLAMA_NO_IMAGES = (
     "image input is not supported - hint: if this is unexpected, you may need to provide the mmproj"
@@ -67,8 +69,22 @@ class ServerRefusals:
 
     def routes(self) -> list[web.RouteDef]:
         """Where the server tells its window: llama.cpp's `GET /props`, vLLM's `GET
-        /v1/models` (each only for its kind, and only with `tells_window`)."""
-        return [web.get("/props", self._props), web.get("/v1/models", self._models)]
+        /v1/models`, Ollama's `POST /api/show` (each only for its kind, and only with
+        `tells_window`)."""
+        return [web.get("/props", self._props), web.get("/v1/models", self._models),
+                web.post("/api/show", self._show)]  # fmt: skip
+
+    async def _show(self, request: web.Request) -> web.Response:
+        self.window_questions += 1
+        if self.kind != "ollama":
+            return web.json_response({"detail": "Not Found"}, status=404)
+        # Ollama's answer: the Modelfile's parameters as text, num_ctx among them when set.
+        parameters = "temperature 0.7"
+        if self.tells_window and self.context_tokens is not None:
+            parameters += f"\nnum_ctx {self.context_tokens}"
+        info = {"general.architecture": "qwen2", "qwen2.context_length": 32768}
+        return web.json_response({"parameters": parameters, "model_info": info,
+                                  "capabilities": ["completion", "tools"]})  # fmt: skip
 
     async def _props(self, request: web.Request) -> web.Response:
         self.window_questions += 1
@@ -89,7 +105,7 @@ class ServerRefusals:
         """The refusal of a request (its parsed body), or None when it is served."""
         if not self.images and _has_images(body):
             return self._no_images()
-        if self.context_tokens is None:
+        if self.context_tokens is None or self.kind == "ollama":
             return None
         prompt = self.prompt_tokens(body)
         answer = body.get("max_tokens") or body.get("max_completion_tokens") or 0
