@@ -23,7 +23,7 @@ from assistant.model.attempts import (
     refuses_model,
     what_failed,
 )
-from assistant.model.completion import ModelReply, parse_completion, reply_of
+from assistant.model.completion import ModelReply, NotACompletion, parse_completion, reply_of
 from assistant.model.handoff import Handoff
 from assistant.model.instructions import SYSTEM_MESSAGE
 from assistant.model.json_mode import JSON_MODE_NOTE, RESPONSE_FORMAT, calls_from_json
@@ -319,8 +319,10 @@ class ModelClient:
                 return Probe(failed=what_failed(exc, "the server", "the model"))
             except TimeoutError:
                 return Probe(failed=f"no answer in {self._attempts.timeout:g} s (OPENAI_TIMEOUT)")
-            except Exception as exc:  # a body that is no completion, a broken stream
-                return Probe(failed=str(exc) or type(exc).__name__)
+            except NotACompletion as exc:
+                return Probe(failed=f"the server answered with {exc}, not a chat completion")
+            except Exception as exc:  # a broken stream: its name, never its text (a URL)
+                return Probe(failed=type(exc).__name__)
             return Probe(
                 answered=True,
                 tool_call=bool(reply.calls),
