@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from slack_bolt.async_app import AsyncApp
@@ -19,6 +20,7 @@ from assistant.intake.link_access import LinkAccess
 from assistant.intake.message_content import MessageContent
 from assistant.intake.stops import StopButton
 from assistant.mcp.servers import McpServers
+from assistant.model.check import Finding, check_models, summary
 from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
@@ -71,6 +73,7 @@ class Assistant:
     identity: BotIdentity | None  # None: installed through OAuth, each workspace's own
     telemetry: Telemetry | None = None  # when the OTEL_* variables ask for it
     mcp: McpServers | None = None  # ASSISTANT_MCP_FILE's servers, when it names any
+    background: set[asyncio.Task[None]] = field(default_factory=set)  # the model check
 
     @property
     def client(self) -> AsyncWebClient:
@@ -78,7 +81,33 @@ class Assistant:
         one without a token (installs, token refreshes)."""
         return self.app.client
 
+    async def model_summary(self) -> str:
+        """The model check's one-line summary (its findings applied to the model client)."""
+        try:
+            findings = await model_findings(self.settings, self.model, self.store)
+        except Exception as exc:  # never the caller's failure
+            return f"model check of {self.model.where}: not made ({type(exc).__name__})"
+        return summary(self.model.where, findings)
+
+    def check_model_server(self, out: TextIO) -> None:
+        """Print the model check's one-line summary when it is done (`assistant check`,
+        ASSISTANT_MODEL_CHECK=on): in the background, so it never delays the start, and never
+        failing it. What it finds applies at once (a model found to ignore tool_choice is
+        asked as JSON)."""
+        if self.settings.assistant_model_check == "off":
+            return
+
+        async def check() -> None:
+            print(await self.model_summary(), file=out, flush=True)
+
+        task = asyncio.create_task(check())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
     async def close(self) -> None:
+        for task in list(self.background):
+            task.cancel()
+        await asyncio.gather(*self.background, return_exceptions=True)
         if self.scheduler is not None:
             await self.scheduler.stop()
         await self.channel_names.close()
@@ -93,6 +122,22 @@ class Assistant:
         self.store.close()
         if self.telemetry is not None:  # what is queued is exported (the SDK's timeouts)
             await asyncio.to_thread(self.telemetry.providers.shutdown)
+
+
+def models_in_use(settings: Settings, store: Store | None) -> Sequence[str]:
+    """ASSISTANT_MODEL, then every other model a channel's or a workspace's settings name
+    (in `store`, when there is one)."""
+    configs = store.channel_configs() if store is not None else []
+    named = [config.model for config in configs if config.model]
+    return list(dict.fromkeys([settings.assistant_model, *named]))
+
+
+async def model_findings(
+    settings: Settings, client: ModelClient, store: Store | None
+) -> list[Finding]:
+    """`assistant check`'s findings for every model in use, on the configured server."""
+    models = await asyncio.to_thread(models_in_use, settings, store)
+    return await check_models(client, models, settings.model_wanted())
 
 
 def create_assistant(

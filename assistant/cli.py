@@ -11,6 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from assistant.commands import (
     CliError,
     channels,
+    check,
     demo,
     eval,
     logs,
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, usage, channels, slack, replay, eval, demo):
+    for group in (logs, threads, usage, channels, slack, check, replay, eval, demo):
         group.register(commands)
     return parser
 

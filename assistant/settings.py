@@ -23,7 +23,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from assistant.i18n.words import ENGLISH, LOCALES, Words
 from assistant.mcp.config import ServerConfig
 from assistant.mcp_file import read_mcp_file
-from assistant.model.options import ModelOptions
+from assistant.model.options import ModelOptions, ToolMode, Wanted
 from assistant.panel_settings import (
     DEFAULT_GREETING,
     DEFAULT_LOADING_MESSAGES,
@@ -150,6 +150,9 @@ class Settings(ChannelSettings):
     assistant_max_prompt_image_bytes: int = Field(default=12 * 1024 * 1024, ge=1024)
     assistant_transcription_model: str = "whisper-1"
     assistant_stream: Literal["auto", "off"] = "auto"
+    assistant_tool_mode: ToolMode = "auto"
+    # `serve` and `run` check the model server at start (`assistant check`'s summary).
+    assistant_model_check: Literal["on", "off"] = "on"
     assistant_answer_followups: bool = True
     assistant_answer_bots: bool = False
     # Slack's search as a tool (searchSlack), where a channel's settings do not say: off unless
@@ -290,6 +293,17 @@ class Settings(ChannelSettings):
             model=self.assistant_model,
             transcription_model=self.assistant_transcription_model,
             answer_tokens=self.assistant_answer_tokens,
+            tool_mode=self.assistant_tool_mode,
+        )
+
+    def model_wanted(self) -> Wanted:
+        """What the settings ask of the model server (`assistant check`)."""
+        return Wanted(
+            context_tokens=self.assistant_context_tokens,
+            answer_tokens=self.assistant_answer_tokens,
+            stream=self.assistant_stream == "auto",
+            images=self.assistant_max_images > 0,
+            tool_mode=self.assistant_tool_mode,
         )
 
     def slack_search(self) -> SearchDefault:

@@ -168,7 +168,11 @@ class InstantModel:
         self.encode: list[float] = []
 
     async def next_step(
-        self, prompt_text: str, images: object = (), model: str | None = None
+        self,
+        prompt_text: str,
+        images: object = (),
+        model: str | None = None,
+        estimate: int | None = None,
     ) -> ModelReply:
         self.clock.model_called(time.perf_counter())
         started = time.perf_counter()

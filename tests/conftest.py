@@ -14,6 +14,7 @@ from sqlalchemy.exc import OperationalError
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from context.storage import Store, database_url, open_store
+from context.tokens import counter_for
 from tests.harness import RunningApp, app_settings
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -131,6 +132,9 @@ def slack():
 @pytest.fixture
 def model():
     with FakeOpenAI() as fake:
+        # It counts the prompt's tokens as OpenAI does for the tests' model (a test playing
+        # another server sets `chars_per_token`): its usage calibrates nothing unless asked to.
+        fake.server.chars_per_token, fake.server.tokenizer = None, counter_for("gpt-4o-mini").count
         yield fake
     # Every request the app made must fit the openai package's own request types.
     assert fake.invalid_requests == [], fake.invalid_requests

@@ -44,6 +44,8 @@ def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra
         "database_url": database_url,
         # Answers are posted whole unless a test streams them (tests/e2e/test_streaming.py).
         "assistant_stream": "off",
+        # No model check at start: its probe would take a scripted answer (test_check.py).
+        "assistant_model_check": "off",
     }
     return load_settings("http", _env_file=None, **{**values, **extra})
 

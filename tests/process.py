@@ -31,7 +31,9 @@ def clean_env(**env: str) -> dict[str, str]:
         if not name.startswith(prefixes) and name not in names
     }
     # Answers posted whole unless a test streams (tests/e2e/test_streaming.py sets it).
-    defaults = {"PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "ASSISTANT_STREAM": "off"}
+    # No model check at start either: its probe would take a scripted answer.
+    defaults = {"PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "ASSISTANT_STREAM": "off",
+                "ASSISTANT_MODEL_CHECK": "off"}  # fmt: skip
     return {**base, **defaults, **env}
 
 

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from assistant.commands import CliError
 from assistant.settings import SettingsError, load_store_settings
 from context.storage import database_url
 from context.urls import shown_url
+
+if TYPE_CHECKING:
+    from assistant.serving.demo import RealModel
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -23,6 +29,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "in the store, for threads, show, export and replay. Needs no Slack or OpenAI "
         "variable, and never uses them.",
     )
+    demo.add_argument(
+        "--model-url",
+        metavar="URL",
+        help="play the conversation against this OpenAI-compatible server (its /v1 URL: "
+        "llama.cpp, vLLM, Ollama…) instead of the scripted model; OPENAI_API_KEY is sent "
+        "when set; needs --model",
+    )
+    demo.add_argument("--model", metavar="NAME", help="the model to ask, with --model-url")
     demo.add_argument(
         "--database",
         metavar="URL",
@@ -53,13 +67,34 @@ def _told(url: str) -> tuple[str, str]:
     return "", f"With DATABASE_URL set to the store at {shown_url(parsed)} (its URL in full), "
 
 
+def _real_model(args: argparse.Namespace) -> RealModel | None:
+    """The server `--model-url` and `--model` name, checked; None for the scripted model."""
+    from assistant.serving.demo import RealModel
+
+    if args.model_url is None and args.model is None:
+        return None
+    if args.model_url is None or not args.model:
+        raise CliError("--model-url and --model go together")
+    try:
+        parsed = urlsplit(args.model_url)
+        host = parsed.hostname
+    except ValueError:  # a port that is no number, brackets unclosed
+        host = None
+    if host is None or parsed.scheme not in ("http", "https"):
+        # Never the URL itself: it may hold a key.
+        raise CliError("--model-url: not an http(s) URL with a host (such as http://host:8080/v1)")
+    key = os.environ.get("OPENAI_API_KEY") or "no-key"  # local servers take any
+    return RealModel(args.model_url, args.model, key)
+
+
 def run_demo(args: argparse.Namespace) -> int:
     from assistant.serving.demo import DemoError
     from assistant.serving.demo import run_demo as play
 
+    real = _real_model(args)
     url, tell = _database(args.database)
     try:
-        played = play(url, sys.stdout)
+        played = play(url, sys.stdout, real)
     except SettingsError as exc:
         raise CliError(f"the settings are wrong:\n{exc}") from None
     except DemoError as exc:

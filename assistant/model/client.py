@@ -9,6 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -23,13 +24,15 @@ from assistant.model.attempts import (
     refuses_model,
     what_failed,
 )
-from assistant.model.completion import ModelReply, parse_completion, reply_of
+from assistant.model.completion import ModelReply, NotACompletion, parse_completion, reply_of
 from assistant.model.handoff import Handoff
+from assistant.model.instructions import SYSTEM_MESSAGE
+from assistant.model.json_mode import JSON_MODE_NOTE, calls_from_json, response_format
 from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
-from assistant.model.server_errors import refuses_streaming, server_said
+from assistant.model.server_errors import refuses_images, refuses_streaming, server_said
 from assistant.model.server_window import window_of
 from assistant.model.sse import SseData
 from assistant.model.stream import (
@@ -46,6 +49,34 @@ from context.urls import shown_url
 T = TypeVar("T")
 
 log = logging.getLogger(__name__)
+
+IGNORED_TOOL_CHOICE = 'answered in plain text where tool_choice "required" asked for a tool call'
+# The probe's request (`ModelClient.probe`): a log of one message that needs a tool call, as
+# the app's prompts do, answered within PROBE_TOKENS.
+PROBE_PROMPT = (
+    '[{"index":0,"turn":0,"timestamp":"2026-01-01T00:00:00Z","role":"user",'
+    '"content":{"userid":"<@U0PROBE>","text":"Say hello."}}]'
+)
+PROBE_TOKENS = 256
+# A PNG of one white pixel, for `ModelClient.takes_images`.
+PROBE_IMAGE = (
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4//8/"
+    "AAX+Av4N70a4AAAAAElFTkSuQmCC"
+)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a server did with the probe (`ModelClient.probe`)."""
+
+    answered: bool = False
+    failed: str = ""  # what went wrong, when it did not answer
+    absent: bool = False  # it refused the model itself
+    tool_call: bool = False  # it answered with a tool call, as tool_choice "required" asks
+    streamed: bool = False
+    usage: bool = False  # it reported the prompt's tokens
+    refused_stream: str = ""  # what it said refusing to stream the probe
+
 
 # A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
 HANDOFF_PAUSE = 0.05
@@ -83,6 +114,7 @@ class ModelClient:
         self._answer_tokens = options.answer_tokens
         self._temperature = options.temperature
         self._instructions = options.instructions
+        self._tool_mode = options.tool_mode
         # OPENAI_TIMEOUT bounds each attempt of a call, request to last byte, and the retries
         # are made with it (assistant/model/attempts.py): the client makes one per request.
         self._attempts = Attempts(options.timeout, options.max_retries)
@@ -137,9 +169,13 @@ class ModelClient:
         images: Sequence[ImagePart] = (),
         model: str | None = None,
         tools: Tools = TOOL_SCHEMAS,
+        estimate: int | None = None,
     ) -> ModelReply:
         """Ask the model for its next tool calls on the log as it is now. `model`: the
-        channel's, instead of ASSISTANT_MODEL; `tools`: the schemas of the tools offered."""
+        channel's, instead of ASSISTANT_MODEL; `tools`: the schemas of the tools offered;
+        `estimate`: the request's tokens by the budget's counter, which the server's count of
+        them calibrates (`ModelLimits`)."""
+        learn = self._learning(images, model, estimate)
         watch = self._watch(prompt_text, model, streamed=False)
         try:
             reply = await self._on_own_loop(self._next_step(prompt_text, images, model, tools))
@@ -149,6 +185,7 @@ class ModelClient:
             raise
         if watch is not None:
             watch.ended(reply)
+        learn(reply)
         return reply
 
     async def stream_step(
@@ -157,10 +194,12 @@ class ModelClient:
         images: Sequence[ImagePart] = (),
         model: str | None = None,
         tools: Tools = TOOL_SCHEMAS,
+        estimate: int | None = None,
     ) -> AsyncIterator[StepEvent]:
         """Ask the model for its next tool calls, streamed: each call as it starts, the
         pieces of its arguments, each call once complete, then the whole reply. A server that
         does not stream gives the same events once its whole answer is in. Raises ModelError."""
+        learn = self._learning(images, model, estimate)
         handoff: Handoff[StepEvent] = Handoff(asyncio.get_running_loop(), HANDOFF_PAUSE)
 
         def emit(events: list[StepEvent]) -> None:
@@ -181,6 +220,8 @@ class ModelClient:
             async for event in handoff.receive():
                 if watch is not None:
                     _watched(watch, event)
+                if isinstance(event, ReplyEnded):
+                    learn(event.reply)
                 yield event
         except BaseException as exc:
             if watch is not None:
@@ -251,6 +292,113 @@ class ModelClient:
 
         return await self._run(attempt, model=self._model)
 
+    def _learning(
+        self, images: Sequence[ImagePart], model: str | None, estimate: int | None
+    ) -> Callable[[ModelReply], None]:
+        """What a reply teaches about the model's server: how it counts tokens, from the
+        prompt tokens of a request of `estimate` tokens (not when it carries images: the
+        server counts them too); whether it ignores tool_choice, from a reply in plain text
+        to a request that required a tool call (ASSISTANT_TOOL_MODE=auto only)."""
+        name = self.asked(model)
+        calibrating = estimate is not None and not (images and self.limits.takes_images(name))
+        detecting = self._tool_mode == "auto" and not self.in_json(name)
+
+        def learn(reply: ModelReply) -> None:
+            if calibrating and estimate is not None and reply.prompt_tokens is not None:
+                self.limits.calibrate(name, reply.prompt_tokens, estimate)
+            if detecting and not reply.calls and (reply.text or "").strip():
+                self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
+
+        return learn
+
+    def in_json(self, model: str) -> bool:
+        """Whether `model` is asked in the constrained mode (assistant/model/json_mode.py)."""
+        if self._tool_mode == "auto":
+            return self.limits.answers_in_json(model)
+        return self._tool_mode == "json"
+
+    async def probe(self, model: str | None = None) -> Probe:
+        """One short call that requires a tool call, streamed with usage (asked again whole
+        when the server refuses to stream it): what the server does with it. A server that
+        answers it in plain text is asked in the constrained mode from then on
+        (ASSISTANT_TOOL_MODE=auto). Never raises for the server's failures: they are said."""
+        name = self.asked(model)
+        body: dict[str, Any] = {
+            "messages": build_messages(PROBE_PROMPT),
+            "tools": TOOL_SCHEMAS,
+            "tool_choice": "required",
+            "model": name,
+            **answer_limit(name, PROBE_TOKENS),
+        }
+        probe = await self._on_own_loop(self._probe(name, body))
+        if probe.answered and not probe.tool_call and self._tool_mode == "auto":
+            self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
+        return probe
+
+    async def _probe(self, name: str, body: dict[str, Any]) -> Probe:
+        streamed = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        refused_stream = ""
+        for ask in (streamed, body):
+            try:
+                async with asyncio.timeout(self._attempts.timeout):
+                    async with self._request(ask, ask is streamed) as response:
+                        kind = response.headers.get("content-type", "")
+                        if kind.startswith("text/event-stream"):
+                            assembler, sse = ReplyAssembler(), SseData(parse_chunks)
+                            async for data in _reads(response):
+                                assembler.feed(sse.feed(data), checked=True)
+                            ended = assembler.end(0.0)[-1]
+                            assert isinstance(ended, ReplyEnded)
+                            reply = ended.reply
+                        else:
+                            reply = reply_of(parse_completion(await response.aread(), kind), 0.0)
+            except openai.APIStatusError as exc:
+                if refuses_model(exc, name):
+                    return Probe(failed=what_failed(exc, "the server", "the model"), absent=True)
+                if ask is streamed and refuses_streaming(exc):
+                    refused_stream = what_failed(exc, "the server", "the model")
+                    continue
+                return Probe(failed=what_failed(exc, "the server", "the model"))
+            except openai.APIError as exc:
+                return Probe(failed=what_failed(exc, "the server", "the model"))
+            except TimeoutError:
+                return Probe(failed=f"no answer in {self._attempts.timeout:g} s (OPENAI_TIMEOUT)")
+            except NotACompletion as exc:
+                return Probe(failed=f"the server answered with {exc}, not a chat completion")
+            except Exception as exc:  # a broken stream: its name, never its text (a URL)
+                return Probe(failed=type(exc).__name__)
+            return Probe(
+                answered=True,
+                tool_call=bool(reply.calls),
+                streamed=ask is streamed and kind.startswith("text/event-stream"),
+                usage=reply.prompt_tokens is not None,
+                refused_stream=refused_stream,
+            )
+        raise AssertionError("unreachable: the whole request returns")
+
+    async def takes_images(self, model: str | None = None) -> bool | None:
+        """Whether the server takes an image part for the model (a one-pixel PNG, an answer
+        of one token); None when the call failed otherwise. A refusal is remembered."""
+        name = self.asked(model)
+        parts = [{"type": "image_url", "image_url": {"url": PROBE_IMAGE}}]
+        body = {"messages": build_messages("Say ok.", parts), "model": name,
+                **answer_limit(name, 1)}  # fmt: skip
+
+        async def ask() -> bool | None:
+            try:
+                async with asyncio.timeout(self._attempts.timeout):
+                    async with self._request(body, False):
+                        return True
+            except openai.APIStatusError as exc:
+                if refuses_images(exc):
+                    self.limits.refuse_images(name)
+                    return False
+                return None
+            except Exception:  # unreachable, too slow: the probe says nothing
+                return None
+
+        return await self._on_own_loop(ask())
+
     def asked(self, model: str | None) -> str:
         """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""
         return self._model if model is None else model
@@ -271,6 +419,7 @@ class ModelClient:
         started = time.perf_counter()
 
         body = self._body(prompt_text, images, model, tools)
+        in_json = "response_format" in body
 
         async def attempt() -> ModelReply:
             async with self._request(body, False) as response:
@@ -278,7 +427,8 @@ class ModelClient:
                 completion = parse_completion(
                     response.content, response.headers.get("content-type", "")
                 )
-            return reply_of(completion, (time.perf_counter() - started) * 1000)
+            reply = reply_of(completion, (time.perf_counter() - started) * 1000)
+            return calls_from_json(reply) if in_json else reply
 
         return await self._run(attempt, model=body["model"])
 
@@ -305,7 +455,8 @@ class ModelClient:
     ) -> None:
         started = time.perf_counter()
         asked = self.asked(model)
-        if not self.limits.streams(asked):
+        if not self.limits.streams(asked) or self.in_json(asked):
+            # The constrained mode's JSON is read once whole: its text is no post to stream.
             emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
@@ -364,12 +515,17 @@ class ModelClient:
     def _body(
         self, prompt_text: str, images: Sequence[ImagePart], model: str | None, tools: Tools
     ) -> dict[str, Any]:
-        if images and not self.limits.takes_images(self.asked(model)):
+        name = self.asked(model)
+        if images and not self.limits.takes_images(name):
             images = ()  # it said it takes none: the log's markers stand for them
+        instructions = self._instructions or SYSTEM_MESSAGE
+        asking: dict[str, Any] = {"tools": tools, "tool_choice": "required"}
+        if self.in_json(name):
+            instructions = f"{instructions}\n\n{JSON_MODE_NOTE}"
+            asking = {"response_format": response_format(tools)}
         return {
-            "messages": build_messages(prompt_text, images, *filter(None, [self._instructions])),
-            "tools": tools,
-            "tool_choice": "required",
+            "messages": build_messages(prompt_text, images, instructions),
+            **asking,
             **self._model_args(model),
             **({"temperature": self._temperature} if self._temperature is not None else {}),
         }

@@ -11,13 +11,23 @@ from dataclasses import dataclass, field
 log = logging.getLogger(__name__)
 
 
+# Calibration from the prompt tokens a server reports: how far one call's ratio moves the
+# learned one when it is lower (a higher one is taken at once: the budget must hold), and the
+# bound past which a ratio says more about the request (images, a template's own text) than
+# about the tokenizer.
+CALIBRATION_EASING = 0.25
+MAX_SCALE = 4.0
+MIN_CALIBRATION_TOKENS = 200  # a smaller prompt is mostly the fixed part: its ratio is noise
+
+
 @dataclass(frozen=True)
 class ServerWindow:
-    """The context window a server named for a model, in its tokens, and how many of our
-    estimate's tokens one of them is worth (above 1 when the estimate undercounts the model's
-    tokenizer: the log's budget is cut by as much)."""
+    """The context window a server named for a model, in its tokens (None: it named none, the
+    configured one holds), and how many tokens the server counts for each of our estimate's
+    (above 1 when the estimate undercounts the model's tokenizer: the log's budget is cut by as
+    much)."""
 
-    tokens: int
+    tokens: int | None
     scale: float = 1.0
 
 
@@ -28,7 +38,9 @@ class ModelLimits:
 
     _whole: set[str] = field(default_factory=set)
     _no_images: set[str] = field(default_factory=set)
-    _windows: dict[str, ServerWindow] = field(default_factory=dict)
+    _json: set[str] = field(default_factory=set)  # asked in the constrained mode (json_mode.py)
+    _windows: dict[str, int] = field(default_factory=dict)
+    _scales: dict[str, float] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def streams(self, model: str) -> bool:
@@ -45,6 +57,22 @@ class ModelLimits:
                 why, model,
             )  # fmt: skip
 
+    def answers_in_json(self, model: str) -> bool:
+        with self._lock:
+            return model in self._json
+
+    def ask_in_json(self, model: str, why: str) -> None:
+        """From now on `model` is asked for its tool call in the constrained mode."""
+        with self._lock:
+            first = model not in self._json
+            self._json.add(model)
+        if first:
+            log.warning(
+                "the model service %s for %r; asking that model for its tool calls as JSON "
+                "(response_format) from now on (ASSISTANT_TOOL_MODE=tools keeps tool calls)",
+                why, model,
+            )  # fmt: skip
+
     def takes_images(self, model: str) -> bool:
         with self._lock:
             return model not in self._no_images
@@ -57,13 +85,44 @@ class ModelLimits:
         return first
 
     def window(self, model: str) -> ServerWindow | None:
+        """The window named for `model` and the scale learned for it; None when neither is."""
         with self._lock:
-            return self._windows.get(model)
+            tokens, scale = self._windows.get(model), self._scales.get(model)
+        scale = 1.0 if scale is None else scale
+        if tokens is None and scale == 1.0:
+            return None
+        return ServerWindow(tokens, scale)
 
     def remember_window(self, model: str, window: ServerWindow) -> None:
+        """The smaller window and the larger correction hold."""
         with self._lock:
-            known = self._windows.get(model)
-            if known is not None:  # the smaller window and the larger correction hold
-                tokens = min(known.tokens, window.tokens)
-                window = ServerWindow(tokens, max(known.scale, window.scale))
-            self._windows[model] = window
+            if window.tokens is not None:
+                known = self._windows.get(model)
+                self._windows[model] = window.tokens if known is None else min(known, window.tokens)
+            self._scales[model] = max(self._scales.get(model, 1.0), window.scale)
+
+    def calibrate(self, model: str, server_tokens: int, estimate: int) -> float | None:
+        """Learns from one call's prompt, `estimate` of our tokens that the server counted as
+        `server_tokens`, how many of ours one of its tokens is worth: never below 1 (the
+        estimate's own count stands when it counts more), at most MAX_SCALE, a higher ratio
+        taken at once and a lower one eased into. The scale now, or None when the call
+        taught nothing (too small a prompt, a count out of bounds)."""
+        if estimate < MIN_CALIBRATION_TOKENS or server_tokens <= 0:
+            return None
+        ratio = server_tokens / estimate
+        if ratio > MAX_SCALE:
+            return None
+        ratio = max(1.0, ratio)
+        with self._lock:
+            known = self._scales.get(model)
+            if known is None or ratio >= known:
+                scale = ratio
+            else:
+                scale = known + CALIBRATION_EASING * (ratio - known)
+            self._scales[model] = scale
+        if known is None and scale > 1.0:
+            log.info(
+                "the model server counts %.2f tokens for each of the estimate's for %r; "
+                "the prompt budget is cut by as much", scale, model,
+            )  # fmt: skip
+        return scale

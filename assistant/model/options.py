@@ -4,6 +4,12 @@ values (no openai import here: the settings and the CLI read this without loadin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
+
+# How tool calls are asked for (ASSISTANT_TOOL_MODE): `tools` with tool_choice "required";
+# `json`, the constrained mode (assistant/model/json_mode.py); `auto`, tools until the server
+# is found to ignore tool_choice, then json for that model.
+ToolMode = Literal["auto", "tools", "json"]
 
 
 @dataclass(frozen=True)
@@ -19,3 +25,16 @@ class ModelOptions:
     answer_tokens: int
     temperature: float | None = None  # None: the service's default (`assistant eval` sets it)
     instructions: str | None = None  # None: SYSTEM_MESSAGE (`assistant eval` may replace it)
+    tool_mode: ToolMode = "auto"
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What the app's settings ask of the server (from ASSISTANT_*: the model room does not
+    read the settings)."""
+
+    context_tokens: int
+    answer_tokens: int
+    stream: bool
+    images: bool
+    tool_mode: str

@@ -10,10 +10,11 @@ and `replay`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
@@ -30,10 +31,22 @@ from assistant.settings import Settings, load_settings
 from context.storage import ThreadKey
 
 RUN_TIMEOUT = 60.0  # seconds for one answer; the fakes answer in milliseconds
+# With a real model (`--model-url`): a CPU model under load takes minutes for an answer of
+# several calls, each bounded by OPENAI_TIMEOUT and its retries.
+REAL_RUN_TIMEOUT = 1800.0
 
 
 class DemoError(Exception):
     """The demo could not play its conversation to the end: what went wrong."""
+
+
+@dataclass(frozen=True)
+class RealModel:
+    """A model server of the person's own (`assistant demo --model-url URL --model NAME`)."""
+
+    url: str
+    name: str
+    api_key: str  # OPENAI_API_KEY when set, else a placeholder: local servers take any
 
 
 @dataclass(frozen=True)
@@ -43,11 +56,19 @@ class Played:
 
 
 def demo_settings(
-    slack: FakeSlack, model: FakeOpenAI, database_url: str, mcp_file: Path | None = None
+    slack: FakeSlack, model: FakeOpenAI | RealModel, database_url: str, mcp_file: Path | None = None
 ) -> Settings:
     """The settings of the environment (and `.env`), with Slack and the model replaced by the
-    fakes: whatever keys are set, the demo never reaches the real services. `mcp_file`: the
-    demo's MCP servers (`mcp_servers_file`), instead of any ASSISTANT_MCP_FILE."""
+    fakes (or the model by the person's own server): whatever keys are set, the demo never
+    reaches the real Slack, nor OpenAI unless asked to. `mcp_file`: the demo's MCP servers
+    (`mcp_servers_file`), instead of any ASSISTANT_MCP_FILE."""
+    where: dict[str, object]
+    if isinstance(model, RealModel):
+        where = {"openai_base_url": model.url, "openai_api_key": model.api_key,
+                 "assistant_model": model.name}  # fmt: skip
+    else:
+        where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
+                 "openai_max_retries": 0}  # fmt: skip
     return load_settings(
         "http",
         database_url=database_url,
@@ -55,13 +76,11 @@ def demo_settings(
         slack_app_token=None,
         slack_signing_secret=ids.SIGNING_SECRET,
         slack_api_url=slack.api_url,
-        openai_api_key=ids.OPENAI_API_KEY,
-        openai_base_url=model.base_url,
-        openai_max_retries=0,
         # What the conversation needs, whatever the environment says.
         assistant_answer_followups=True,
         assistant_max_steps=8,
         assistant_mcp_file=mcp_file,
+        **where,
     )
 
 
@@ -78,20 +97,33 @@ def scripted_model() -> FakeOpenAI:
     return FakeOpenAI(default=demo_reply)
 
 
-def run_demo(database_url: str, trace: TextIO) -> Played:
-    """Start the fakes, play the conversation, stop; the thread is left in the store."""
-    with FakeSlack() as slack, scripted_model() as model, TemporaryDirectory() as directory:
+def run_demo(database_url: str, trace: TextIO, real: RealModel | None = None) -> Played:
+    """Start the fakes, play the conversation, stop; the thread is left in the store.
+    `real`: the model asked instead of the scripted one."""
+    with FakeSlack() as slack, _model(real) as model, TemporaryDirectory() as directory:
         slack.add_user(BOB_ID, "bob")
         slack.conversations.public(ids.CHANNEL_ID, [ids.USER_ID, BOB_ID], name=CHANNEL_NAME)
         settings = demo_settings(slack, model, database_url, mcp_servers_file(Path(directory)))
-        return asyncio.run(_play(settings, slack, trace))
+        return asyncio.run(_play(settings, slack, trace, real is not None))
 
 
-async def _play(settings: Settings, slack: FakeSlack, trace: TextIO) -> Played:
+@contextlib.contextmanager
+def _model(real: RealModel | None) -> Iterator[FakeOpenAI | RealModel]:
+    if real is not None:
+        yield real
+        return
+    with scripted_model() as model:
+        yield model
+
+
+async def _play(settings: Settings, slack: FakeSlack, trace: TextIO, real: bool) -> Played:
     # No resuming: this store may hold other threads owed an answer, which are not the demo's.
     assistant = create_assistant(settings, trace, resume=False)
     assert assistant.scheduler is not None  # runs=True: it runs what it records
+    timeout = REAL_RUN_TIMEOUT if real else RUN_TIMEOUT
     try:
+        if real:  # what the server does, said and applied before the first question
+            print(await assistant.model_summary(), file=sys.stderr, flush=True)
         parent, moment = None, 0.0
         for said in CONVERSATION:
             text = f"<@{ids.BOT_USER_ID}> {said.text}" if said.mention else said.text
@@ -111,9 +143,9 @@ async def _play(settings: Settings, slack: FakeSlack, trace: TextIO) -> Played:
                 events.insert(0, app_mention(text, **where))
             for event in events:
                 await _deliver(assistant, event)
-            await asyncio.wait_for(assistant.scheduler.wait_idle(), RUN_TIMEOUT)
+            await asyncio.wait_for(assistant.scheduler.wait_idle(), timeout)
     except TimeoutError:
-        raise DemoError(f"no answer within {RUN_TIMEOUT:.0f} s") from None
+        raise DemoError(f"no answer within {timeout:.0f} s") from None
     finally:
         await assistant.close()
     assert parent is not None

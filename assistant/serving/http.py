@@ -53,6 +53,8 @@ def create_web_app(
     @asynccontextmanager
     async def lifespan(web: Starlette) -> AsyncIterator[None]:
         assistant = create_assistant(settings, trace, identity=identity, runs=runs)
+        if runs:  # the ingress role asks no model
+            assistant.check_model_server(sys.stderr)
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
         web.state.health = StoreHealth(assistant.store)

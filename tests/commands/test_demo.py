@@ -12,6 +12,7 @@ import pytest
 from setuptools import find_packages
 
 from assistant.fakes import FakeOpenAI, FakeSlack
+from assistant.fakes.demo import demo_reply
 from context.canonical import load_log
 from tests.cli import ROOT
 from tests.process import clean_env, run_assistant
@@ -120,3 +121,36 @@ def test_the_fakes_are_installed_with_the_package():
     assert {name for name in packages if "." not in name} == {"assistant", "context"}
     # What the fakes import is installed with the package too.
     assert any(dep.startswith("aiohttp>=") for dep in project["project"]["dependencies"])
+
+
+@pytest.mark.parametrize("tool_choice", ["honoured", "ignored"])
+def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice):
+    # The demo's model on a server of its own, as llama.cpp plays it: the demo knows it only
+    # by its URL. A server ignoring tool_choice is asked as JSON from the check on.
+    with FakeOpenAI(default=demo_reply) as server:
+        server.server.kind, server.server.tool_choice = "llama.cpp", tool_choice
+        env = clean_env(OPENAI_API_KEY="sk-local", OPENAI_BASE_URL="http://127.0.0.1:9/v1")
+        demo = run_assistant("demo", "--model-url", server.base_url, "--model", "smollm2",
+                             env=env, cwd=tmp_path)  # fmt: skip
+        asked = server.requests
+    assert demo.returncode == 0, demo.stderr
+    assert "model check of http://127.0.0.1:" in demo.stderr
+    assert {r["model"] for r in asked} == {"smollm2"}
+    calls = asked[2:]  # after the check's two probes
+    in_json = ["response_format" in r for r in calls]
+    assert in_json == [tool_choice == "ignored"] * len(calls)
+    thread = THREAD.search(demo.stderr).group(1)
+    log = load_log(run_assistant("export", thread, env=env, cwd=tmp_path).stdout).entries
+    what = [e.content.toolCall for e in log if e.role == "assistant"]
+    assert what == ["getThreadHistory", "postMessage", "finishRequest", "postMessage",
+                    "finishRequest"]  # fmt: skip
+
+
+def test_demo_model_url_needs_a_model_and_a_url(tmp_path):
+    env = clean_env()
+    alone = run_assistant("demo", "--model-url", "http://127.0.0.1:9/v1", env=env, cwd=tmp_path)
+    assert alone.returncode == 2 and "--model-url and --model go together" in alone.stderr
+    bad = run_assistant("demo", "--model-url", "ftp://u:secret@x", "--model", "m", env=env,
+                        cwd=tmp_path)  # fmt: skip
+    assert bad.returncode == 2 and "not an http(s) URL" in bad.stderr
+    assert "secret" not in bad.stderr

@@ -14,8 +14,10 @@ import pytest
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.responses import Error, Raw
 from assistant.model.client import ModelClient
+from assistant.model.json_mode import JSON_MODE_NOTE
 from assistant.model.options import ModelOptions
 from assistant.run.loop.apologies import SORRY_MODEL
+from context.tokens import counter_for
 from tests.harness import answered_log, prompt_log, script_answers
 from tests.harness import mention as say
 
@@ -213,7 +215,7 @@ def test_a_model_that_refuses_images_is_asked_without_them_from_then_on(
     assert system_texts(log2) == []
 
 
-@pytest.mark.parametrize("kind", ["llama.cpp", "vllm"])
+@pytest.mark.parametrize("kind", ["llama.cpp", "vllm", "ollama"])
 def test_the_window_a_server_tells_is_read_before_the_first_prompt(make_app, slack, model, kind):
     app = make_app(assistant_answer_tokens=500)
     model.server.kind, model.server.chars_per_token = kind, 4.0
@@ -231,5 +233,106 @@ def test_a_server_that_tells_no_window_is_asked_once_and_nothing_fails(make_app,
     answered_log(app, slack, say(slack, "hello"))
     answered_log(app, slack, say(slack, "again"))
     assert len(model.requests) == 2
-    assert model.server.window_questions == 2  # /props, then /v1/models, for the one model
-    assert app.assistant.model.limits.window(MODEL) is None
+    # /props, /v1/models, then /api/show, for the one model
+    assert model.server.window_questions == 3
+    assert app.assistant.model.limits.window(MODEL) is None  # nor counts more than the estimate
+
+
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_the_token_estimate_is_calibrated_by_the_server_s_count(make_app, slack, model, stream):
+    app = make_app(assistant_stream=stream, assistant_answer_tokens=500)
+    exact = counter_for(MODEL).count
+    # The server's tokenizer counts a fifth more than the app's estimate; it tells its window.
+    model.server.kind, model.server.tells_window = "llama.cpp", True
+    model.server.context_tokens, window = 4_000, 4_000
+    model.server.tokenizer = lambda text: exact(text) * 6 // 5
+    script_answers(model, 2)
+    answered_log(app, slack, say(slack, "hello"))  # its usage teaches the server's count
+    scale = app.assistant.model.limits.window(MODEL).scale
+    assert 1.1 < scale < 1.25
+    # A message the estimate fits whole in the window, which the server counts past it.
+    budget = app.settings.prompt_budget()
+    words = window - budget.answer - budget.fixed - 200
+    log = answered_log(app, slack, say(slack, "word " * words))
+    assert system_texts(log) == []  # never refused: the prompt was cut to the server's count
+    assert len(model.requests) == 2
+    assert "expandEntry" in prompt_log(model.requests[1])[1]["content"]["text"]
+    assert model.server.prompt_tokens(model.requests[1]) <= window
+
+
+def tool_calls_of(log: list[dict]) -> list[dict]:
+    return [e["content"] for e in log if e["role"] == "assistant"]
+
+
+def answer(text: str) -> replies.Completion:
+    return replies.tool_calls(
+        ("postMessage", {"text": text, "reasoning": "answer"}),
+        ("finishRequest", {"reasoning": "done"}),
+    )
+
+
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_a_server_that_ignores_tool_choice_is_asked_for_json_from_then_on(
+    make_app, slack, model, caplog, stream
+):
+    app = make_app(assistant_stream=stream)
+    caplog.set_level(logging.WARNING)
+    model.server.kind, model.server.tool_choice = "llama.cpp", "ignored"
+    model.script(answer("Hi there."), answer("Still here."))
+    first = answered_log(app, slack, say(slack, "hello"))
+    # The plain text is still the answer, and the log says how it came.
+    assert system_texts(first)[0].startswith("The model answered in plain text")
+    assert [c.get("text") for c in tool_calls_of(first)] == ["Hi there.", None]
+    second = answered_log(app, slack, say(slack, "are you there?"))
+    assert system_texts(second) == []
+    assert [(c["toolCall"], c.get("text")) for c in tool_calls_of(second)] == [
+        ("postMessage", "Still here."),
+        ("finishRequest", None),
+    ]
+    asked = model.requests[1:]
+    assert len(asked) == 2  # one call an answer in this mode
+    for request in asked:
+        assert "tools" not in request and "tool_choice" not in request and "stream" not in request
+        assert request["response_format"]["type"] == "json_schema"
+        assert request["messages"][0]["content"].endswith(JSON_MODE_NOTE)
+    said = [r.getMessage() for r in caplog.records if "as JSON" in r.getMessage()]
+    assert len(said) == 1 and MODEL in said[0]
+
+
+def test_the_log_is_the_same_in_both_modes(make_app, slack, model):
+    script = [
+        replies.tool_calls(("getThreadHistory", {"limit": 5, "reasoning": "look back"})),
+        answer("Found it."),
+    ]
+    logs = []
+    for mode in ("tools", "json"):
+        app = make_app(assistant_tool_mode=mode)
+        model.script(*script)
+        logs.append(tool_calls_of(answered_log(app, slack, say(slack, "what did I say?"))))
+        app.stop()
+    assert logs[0] == logs[1]
+    assert [c["toolCall"] for c in logs[1]] == ["getThreadHistory", "postMessage", "finishRequest"]
+    assert all("response_format" in r for r in model.requests[2:])
+    assert not any("response_format" in r for r in model.requests[:2])
+
+
+def test_the_tools_setting_keeps_tool_calls_whatever_the_server_answers(make_app, slack, model):
+    app = make_app(assistant_tool_mode="tools")
+    model.server.tool_choice = "ignored"
+    model.script(answer("One."), answer("Two."))
+    answered_log(app, slack, say(slack, "hello"))
+    answered_log(app, slack, say(slack, "again"))
+    assert all(r["tool_choice"] == "required" for r in model.requests)
+    assert not app.assistant.model.in_json(MODEL)
+
+
+def test_a_reply_in_json_that_names_no_tool_is_an_error_the_model_reads(make_app, slack, model):
+    app = make_app(assistant_tool_mode="json")
+    model.script(
+        replies.text('{"toolCall": "postMessage", "text": "cut sh'),  # its cap reached
+        answer("Whole this time."),
+    )
+    log = answered_log(app, slack, say(slack, "hello"))
+    (error,) = system_texts(log)
+    assert error.startswith("Error: unknown tool")
+    assert [c.get("text") for c in tool_calls_of(log)] == ["Whole this time.", None]

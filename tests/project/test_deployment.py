@@ -28,7 +28,10 @@ COMPOSE_PATH = ROOT / "deploy" / "compose.yaml"
 COMPOSE: dict[str, Any] = yaml.safe_load(COMPOSE_PATH.read_text(encoding="utf-8"))
 CADDYFILE = (ROOT / "deploy" / "Caddyfile").read_text(encoding="utf-8")
 ENV_EXAMPLE = ROOT / ".env.example"
-GUIDE = (ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+GUIDE = "".join(
+    (ROOT / "docs" / page).read_text(encoding="utf-8")
+    for page in ("deployment.md", "model-servers.md")
+)
 
 
 def instructions(name: str) -> list[str]:

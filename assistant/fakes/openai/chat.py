@@ -139,7 +139,7 @@ class ChatCompletions:
             headers = {"Content-Type": response.content_type}
             return web.Response(body=response.body, status=response.status, headers=headers)
         if isinstance(response, Trickled):
-            whole = _completion(response.response, body, previous)
+            whole = _completion(response.response, body, previous, self.server)
             return await trickle(request, json.dumps(whole).encode(), response)
         style = self.streaming.style
         if isinstance(response, Streamed):
@@ -147,7 +147,11 @@ class ChatCompletions:
         # What is left is a Completion: `_handle_chat` drops a Disconnect (one inside a hold or
         # a delay is not supported, and fails here as it did in `_completion`).
         assert isinstance(response, Completion)
-        completion = _completion(response, body, previous)
+        response, left = self.server.answer(response, body)
+        if left is not None:
+            with self._cond:
+                self._script.appendleft(left)
+        completion = _completion(response, body, previous, self.server)
         if body.get("stream") and self.streaming.mode == "sse":
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return await stream_completion(request, completion, style, usage)
@@ -179,10 +183,14 @@ def request_problem(body: dict[str, Any]) -> str | None:
 
 
 def _completion(
-    response: Completion, body: dict[str, Any], previous: list[dict[str, Any]]
+    response: Completion,
+    body: dict[str, Any],
+    previous: list[dict[str, Any]],
+    server: ServerRefusals | None = None,
 ) -> dict[str, Any]:
     prompt = _prompt_text(body)
-    prompt_tokens = max(1, len(prompt) // _CHARS_PER_TOKEN)
+    # As the server it plays counts them (by default, 4 characters a token).
+    prompt_tokens = (server or ServerRefusals()).prompt_tokens(body)
     completion_tokens = max(1, len(json.dumps(response.message)) // _CHARS_PER_TOKEN)
     usage = response.usage or {
         "prompt_tokens": prompt_tokens,

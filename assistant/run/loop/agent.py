@@ -236,7 +236,6 @@ class Agent:
             await self._fail(ctx, reason, SORRY_BUDGET, len(ctx.log) - 1)
             return
         prompts = budget.prompts(ctx.log)
-        window_read = False  # the window the server names for the model, read at the 1st step
         images: list[ImagePart] = []
         images_through = -1  # the log's last index when `images` were chosen
         served = False  # whether a call with the channel's model succeeded in this run
@@ -252,9 +251,9 @@ class Agent:
             ):
                 images, images_through = await self.images.parts(ctx.key), seen_through
             try:
-                if not window_read:
-                    window_read = True
-                    prompts.narrow(budget.within(await self.model.window(ctx.model)))
+                # The window the server names (read at the first step) and how it counts
+                # tokens (learned from each call's usage): the prompt narrowed to them.
+                prompts.narrow(budget.within(await self.model.window(ctx.model)))
                 finished = await self._within_limits(ctx, budget, prompts, images, seen_through)
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
@@ -299,7 +298,8 @@ class Agent:
         while True:
             ctx.shown.show(prompt, seen_through)
             try:
-                return await self._ask(ctx, prompt.text, images, seen_through)
+                estimate = prompt.tokens + budget.fixed  # what the server counts as ours
+                return await self._ask(ctx, prompt.text, images, seen_through, estimate)
             except (ContextTooLong, ImagesRefused) as exc:
                 if type(exc) in retried:
                     raise
@@ -327,20 +327,26 @@ class Agent:
         return self.budget.with_tools(extra)
 
     async def _ask(
-        self, ctx: RunContext, prompt_text: str, images: list[ImagePart], seen_through: int
+        self,
+        ctx: RunContext,
+        prompt_text: str,
+        images: list[ImagePart],
+        seen_through: int,
+        estimate: int,
     ) -> bool:
-        """One step's call, its reply carried out; True once the request is finished."""
+        """One step's call, its reply carried out; True once the request is finished.
+        `estimate`: the request's tokens by the budget's counter."""
         tools = ctx.toolbox.schemas if ctx.toolbox is not None else TOOL_SCHEMAS
         if self.streaming is not None and ctx.client is not None:
             return await streamed_step(
-                self.model.stream_step(prompt_text, images, ctx.model, tools),
+                self.model.stream_step(prompt_text, images, ctx.model, tools, estimate),
                 self.streaming,
                 ctx,
                 seen_through,
                 self._one_call,
                 self._carry_out,
             )
-        reply = await self.model.next_step(prompt_text, images, ctx.model, tools)
+        reply = await self.model.next_step(prompt_text, images, ctx.model, tools, estimate)
         return await self._carry_out(ctx, reply, seen_through)
 
     async def _carry_out(self, ctx: RunContext, reply: ModelReply, seen_through: int) -> bool:

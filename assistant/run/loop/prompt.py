@@ -55,17 +55,21 @@ class PromptBudget:
         return cls(context_tokens - answer_tokens - fixed, counter, answer_tokens, fixed)
 
     def within(self, window: ServerWindow | None) -> PromptBudget:
-        """This budget, made no larger than what the window a server named leaves the log
-        (in the server's tokens, `window.scale` of ours each). Raises BudgetError when the
-        window leaves the log nothing."""
+        """This budget, made no larger than what the window a server named (else the
+        configured one) leaves the log, in the server's tokens: `window.scale` of ours each.
+        Raises BudgetError when the window leaves the log nothing."""
         if window is None:
             return self
-        tokens = int(window.tokens / window.scale) - self.answer - self.fixed
+        named = window.tokens
+        whole = named if named is not None else self.tokens + self.answer + self.fixed
+        tokens = int(whole / window.scale) - self.answer - self.fixed
         if tokens < 1:
+            what = "model server's" if named is not None else "configured"
             raise BudgetError(
-                f"the model server's context window of {window.tokens} tokens leaves no room "
+                f"the {what} context window of {whole} tokens leaves no room "
                 f"for the log after the {self.answer + self.fixed} kept for the instructions "
-                "and the answer (ASSISTANT_ANSWER_TOKENS)"
+                f"and the answer (ASSISTANT_ANSWER_TOKENS), the server counting {window.scale:.2f} "
+                "tokens for each of the estimate's"
             )
         return PromptBudget(min(tokens, self.tokens), self.counter, self.answer, self.fixed)
 
@@ -110,7 +114,11 @@ class RunPrompts:
         )
 
     def narrow(self, budget: PromptBudget) -> None:
-        """From now on, the prompts fit `budget` (a server named a smaller window)."""
+        """From now on, the prompts fit `budget` when it is smaller than theirs (a server
+        named a smaller window, or counts more tokens than the estimate). A larger one waits
+        for the next run: the cut stays put."""
+        if budget.tokens >= self.builder.budget:
+            return
         self.builder = PromptBuilder(
             budget.tokens, budget.counter, pinned=carries_instructions, head_chars=HEAD_CHARS
         )

@@ -1,0 +1,56 @@
+"""`assistant check`: what the configured model server does for every model the app asks."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from assistant.commands import CliError
+from assistant.settings import SettingsError, load_settings
+
+EXIT_WRONG = 1  # something will not work as set; 0: everything works (warnings aside)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = commands.add_parser(
+        "check",
+        help="check the model server for ASSISTANT_MODEL and every channel's model",
+        description="Ask the model server at OPENAI_BASE_URL, for ASSISTANT_MODEL and every "
+        "model a channel's settings name: whether it is reachable, serves the model, honours "
+        'tool_choice "required", streams with usage, takes images, and which context window '
+        "it tells. One line a finding, with what to set when it is wrong. Exit status 0: "
+        "everything works (lines marked warn work with a caveat); 1: something will not "
+        "work as set; 2: the settings are wrong. Needs OPENAI_API_KEY; makes two short model "
+        "calls a model.",
+    )
+    check.set_defaults(handler=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from assistant.app import model_findings
+    from assistant.model.check import Finding, summary, table
+    from assistant.model.client import ModelClient
+    from context.storage import database_url, has_store, open_store
+
+    try:
+        settings = load_settings("replay")
+    except SettingsError as exc:
+        raise CliError(f"the settings are wrong:\n{exc}") from None
+
+    async def check() -> tuple[str, list[Finding]]:
+        client = ModelClient(settings.model_options())
+        # The channels' models, when there is a store (none is made for it).
+        stored = has_store(database_url(settings.database_url))
+        store = open_store(settings.database_url) if stored else None
+        try:
+            return client.where, await model_findings(settings, client, store)
+        finally:
+            if store is not None:
+                store.close()
+            await client.close()
+
+    where, findings = asyncio.run(check())
+    print(table(findings))
+    print(summary(where, findings), file=sys.stderr)
+    return EXIT_WRONG if any(f.ok is False for f in findings) else 0

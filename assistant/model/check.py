@@ -1,0 +1,150 @@
+"""What a model server does for each model the app asks (`assistant check`; `serve` and `run`
+print its summary at start): reachable, the model present, tool calls honoured, streaming with
+usage, images, the window. Each finding says what to set when it is wrong
+(docs/command-line.md, "assistant check")."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from assistant.model.options import Wanted
+
+if TYPE_CHECKING:  # the settings import this module's callers' types without the client
+    from assistant.model.client import ModelClient, Probe
+
+NOT_REACHED = "could not be reached"
+WINDOW_FIX = (
+    "ASSISTANT_CONTEXT_TOKENS about 10% below the server's context for one request "
+    "(llama.cpp -c per slot, vLLM --max-model-len, Ollama num_ctx)"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of the table: `ok` True (works), None (works, with a caveat), False (will not
+    work as set); `fix`: what to set."""
+
+    model: str
+    what: str
+    ok: bool | None
+    said: str
+    fix: str = ""
+
+
+async def check_models(client: ModelClient, models: Sequence[str], wanted: Wanted) -> list[Finding]:
+    """Every finding for `models` on the client's server (in order: the first is the
+    server's own line)."""
+    findings: list[Finding] = []
+    for model in dict.fromkeys(models):
+        probe = await client.probe(model)
+        if NOT_REACHED in probe.failed or "HTTP 401" in probe.failed:
+            fix = "OPENAI_API_KEY" if "HTTP 401" in probe.failed else "OPENAI_BASE_URL"
+            findings.append(Finding(model, "reachable", False, probe.failed, fix))
+            return findings  # nothing else can be asked of it
+        if not findings:
+            findings.append(Finding(model, "reachable", True, f"answers at {client.where}"))
+        findings += await _model_findings(client, model, probe, wanted)
+    return findings
+
+
+async def _model_findings(
+    client: ModelClient, model: str, probe: Probe, wanted: Wanted
+) -> list[Finding]:
+    if probe.absent:
+        fix = "ASSISTANT_MODEL (or the channel's model) to a model the server serves"
+        return [Finding(model, "model present", False, probe.failed, fix)]
+    if not probe.answered:
+        return [Finding(model, "model present", None, f"the probe failed: {probe.failed}")]
+    found = [Finding(model, "model present", True, "answered")]
+    found.append(_tool_calls(model, probe, wanted.tool_mode))
+    found.append(_streaming(model, probe, wanted.stream))
+    if not wanted.images:
+        found.append(Finding(model, "images", True, "none sent (ASSISTANT_MAX_IMAGES=0)"))
+    else:
+        takes = await client.takes_images(model)
+        fix = "ASSISTANT_MAX_IMAGES=0, or a model with vision (llama.cpp: --mmproj)"
+        if takes:
+            found.append(Finding(model, "images", True, "taken"))
+        elif takes is False:
+            found.append(Finding(model, "images", None, "refused: none sent from now on", fix))
+        else:
+            found.append(Finding(model, "images", None, "could not tell", fix))
+    found.append(await _window(client, model, wanted))
+    return found
+
+
+def _tool_calls(model: str, probe: Probe, mode: str) -> Finding:
+    if probe.tool_call:
+        return Finding(model, "tool calls", True, 'tool_choice "required" honoured')
+    said = 'answered in plain text where tool_choice "required" asked for a tool call'
+    if mode == "tools":
+        return Finding(model, "tool calls", False, said, "ASSISTANT_TOOL_MODE=auto (or json)")
+    if mode == "json":
+        return Finding(model, "tool calls", True, f"{said}; asked as JSON (ASSISTANT_TOOL_MODE)")
+    fix = (
+        "ASSISTANT_TOOL_MODE=json to skip this probe; or a template with tools (llama.cpp --jinja)"
+    )
+    return Finding(model, "tool calls", None, f"{said}; asked as JSON from now on", fix)
+
+
+def _streaming(model: str, probe: Probe, stream: bool) -> Finding:
+    what = "streaming with usage"
+    if not stream:
+        return Finding(model, what, True, "not asked (ASSISTANT_STREAM=off)")
+    if probe.refused_stream:
+        said = f"refused: {probe.refused_stream}; answers asked whole"
+        return Finding(model, what, None, said, "ASSISTANT_STREAM=off")
+    if not probe.streamed:
+        return Finding(model, what, None, "answered whole", "ASSISTANT_STREAM=off")
+    if not probe.usage:
+        said = "streams without usage: tokens not calibrated, `assistant usage` counts none"
+        return Finding(model, what, None, said, "a server that sends stream_options usage")
+    return Finding(model, what, True, "streams, with usage")
+
+
+async def _window(client: ModelClient, model: str, wanted: Wanted) -> Finding:
+    window = await client.window(model)
+    named = window.tokens if window is not None else None
+    if named is None:
+        said = f"not told: ASSISTANT_CONTEXT_TOKENS ({wanted.context_tokens}) is taken"
+        return Finding(model, "window", None, said, WINDOW_FIX)
+    if named <= wanted.answer_tokens * 2:
+        said = f"{named} tokens, too few beside ASSISTANT_ANSWER_TOKENS ({wanted.answer_tokens})"
+        return Finding(model, "window", False, said, f"ASSISTANT_ANSWER_TOKENS={named // 4}")
+    if named < wanted.context_tokens:
+        said = (
+            f"{named} tokens, below ASSISTANT_CONTEXT_TOKENS ({wanted.context_tokens}): "
+            "prompts are cut to it"
+        )
+        return Finding(model, "window", None, said, f"ASSISTANT_CONTEXT_TOKENS={named * 9 // 10}")
+    return Finding(model, "window", True, f"{named} tokens")
+
+
+def table(findings: Sequence[Finding]) -> str:
+    """The findings, one line each: model, what, verdict, what was found, what to set."""
+    verdict = {True: "ok", None: "warn", False: "FAIL"}
+    rows = [("model", "check", "", "found", "set")]
+    rows += [(f.model, f.what, verdict[f.ok], f.said, f.fix) for f in findings]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(
+            [*(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)), row[4]]
+        ).rstrip()
+        for row in rows
+    )
+
+
+def summary(where: str, findings: Sequence[Finding]) -> str:
+    """One line: all well, or what is not (run `assistant check` for what to set)."""
+    wrong = [f for f in findings if f.ok is not True]
+    if not wrong:
+        models = ", ".join(dict.fromkeys(f.model for f in findings))
+        return f"model check of {where}: all well for {models}"
+    failing = sum(f.ok is False for f in wrong)
+    said = "; ".join(f"{f.model} {f.what}: {f.said}" for f in wrong)
+    return (
+        f"model check of {where}: {failing} failing, {len(wrong) - failing} to look at: {said} "
+        "(`assistant check` says what to set)"
+    )
