@@ -53,3 +53,32 @@ def load_yaml(text: str) -> Any:
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
     return yaml.safe_load(text)
+
+
+def read_text_file(path: Path) -> str:
+    """A settings file's text (ASSISTANT_PROMPT_FILE, …); ValueError, one line, naming what
+    is wrong and where."""
+    try:
+        return read_bounded(path).decode("utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"no such file {path}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
+    except TooLarge as exc:
+        raise ValueError(f"{path} is {exc}") from None
+
+
+def read_yaml_file(path: Path) -> Any:
+    """A settings file's YAML or JSON document (the personas file, ASSISTANT_MCP_FILE);
+    ValueError, one line, naming what is wrong and where."""
+    text = read_text_file(path)
+    try:
+        return load_yaml(text)
+    except TooDeep as exc:
+        raise ValueError(f"{path} is {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ValueError(f"{path} is not YAML or JSON{where}") from None

@@ -14,9 +14,7 @@ import re
 import threading
 from pathlib import Path
 
-import yaml
-
-from assistant.input_files import TooDeep, TooLarge, load_yaml, read_bounded
+from assistant.input_files import read_text_file, read_yaml_file
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
@@ -26,16 +24,7 @@ log = logging.getLogger(__name__)
 def read_prompt(path: Path) -> str:
     """ASSISTANT_PROMPT_FILE's text; ValueError, one line, naming what is wrong (an empty
     file is as good as a missing one: a thread must not start with no persona)."""
-    try:
-        text = read_bounded(path).decode("utf-8").strip()
-    except FileNotFoundError:
-        raise ValueError(f"no such file {path}") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
-    except TooLarge as exc:
-        raise ValueError(f"{path} is {exc}") from None
+    text = read_text_file(path).strip()
     if not text:
         raise ValueError(f"{path} is empty")
     return text
@@ -78,18 +67,7 @@ class PromptFile:
 
 def read_personas(path: Path) -> dict[str, str]:
     """The file's personas by name; ValueError, one line, naming what is wrong."""
-    try:
-        loaded = load_yaml(read_bounded(path).decode("utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text (byte {exc.start})") from None
-    except (TooLarge, TooDeep) as exc:
-        raise ValueError(f"{path} is {exc}") from None
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 1})" if where is not None else ""
-        raise ValueError(f"{path} is not YAML or JSON{line}") from None
+    loaded = read_yaml_file(path)
     if not isinstance(loaded, dict) or not loaded:
         raise ValueError(f"{path} must map persona names to their text")
     personas: dict[str, str] = {}
