@@ -19,7 +19,6 @@ from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
 from assistant.intake.message_content import MessageContent
 from assistant.intake.stops import StopButton
-from assistant.mcp.servers import McpServers
 from assistant.model.check import Finding, check_models, summary
 from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
@@ -53,7 +52,10 @@ from assistant.telemetry.start import open_telemetry
 from context.storage import Store, open_store
 from context.trace import open_trace
 
-if TYPE_CHECKING:  # the SDK is imported only when telemetry is on
+# The OpenTelemetry SDK is imported only when telemetry is on; the MCP SDK (which imports
+# OpenTelemetry's API and Starlette) only where ASSISTANT_MCP_FILE names servers.
+if TYPE_CHECKING:
+    from assistant.mcp.servers import McpServers
     from assistant.telemetry.runs import Telemetry
 
 EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
@@ -180,7 +182,11 @@ def create_assistant(
     # Each workspace's agent sessions, and whether it refused them: the runs' and the panel's.
     sessions = PerWorkspace(workspaces, AgentSessions)
     configs = settings.mcp_servers()  # connected when a run first asks for their tools
-    mcp = McpServers(configs, settings.assistant_mcp_call_seconds) if configs and runs else None
+    mcp = None
+    if configs and runs:
+        from assistant.mcp.servers import McpServers  # the SDK's import, only when used
+
+        mcp = McpServers(configs, settings.assistant_mcp_call_seconds)
     scheduler = (
         _scheduler(
             settings, store, workspaces, files, recorder, model, channels, channel_access,

@@ -68,7 +68,7 @@ def demo_reply(body: dict[str, Any]) -> Completion:
             )
         return _post(_summary(since), "Summing up the thread's messages")
     if re.search(r"check", text, re.I):
-        offered = {t["function"]["name"] for t in body.get("tools", [])}
+        offered = _offered(body)
         if CHECKLIST_TOOL in done:
             result = next(e["content"] for e in since if e.get("role") == "system")
             return _post(result.split("\n", 1)[-1], "Passing on the release checklist")
@@ -81,6 +81,14 @@ def demo_reply(body: dict[str, Any]) -> Completion:
         "before a release.",
         "The question is outside the demo's script",
     )
+
+
+def _offered(body: dict[str, Any]) -> set[str]:
+    """The tools a request offers: its `tools`, or in the constrained mode of a server that
+    ignores tool_choice, the `toolCall`s its response_format's schema allows."""
+    names = {tool["function"]["name"] for tool in body.get("tools", [])}
+    schema = body.get("response_format", {}).get("json_schema", {}).get("schema", {})
+    return names | {entry["properties"]["toolCall"]["const"] for entry in schema.get("oneOf", [])}
 
 
 def _post(text: str, reasoning: str) -> Completion:

@@ -19,7 +19,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.intake.link_access import LinkAccess, Poster
 from assistant.intake.media import kind_of
-from assistant.slack.connection import SLACK_UNREACHED
+from assistant.slack.connection import SLACK_UNREACHED, slack_error
 from assistant.slack.text import clean_user_text
 
 # <https://acme.slack.com/archives/C0123/p1712233980000100?thread_ts=1712233900.000100&cid=C0123|label>
@@ -110,7 +110,7 @@ async def references(
                 continue
             message = await fetch(client, link)
         except SlackApiError as exc:
-            texts.append(f"(The linked message could not be read: {exc.response.get('error')}.)")
+            texts.append(f"(The linked message could not be read: {slack_error(exc)}.)")
             continue
         except SLACK_UNREACHED:
             texts.append("(The linked message could not be read: Slack could not be reached.)")

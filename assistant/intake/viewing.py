@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.intake import references
 from assistant.intake.deadline import until
 from assistant.intake.link_access import LinkAccess, not_visible
-from assistant.slack.connection import SLACK_UNREACHED
+from assistant.slack.connection import SLACK_UNREACHED, slack_error
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ async def _quote(
             return not_visible(user).replace("linked message", "message")
         message = await references.fetch(client, references.Link(channel, ts, None, ""))
     except SlackApiError as exc:
-        return f"(The message could not be read: {exc.response.get('error')}.)"
+        return f"(The message could not be read: {slack_error(exc)}.)"
     except SLACK_UNREACHED:
         return "(The message could not be read: Slack could not be reached.)"
     if message is None:

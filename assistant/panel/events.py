@@ -38,7 +38,7 @@ from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
 from assistant.run.progress.sessions import AgentSessions
 from assistant.settings import Settings
-from assistant.slack.connection import SLACK_FAILURES
+from assistant.slack.connection import SLACK_FAILURES, slack_error
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace
 from context.entry import now_timestamp
@@ -236,5 +236,5 @@ def slack_failure(exc: BaseException) -> str:
     if isinstance(exc, SlackApiError):
         url = getattr(exc.response, "api_url", "") or ""
         method = url.rstrip("/").rsplit("/", 1)[-1] or "Slack"
-        return f"{exc.response.get('error', 'error')} (from {method})"
+        return f"{slack_error(exc)} (from {method})"
     return f"Slack could not be reached ({type(exc).__name__})"

@@ -78,10 +78,19 @@ class ConnectionLog(logging.Filter):
         return shown_url(wss)  # its query is a one-time ticket: not for logs
 
 
+def slack_error(exc: SlackApiError) -> str:
+    """Slack's `error` of a refused call, or `HTTP <status>` when the answer was no JSON
+    object (a proxy's page, something else answering on Slack's address): slack-sdk's
+    `data` is then the body's text, which has no `error` to read."""
+    data = exc.response.data
+    error = data.get("error") if isinstance(data, dict) else None
+    return error if isinstance(error, str) else f"HTTP {exc.response.status_code}"
+
+
 def failure_reason(error: BaseException | None) -> str:
     """Why a call to Slack failed, in a few words (never a URL: a websocket's holds a ticket)."""
     if isinstance(error, SlackApiError):
-        return f"Slack answered {error.response.get('error')}"
+        return f"Slack answered {slack_error(error)}"
     if isinstance(error, aiohttp.ClientResponseError):
         return f"HTTP {error.status}"  # not str(): it shows the URL with its ticket
     if isinstance(error, aiohttp.ClientConnectorError):
@@ -93,7 +102,7 @@ def slack_reason(exc: BaseException) -> str:
     """Why a Web API call failed, for the log: Slack's error and the method, or that Slack
     could not be reached."""
     if isinstance(exc, SlackApiError):
-        return f"{exc.response.get('error', 'error')} (from {_method(exc)})"
+        return f"{slack_error(exc)} (from {_method(exc)})"
     return f"Slack could not be reached ({type(exc).__name__})"
 
 
@@ -115,7 +124,7 @@ def may_pass(exc: BaseException) -> bool:
     one of `PASSING_ERRORS`, or Slack not reached at all."""
     if isinstance(exc, SlackApiError):
         status = exc.response.status_code
-        return status >= 500 or status == 429 or exc.response.get("error") in PASSING_ERRORS
+        return status >= 500 or status == 429 or slack_error(exc) in PASSING_ERRORS
     return isinstance(exc, SLACK_UNREACHED)
 
 

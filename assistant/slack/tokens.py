@@ -11,7 +11,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import close_slack_client, create_slack_client
-from assistant.slack.connection import SLACK_UNREACHED, failure_reason
+from assistant.slack.connection import SLACK_UNREACHED, failure_reason, slack_error
 from context.urls import shown_url
 
 # What Slack answers for a token that will never work; retrying cannot help.
@@ -49,7 +49,7 @@ async def refused_tokens(
             if name == "SLACK_BOT_TOKEN" and identity is not None:
                 identity.remember(answer)
         except SlackApiError as exc:
-            error = exc.response.get("error")
+            error = slack_error(exc)
             if error in REFUSED:
                 problems.append(f"{name}: refused by Slack ({error})")
         except SLACK_UNREACHED as exc:

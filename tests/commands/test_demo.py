@@ -142,8 +142,8 @@ def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice):
     thread = THREAD.search(demo.stderr).group(1)
     log = load_log(run_assistant("export", thread, env=env, cwd=tmp_path).stdout).entries
     what = [e.content.toolCall for e in log if e.role == "assistant"]
-    assert what == ["getThreadHistory", "postMessage", "finishRequest", "postMessage",
-                    "finishRequest"]  # fmt: skip
+    assert what == ["getThreadHistory", "postMessage", "finishRequest", "releases__checklist",
+                    "postMessage", "finishRequest"]  # fmt: skip
 
 
 def test_demo_model_url_needs_a_model_and_a_url(tmp_path):

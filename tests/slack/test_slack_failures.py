@@ -7,12 +7,20 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import FakeSlack, ids
-from assistant.slack.connection import SLACK_FAILURES, SLACK_UNREACHED, may_pass, retry_after
+from assistant.slack.connection import (
+    SLACK_FAILURES,
+    SLACK_UNREACHED,
+    failure_reason,
+    may_pass,
+    retry_after,
+    slack_reason,
+)
 from tests.slack_errors import slack_error
 
 
@@ -77,3 +85,29 @@ def test_the_failures_are_slacks_no_and_no_answer(exc: BaseException) -> None:
     assert isinstance(exc, SLACK_FAILURES)
     assert isinstance(exc, SLACK_UNREACHED) is not isinstance(exc, SlackApiError)
     assert not isinstance(ValueError(), SLACK_FAILURES)
+
+
+@pytest.mark.asyncio
+async def test_an_answer_that_is_no_json_is_named_by_its_status_not_a_crash() -> None:
+    """Something else answering on Slack's address (a proxy's page, a port another program
+    took): slack-sdk's `data` is then the body's text, which has no `error` to read."""
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(status=404, text="<html>Not Found</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        port = runner.addresses[0][1]
+        client = AsyncWebClient(token=ids.BOT_TOKEN, base_url=f"http://127.0.0.1:{port}/api/")
+        with pytest.raises(SlackApiError) as refused:
+            await client.auth_test()
+    finally:
+        await runner.cleanup()
+    assert slack_reason(refused.value) == "HTTP 404 (from auth.test)"
+    assert failure_reason(refused.value) == "Slack answered HTTP 404"
+    assert not may_pass(refused.value)

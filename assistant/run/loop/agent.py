@@ -7,11 +7,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, Message
-from assistant.mcp.servers import McpServers
 from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, ModelRefused
 from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
@@ -70,6 +70,10 @@ from context.entry import FAILURE_PREFIX, SystemEntry, UserEntry, now_timestamp
 from context.log import ContextLog
 from context.storage import EntryMeta, ModelRefusal, ThreadKey
 from context.toolcalls import FinishRequest, PostMessage, ToolCall
+
+# The MCP SDK is imported only where ASSISTANT_MCP_FILE names servers (assistant.app).
+if TYPE_CHECKING:
+    from assistant.mcp.servers import McpServers
 
 log = logging.getLogger(__name__)
 

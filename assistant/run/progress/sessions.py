@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.slack.connection import slack_error
 from context.log import ContextLog
 from context.storage import ThreadKey
 
@@ -87,7 +88,7 @@ class AgentSessions:
                 channel_id=key.channel, thread_ts=key.thread_ts, title=title
             )
         except SlackApiError as exc:
-            if exc.response.get("error") == NO_SESSION:
+            if slack_error(exc) == NO_SESSION:
                 self.confirmed.add(key.team)  # sessions answer there: it is just not made yet
                 return None
             self._refused(key.team, exc)
@@ -98,7 +99,7 @@ class AgentSessions:
     def _refused(self, team: str, exc: SlackApiError) -> None:
         """Remember a refusal of sessions (one line per workspace, whatever runs race);
         re-raise any other error."""
-        error = str(exc.response.get("error"))
+        error = slack_error(exc)
         if error not in REFUSALS:
             raise exc
         if team not in self.refused:

@@ -29,7 +29,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.scheduling.lease import ensure_lease
-from assistant.slack.connection import SLACK_FAILURES, may_pass
+from assistant.slack.connection import SLACK_FAILURES, may_pass, slack_error
 from context.storage import OpenStream, Store, ThreadKey
 from context.storage.async_store import async_store
 
@@ -48,7 +48,7 @@ _PERSON = re.compile(r"<@([UW][A-Z0-9]+)>")
 def briefly(exc: BaseException) -> str:
     """A Slack failure in a word: Slack's error, or the kind of failure."""
     if isinstance(exc, SlackApiError):
-        return str(exc.response.get("error", "error"))
+        return slack_error(exc)
     return type(exc).__name__
 
 

@@ -17,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.run.progress.step_cards import StepCards
 from assistant.run.streaming.pacing import StreamPacing
 from assistant.run.streaming.post import PostStream
-from assistant.slack.connection import retry_after
+from assistant.slack.connection import retry_after, slack_error
 
 if TYPE_CHECKING:
     from assistant.run.tools.run_context import RunContext
@@ -50,8 +50,8 @@ class SlackStreaming:
         def refused(error: SlackApiError) -> None:
             if error.response.status_code == 429:
                 pacing.starts.hold(retry_after(error, 1.0))
-            elif error.response.get("error") in REFUSALS and self.refused is None:
-                self.refused = str(error.response.get("error"))
+            elif slack_error(error) in REFUSALS and self.refused is None:
+                self.refused = slack_error(error)
                 log.warning("Slack refused chat.startStream (%s): posting whole", self.refused)
 
         return PostStream(ctx, self.client_for(ctx.client), pacing, recipient, refused)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from slack_sdk.errors import SlackApiError
 
+from assistant.slack.connection import slack_error
 from assistant.slack.history import slack_time
 from context.entry import AssistantEntry, Entry, UserEntry
 from context.storage import EntryMeta, ThreadMessage
@@ -39,7 +40,7 @@ async def get_thread_history(call: GetThreadHistory, ctx: RunContext, index: int
         messages = await ctx.history.messages(ctx.key)
     except SlackApiError as exc:
         # A failed read is news for the model, not the end of the run: it can still answer.
-        return f"Error: Slack did not give the thread history ({exc.response.get('error')})."
+        return f"Error: Slack did not give the thread history ({slack_error(exc)})."
     metas = await async_store(ctx.store).read(ctx.store.metadata, ctx.key)
     return format_history(history_lines(messages, ctx, metas), call)
 

@@ -19,7 +19,9 @@ import re
 from datetime import UTC, datetime, time
 from typing import TYPE_CHECKING, Any
 
-from assistant.slack.connection import SLACK_FAILURES
+from slack_sdk.errors import SlackApiError
+
+from assistant.slack.connection import SLACK_FAILURES, slack_error
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
 from context.toolcalls import SearchSlack
@@ -82,10 +84,9 @@ async def search_slack(call: SearchSlack, ctx: RunContext, index: int) -> str:
 
 
 def _refusal(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    if response is None:
+    if not isinstance(exc, SlackApiError):
         return f"Slack could not be reached ({type(exc).__name__})"
-    error = str(response.get("error") or "error")
+    error = slack_error(exc)
     return REFUSALS.get(error, f"Slack answered {error[:80]}")
 
 

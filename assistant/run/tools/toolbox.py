@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assistant.mcp.servers import McpServers
 from assistant.model.tool_calls import (
     TOOL_SCHEMAS,
     offered_tools,
@@ -22,6 +21,10 @@ from assistant.run.tools.run_context import ToolFunction
 from assistant.run.tools.server_tools import ServerCaps, ServerToolCalls
 from context.entry import AssistantEntry, Entry
 from context.toolcalls import SearchSlack, ServerToolCall, ToolCall
+
+# The MCP SDK is imported only where ASSISTANT_MCP_FILE names servers (assistant.app).
+if TYPE_CHECKING:
+    from assistant.mcp.servers import McpServers
 
 # A tool whose schema is not known (a replay's, an eval's: the log keeps calls, not schemas).
 ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
