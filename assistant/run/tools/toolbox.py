@@ -19,7 +19,7 @@ from assistant.model.tool_calls import (
     tool_names,
 )
 from assistant.run.tools.run_context import ToolFunction
-from assistant.run.tools.server_tools import ServerCaps, ServerToolCalls
+from assistant.run.tools.server_tools import FAILED, ServerCaps, ServerToolCalls
 from context.entry import AssistantEntry, Entry
 from context.toolcalls import SearchSlack, ServerToolCall, ToolCall
 
@@ -52,6 +52,25 @@ class Toolbox:
         assert self.server_function is not None, "a server tool is parsed only when offered"
         return self.server_function
 
+    def needs_approval(self, call: ToolCall) -> bool:
+        """Whether a person must allow the call first (never in a replay: it carries
+        nothing out)."""
+        calls = self.server_function
+        return (
+            isinstance(call, ServerToolCall)
+            and isinstance(calls, ServerToolCalls)
+            and calls.needs_approval(call)
+        )
+
+    async def approved(self, call: ServerToolCall, index: int) -> str:
+        """The result of a call a person allowed."""
+        calls = self.server_function
+        if not isinstance(calls, ServerToolCalls) or call.called not in self.server_tools:
+            return FAILED.format(
+                name=call.called, index=index, why="the tool is not offered to this run now"
+            )
+        return await calls.carry_out(call, index, approved=True)
+
 
 async def toolbox(
     builtins: dict[str, ToolFunction],
@@ -66,7 +85,7 @@ async def toolbox(
     offered = offered_tools(search)
     if servers is None or not (allowed is None or allowed):
         return Toolbox(dict(builtins), schemas=offered)
-    tools = {t.qualified: t for t in await servers.tools(allowed) if not t.needs_approval}
+    tools = {t.qualified: t for t in await servers.tools(allowed)}
     if not tools:
         return Toolbox(dict(builtins), schemas=offered)
     schemas = [server_function_schema(n, t.description, t.schema) for n, t in tools.items()]
