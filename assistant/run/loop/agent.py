@@ -468,8 +468,6 @@ class Agent:
             return NO_ONE_TO_ASK.format(name=call.called, index=index)
         now = datetime.now(UTC)
         until = now + timedelta(seconds=self.approval_seconds)
-        if ctx.cards is not None:
-            await ctx.cards.close()  # the question stands below the steps so far
         text, blocks = request_message(
             ctx.key.channel, ctx.key.thread_ts, index, call.called, call.arguments, ctx.asker,
             until, ctx.words,
@@ -485,8 +483,10 @@ class Agent:
             call.arguments,
         )  # fmt: skip
         entry = await self.recorder.record(ctx.key, asked)
-        if ctx.cards is not None and entry is not None:
-            await ctx.cards.note(entry)
+        if ctx.cards is not None:
+            if entry is not None:
+                await ctx.cards.note(entry)  # "Waiting for approval", as the run stops
+            await ctx.cards.close()
         await self._suspend(ctx, until)
 
     async def _suspend(self, ctx: RunContext, until: datetime) -> NoReturn:

@@ -51,6 +51,9 @@ _DECIDED = re.compile(
     r"^Approval of (?P<name>\S+) \(entry (?P<index>\d+)\): (?P<decision>allowed|denied) by "
     r"<@(?P<user>[A-Z0-9]+)> at (?P<at>\S+)\.$"
 )
+# The entries of a wait, which are not the call's result (the task cards: progress/steps.py).
+WAIT_PREFIXES = ("Approval requested: ", "Approval of ")
+REFUSED_PREFIX = "Not carried out: "
 MAX_ARGUMENTS = 1_500  # characters of the arguments shown in the message and the entry
 _VALUE = re.compile(r"^(?P<channel>[A-Z0-9]+)\|(?P<thread>\d+\.\d+)\|(?P<index>\d{1,9})\|"
                     r"(?P<user>[A-Z0-9]+)\|(?P<until>\d{1,12})$")  # fmt: skip
