@@ -96,7 +96,7 @@ class ApprovalButtons:
             log.info("a second decision on entry %d in %s was ignored", pending.index, key)
             return
         store = self.recorder.store
-        await async_store(store).write(store.defer, key, now, now)  # due now, in any process
+        await async_store(store).write(store.defer, key, None, now)  # due now, in any process
         self._resume(key)
         await self._show(client, key, pending.message_ts, pending.name, arguments,
                          where.user, decision, now, words)  # fmt: skip

@@ -137,8 +137,9 @@ class SqlRuns(Repository):
             value = connection.scalar(_DEFERRED_SINCE, thread_values(key))
         return datetime.strptime(value, MOMENT).replace(tzinfo=UTC) if value else None
 
-    def defer(self, key: ThreadKey, since: datetime, retry_at: datetime) -> None:
-        values = {**thread_values(key), "since": moment(since), "retry": moment(retry_at)}
+    def defer(self, key: ThreadKey, since: datetime | None, retry_at: datetime) -> None:
+        began = moment(since) if since is not None else None
+        values = {**thread_values(key), "since": began, "retry": moment(retry_at)}
         with self._db.transaction() as connection:
             connection.execute(_DEFER, values)
 

@@ -492,7 +492,8 @@ class Agent:
     async def _suspend(self, ctx: RunContext, until: datetime) -> NoReturn:
         """Give the thread up until `until` (any process's sweep resumes it then)."""
         store = self.recorder.store
-        await async_store(store).write(store.defer, ctx.key, datetime.now(UTC), until)
+        # Not a Slack outage: no `since`, so a later outage's bound starts when it does.
+        await async_store(store).write(store.defer, ctx.key, None, until)
         wait = max((until - datetime.now(UTC)).total_seconds(), 0.0)
         raise ApprovalPending(f"a tool call waits for a person's approval until {until}", wait)
 
@@ -503,15 +504,20 @@ class Agent:
         if pending is None:
             return
         now = datetime.now(UTC)
+        if pending.decision is None and self.client is None:
+            return  # a replay: the recorded log's wait is not this run's to end
         if pending.decision is None and not pending.expired(now):
             await self._suspend(ctx, pending.until)
         call = ctx.log.entries[pending.index].content
+        result: str | None
         if pending.decision == "allowed" and isinstance(call, ServerToolCall) and ctx.toolbox:
-            result = await ctx.toolbox.approved(call, pending.index)
+            result = await ctx.toolbox.approved(call, ctx, pending.index)
         else:
             if pending.decision is None and isinstance(call, ServerToolCall):
                 await self._show_expired(ctx, pending, call)
             result = not_carried_out(pending)
+        if result is None:
+            return
         ensure_lease()
         entry = await self.recorder.record(ctx.key, result)
         if entry is not None:

@@ -18,7 +18,7 @@ from assistant.model.tool_calls import (
     server_function_schema,
     tool_names,
 )
-from assistant.run.tools.run_context import ToolFunction
+from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.run.tools.server_tools import FAILED, ServerCaps, ServerToolCalls
 from context.entry import AssistantEntry, Entry
 from context.toolcalls import SearchSlack, ServerToolCall, ToolCall
@@ -62,14 +62,16 @@ class Toolbox:
             and calls.needs_approval(call)
         )
 
-    async def approved(self, call: ServerToolCall, index: int) -> str:
-        """The result of a call a person allowed."""
+    async def approved(self, call: ServerToolCall, ctx: RunContext, index: int) -> str | None:
+        """The result of a call a person allowed (a replay's stand-in carries nothing out)."""
         calls = self.server_function
-        if not isinstance(calls, ServerToolCalls) or call.called not in self.server_tools:
+        if calls is None or call.called not in self.server_tools:
             return FAILED.format(
                 name=call.called, index=index, why="the tool is not offered to this run now"
             )
-        return await calls.carry_out(call, index, approved=True)
+        if isinstance(calls, ServerToolCalls):
+            return await calls.carry_out(call, index, approved=True)
+        return await calls(call, ctx, index)
 
 
 async def toolbox(
