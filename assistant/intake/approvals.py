@@ -13,11 +13,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import Words
 from assistant.intake.event_shapes import ClickPlace
 from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
@@ -112,9 +113,9 @@ class ApprovalButtons:
         name: str,
         arguments: dict[str, Any],
         user: str,
-        outcome: Any,
+        outcome: Decision | Literal["expired"],
         at: datetime,
-        words: Any,
+        words: Words,
     ) -> None:
         """The buttons' message says who decided, or that it expired; no buttons left."""
         if ts is None:

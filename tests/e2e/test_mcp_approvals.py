@@ -272,3 +272,41 @@ def test_a_streamed_run_shows_the_call_waiting_for_approval_as_a_task_card(
         if c["type"] == "task_update"
     ]
     assert ("Calling shop__cancel_order", "error") in shown_now  # not carried out
+
+
+def test_a_message_while_the_call_waits_is_answered_after_the_decision(
+    make_app, slack, model, shop_server, tmp_path
+):
+    app = shop_app(make_app, shop_server, tmp_path)
+    model.script(replies.tool_calls(CANCEL), ANSWER)
+    event = say(slack, "please cancel my order A1")
+    message = asked(app, slack, event)
+
+    later = say(slack, "did it work?", thread_ts=event["ts"])
+    assert app.send_event(later).status == 200
+    app.wait_handled()
+    log = app.log(thread_of(event))
+    assert not finished(log) and len(model.requests) == 1  # it waits on, no model call
+    assert len([t for t in texts(log) if t.startswith("Approval requested")]) == 1
+    assert len(slack.calls_to("chat.postMessage")) == 1  # asked once
+
+    click(app, slack, message, ALLOW)
+    log = wait_log(app, event, finished)
+    app.wait_idle()
+    assert any(t.endswith("Order A1 cancelled") for t in texts(log))
+    assert len(model.requests) == 2  # both messages answered by the one resumed run
+
+
+def test_a_tool_the_file_says_never_to_ask_for_runs_at_once(
+    make_app, slack, model, shop_server, tmp_path
+):
+    path = tmp_path / "mcp.json"
+    servers = {"shop": {"url": shop_server.url, "approve": {"cancel_order": "never"}}}
+    path.write_text(json.dumps({"servers": servers}))
+    app = make_app(assistant_mcp_file=str(path))
+    model.script(replies.tool_calls(CANCEL), ANSWER)
+    event = say(slack, "please cancel my order A1")
+    assert app.send_event(event).status == 200
+    log = wait_log(app, event, finished)
+    assert texts(log)[1].endswith("Order A1 cancelled")  # after the persona
+    assert not any(t.startswith("Approval") for t in texts(log))

@@ -8,7 +8,6 @@ import contextlib
 import logging
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import NoReturn
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -468,6 +467,8 @@ class Agent:
             return NO_ONE_TO_ASK.format(name=call.called, index=index)
         now = datetime.now(UTC)
         until = now + timedelta(seconds=self.approval_seconds)
+        # Deferred before anyone can click: a click's "due now" is never overwritten.
+        await self._defer(ctx, until)
         text, blocks = request_message(
             ctx.key.channel, ctx.key.thread_ts, index, call.called, call.arguments, ctx.asker,
             until, ctx.words,
@@ -487,15 +488,18 @@ class Agent:
             if entry is not None:
                 await ctx.cards.note(entry)  # "Waiting for approval", as the run stops
             await ctx.cards.close()
-        await self._suspend(ctx, until)
+        raise self._suspended(until)
 
-    async def _suspend(self, ctx: RunContext, until: datetime) -> NoReturn:
-        """Give the thread up until `until` (any process's sweep resumes it then)."""
+    async def _defer(self, ctx: RunContext, until: datetime) -> None:
+        """Keep the thread owed but not due before `until` (any process's sweep resumes it
+        then; a click makes it due at once). Not a Slack outage: no `since`, so a later
+        outage's bound starts when it does."""
         store = self.recorder.store
-        # Not a Slack outage: no `since`, so a later outage's bound starts when it does.
         await async_store(store).write(store.defer, ctx.key, None, until)
+
+    def _suspended(self, until: datetime) -> ApprovalPending:
         wait = max((until - datetime.now(UTC)).total_seconds(), 0.0)
-        raise ApprovalPending(f"a tool call waits for a person's approval until {until}", wait)
+        return ApprovalPending(f"a tool call waits for a person's approval until {until}", wait)
 
     async def _settle_approval(self, ctx: RunContext) -> None:
         """A call the log shows waiting for approval: carried out once allowed; a result
@@ -507,7 +511,16 @@ class Agent:
         if pending.decision is None and self.client is None:
             return  # a replay: the recorded log's wait is not this run's to end
         if pending.decision is None and not pending.expired(now):
-            await self._suspend(ctx, pending.until)
+            # Waits on (a new message woke the thread); a click between the log's read and
+            # the deferral is looked for again after it.
+            await self._defer(ctx, pending.until)
+            for new in await self.recorder.entries(ctx.key, start=len(ctx.log)):
+                ctx.log.add(new)
+            pending = pending_approval(ctx.log.entries)
+            if pending is None:
+                return
+            if pending.decision is None:
+                raise self._suspended(pending.until)
         call = ctx.log.entries[pending.index].content
         result: str | None
         if pending.decision == "allowed" and isinstance(call, ServerToolCall) and ctx.toolbox:
