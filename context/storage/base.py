@@ -126,7 +126,7 @@ class RunStore(Protocol):
         """The thread's run stopped on a fault that may pass (Slack unavailable): keep when
         the deferral began and when it is due; the entry that ends a run clears both.
         `since` None: the run waits for a person (an approval), not for Slack: no outage
-        has begun."""
+        has begun. A deferral due now wakes the workers (context/storage/wakeups.py)."""
         ...
 
     def mark_posted(

@@ -14,7 +14,7 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
 from assistant.run.tools.approvals import ALLOW, DENY
-from bench.server import AppServer
+from bench.server import AppServer, Worker
 from context.storage import open_store
 from tests.e2e.test_stop_elsewhere import post
 from tests.harness import TIMEOUT, thread_of, wait_session
@@ -310,3 +310,34 @@ def test_a_tool_the_file_says_never_to_ask_for_runs_at_once(
     log = wait_log(app, event, finished)
     assert texts(log)[1].endswith("Order A1 cancelled")  # after the persona
     assert not any(t.startswith("Approval") for t in texts(log))
+
+
+def test_a_click_at_the_ingress_wakes_a_worker_at_once(postgres_url, shop_server, tmp_path):
+    """Behind an ingress (`serve --runs off`), a worker asks; the click reaches the ingress,
+    whose write wakes a worker (a sweep only every 300 s here)."""
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"servers": {"shop": {"url": shop_server.url}}}))
+    with FakeSlack() as slack, FakeOpenAI() as model:
+        model.script(replies.tool_calls(CANCEL), ANSWER)
+        env = {"ASSISTANT_MCP_FILE": str(path), "ASSISTANT_RUN_LEASE_SECONDS": "600"}
+        with (
+            Worker(slack, model, tmp_path / "w", postgres_url, **env) as worker,
+            AppServer(
+                slack, model, tmp_path, runs="off", DATABASE_URL=postgres_url, **env
+            ) as ingress,
+        ):
+            event = say(slack, "please cancel my order A1")
+            assert post(ingress, event) == 200
+            message = approval_message(slack, event)
+            worker.process.stdout.wait_for("Approval requested: shop__cancel_order")
+            payload = button_click(message, ALLOW, channel=ids.CHANNEL_ID)
+            body, headers = signed_interaction_request(payload)
+            connection = http.client.HTTPConnection("127.0.0.1", ingress.port, timeout=TIMEOUT)
+            try:
+                connection.request("POST", "/slack/events", body=body, headers=headers)
+                assert connection.getresponse().status == 200
+            finally:
+                connection.close()
+            worker.process.stdout.wait_for("Order A1 cancelled")
+            slack.wait_for_call("chat.postMessage", where=lambda c: c.params.get("text") == "Done.")
+        assert "allowed by" in ingress.process.stdout.text  # recorded where it was clicked
