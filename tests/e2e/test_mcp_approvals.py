@@ -7,13 +7,14 @@ from __future__ import annotations
 import http.client
 import json
 import time
+from datetime import UTC, datetime
 
 import pytest
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
-from assistant.run.tools.approvals import ALLOW, DENY
+from assistant.run.tools.approvals import ALLOW, DENY, pending_approval
 from bench.server import AppServer, Worker
 from context.storage import open_store
 from tests.e2e.test_stop_elsewhere import post
@@ -341,3 +342,45 @@ def test_a_click_at_the_ingress_wakes_a_worker_at_once(postgres_url, shop_server
             worker.process.stdout.wait_for("Order A1 cancelled")
             slack.wait_for_call("chat.postMessage", where=lambda c: c.params.get("text") == "Done.")
         assert "allowed by" in ingress.process.stdout.text  # recorded where it was clicked
+
+
+def test_a_click_after_the_expiry_before_any_run_resumed_says_expired(
+    postgres_url, shop_server, tmp_path
+):
+    """The asking process is gone; the expiry passes with no process to resume the run;
+    the person's late click (at an ingress) records no decision, and the message says
+    expired."""
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"servers": {"shop": {"url": shop_server.url}}}))
+    with FakeSlack() as slack, FakeOpenAI() as model:
+        model.script(replies.tool_calls(CANCEL), ANSWER)
+        env = {"ASSISTANT_MCP_FILE": str(path), "ASSISTANT_APPROVAL_SECONDS": "2"}
+        (tmp_path / "a").mkdir()
+        with AppServer(slack, model, tmp_path / "a", DATABASE_URL=postgres_url, **env) as asking:
+            event = say(slack, "please cancel my order A1")
+            assert post(asking, event) == 200
+            message = approval_message(slack, event)
+            asking.process.stdout.wait_for("Approval requested: shop__cancel_order")
+        store = open_store(postgres_url)
+        try:
+            pending = pending_approval(store.entries(thread_of(event)))
+            assert pending is not None
+            while datetime.now(UTC) <= pending.until:  # the expiry is a moment: wait for it
+                time.sleep(0.1)
+            with AppServer(
+                slack, model, tmp_path, runs="off", DATABASE_URL=postgres_url, **env
+            ) as ingress:
+                payload = button_click(message, ALLOW, channel=ids.CHANNEL_ID)
+                body, headers = signed_interaction_request(payload)
+                connection = http.client.HTTPConnection("127.0.0.1", ingress.port, timeout=TIMEOUT)
+                try:
+                    connection.request("POST", "/slack/events", body=body, headers=headers)
+                    assert connection.getresponse().status == 200
+                finally:
+                    connection.close()
+                slack.wait_for_call("chat.update")
+            log = [e.as_dict() for e in store.entries(thread_of(event))]
+        finally:
+            store.close()
+        assert "Expired at" in shown(slack, message)
+        assert not any(" allowed by " in t for t in texts(log))  # no decision recorded
