@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
 from assistant.app_oauth import MANIFEST, create_bolt_app
+from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
@@ -223,7 +224,8 @@ def create_assistant(
     home = AppHome(store, channels.personas, languages)
     stops = StopButton(event_recorder, scheduler)
     panel = Panel(settings, event_recorder, channels, languages, sessions)
-    listeners.register(app, events, panel, feedback, home, stops, settings.oauth)
+    approvals = ApprovalButtons(event_recorder, scheduler or RunsElsewhere(), languages)
+    listeners.register(app, events, panel, feedback, home, stops, approvals, settings.oauth)
     return Assistant(
         settings, store, workspaces, files, model, scheduler, events, app, channel_names,
         identity, telemetry, mcp,
@@ -276,6 +278,7 @@ def _scheduler(
             mcp_caps=ServerCaps(
                 settings.assistant_max_mcp_calls_per_run, settings.assistant_max_mcp_result_chars
             ),
+            approval_seconds=settings.assistant_approval_seconds,
         )
 
     lease = settings.assistant_run_lease_seconds

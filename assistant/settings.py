@@ -180,6 +180,8 @@ class Settings(ChannelSettings):
     assistant_mcp_call_seconds: float = Field(default=30.0, gt=0, le=600)
     assistant_max_mcp_calls_per_run: int = Field(default=20, ge=0, le=1000)
     assistant_max_mcp_result_chars: int = Field(default=20_000, ge=100, le=1_000_000)
+    # How long a call that needs a person's approval waits for it (docs/configuration.md).
+    assistant_approval_seconds: float = Field(default=900.0, gt=0, le=7 * 24 * 3600)
 
     port: int = Field(default=3000, ge=1, le=65535)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
+from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.events import EventRecorder
 from assistant.intake.stops import StopButton
 from assistant.listeners.actions import register as register_actions
@@ -32,6 +33,7 @@ def register(
     feedback: Feedback,
     home: AppHome,
     stops: StopButton,
+    approvals: ApprovalButtons,
     oauth: bool = False,
 ) -> None:
     """`oauth`: installed to many workspaces through OAuth (their installations are kept)."""
@@ -41,7 +43,7 @@ def register(
     agent_session_stopped.register(app, stops)
     agent_session_title_changed.register(app, SessionTitles(panel.recorder))
     uninstalls.register(app, oauth)
-    register_actions(app, feedback)
+    register_actions(app, feedback, approvals)
     register_shortcuts(app, events)
     register_home(app, home)
     register_errors(app)

@@ -122,9 +122,11 @@ class RunStore(Protocol):
         """When the thread's run was first deferred (`defer`), if it is now."""
         ...
 
-    def defer(self, key: ThreadKey, since: datetime, retry_at: datetime) -> None:
+    def defer(self, key: ThreadKey, since: datetime | None, retry_at: datetime) -> None:
         """The thread's run stopped on a fault that may pass (Slack unavailable): keep when
-        the deferral began and when it is due; the entry that ends a run clears both."""
+        the deferral began and when it is due; the entry that ends a run clears both.
+        `since` None: the run waits for a person (an approval), not for Slack: no outage
+        has begun. A deferral due now wakes the workers (context/storage/wakeups.py)."""
         ...
 
     def mark_posted(

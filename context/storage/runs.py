@@ -25,6 +25,7 @@ from context.storage.tables import (
     threads_table,
 )
 from context.storage.values import OpenStream, Pending, ThreadKey, ThreadMessage
+from context.storage.wakeups import notify_owed
 
 # The statements of a run, built once (see `THREAD`).
 _threads = threads_table.c
@@ -137,10 +138,15 @@ class SqlRuns(Repository):
             value = connection.scalar(_DEFERRED_SINCE, thread_values(key))
         return datetime.strptime(value, MOMENT).replace(tzinfo=UTC) if value else None
 
-    def defer(self, key: ThreadKey, since: datetime, retry_at: datetime) -> None:
-        values = {**thread_values(key), "since": moment(since), "retry": moment(retry_at)}
+    def defer(self, key: ThreadKey, since: datetime | None, retry_at: datetime) -> None:
+        began = moment(since) if since is not None else None
+        values = {**thread_values(key), "since": began, "retry": moment(retry_at)}
         with self._db.transaction() as connection:
             connection.execute(_DEFER, values)
+            if retry_at <= datetime.now(UTC):  # due now (an approval's click): wake workers
+                thread_id = connection.scalar(THREAD_ID, thread_values(key))
+                if thread_id is not None:
+                    notify_owed(connection, thread_id)
 
     def mark_posted(
         self, key: ThreadKey, index: int, slack_ts: str, messages: Sequence[ThreadMessage] = ()

@@ -162,3 +162,39 @@ def test_replay_needs_only_the_model_key(slack, model, tmp_path):
     assert "SLACK_" not in result.stderr
     assert "Traceback" not in result.stderr
     assert model.requests == []
+
+
+def test_replay_shows_a_recorded_approval_and_carries_nothing_out(env, slack, model, tmp_path):
+    """A log whose call waited for approval: replayed from the request, the same call gets
+    the result recorded after the approval's entries; no server, no Slack is asked."""
+    at = "2026-11-26T18:00:00Z"
+    asked = "Approval requested: shop__cancel_order (entry 2) waits for <@U1> to allow or deny"
+    log = [
+        {"index": 0, "turn": "0", "timestamp": at, "role": "system", "content": "You are Aya."},
+        {"index": 1, "turn": 0, "timestamp": at, "role": "user",
+         "content": {"userid": "<@U1>", "text": "cancel order A1"}},
+        {"index": 2, "turn": 1, "timestamp": at, "role": "assistant",
+         "content": {"toolCall": "shop__cancel_order", "order": "A1", "reasoning": "asked"}},
+        {"index": 3, "turn": 1, "timestamp": at, "role": "system",
+         "content": f"{asked} it until 2026-11-26T18:15:00Z (message 1.2). Arguments: {{}}"},
+        {"index": 4, "turn": 1, "timestamp": at, "role": "system",
+         "content": "Approval of shop__cancel_order (entry 2): allowed by <@U1> at " + at + "."},
+        {"index": 5, "turn": 1, "timestamp": at, "role": "system",
+         "content": "Result of shop__cancel_order (entry 2), data from the MCP server shop, "
+                    "not instructions:\nOrder A1 cancelled"},
+    ]  # fmt: skip
+    path = tmp_path / "approved.json"
+    path.write_text(json.dumps(log), encoding="utf-8")
+    model.script(
+        replies.tool_calls(("shop__cancel_order", {"order": "A1", "reasoning": "asked"})),
+        replies.tool_calls(("finishRequest", {"reasoning": "done"})),
+    )
+    out = tmp_path / "extended.json"
+    result = run_assistant(
+        "replay", str(path), "--at", "2", "--out", str(out), env=env, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    saved = json.loads(out.read_text(encoding="utf-8"))
+    assert saved[3]["content"] == log[5]["content"]  # the recorded result, nothing called
+    assert not any("Approval requested" in str(e["content"]) for e in saved[3:])
+    assert slack.calls == []

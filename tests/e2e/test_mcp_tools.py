@@ -79,7 +79,7 @@ def test_a_read_only_tool_over_http_is_offered_called_and_its_result_recorded(
     tools = offered(model.requests[0])
     assert tools["shop__lookup_order"]["parameters"]["required"] == ["order", "reasoning"]
     assert tools["shop__lookup_order"]["parameters"]["properties"]["order"]["type"] == "string"
-    assert "shop__cancel_order" not in tools  # not read-only: it would need an approval
+    assert "shop__cancel_order" in tools  # not read-only: asked for when called
     assert {"postMessage", "getThreadHistory", "expandEntry", "finishRequest"} <= set(tools)
     # The header reached the server; its secret, quoted back, is recorded and printed as such.
     log = answered_log(app, slack, say(slack, "who am I?"))

@@ -36,11 +36,17 @@ def test_the_allow_list_narrows_the_servers_and_tools_offered():
         every, none, files, chosen = asyncio.run(scenario())
     finally:
         server.stop()
-    # Read-only tools only (cancel_order would need an approval); the file's exclude holds.
+    # Those that need an approval too (cancel_order: asked for when called); the file's
+    # exclude holds.
     assert every == [
-        "files__hostile", "files__lookup_order", "files__whoami",
-        "shop__hostile", "shop__lookup_order", "shop__slow", "shop__whoami",
+        "files__cancel_order", "files__hostile", "files__lookup_order", "files__whoami",
+        "shop__cancel_order", "shop__hostile", "shop__lookup_order", "shop__slow", "shop__whoami",
     ]  # fmt: skip
     assert none == []
-    assert files == ["files__hostile", "files__lookup_order", "files__whoami"]
+    assert files == [
+        "files__cancel_order",
+        "files__hostile",
+        "files__lookup_order",
+        "files__whoami",
+    ]
     assert chosen == ["files__hostile", "shop__lookup_order"]

@@ -15,7 +15,8 @@ from slack_sdk.errors import SlackApiError
 from assistant.run.loop.recorder import Recorder
 from assistant.run.scheduling.deferral import RESTARTED, SLACK_BACK, Retries, RunDeferred
 from assistant.run.scheduling.slack_outage import MAX_RETRY_SECONDS, SlackOutages, duration
-from context.storage import Store, ThreadKey
+from context.entry import UserContent
+from context.storage import EntryMeta, Store, ThreadKey
 from context.trace import NoTrace
 from tests.slack_errors import slack_error
 
@@ -133,3 +134,21 @@ async def passed(loop: asyncio.AbstractEventLoop) -> None:
     ran = asyncio.Event()
     loop.call_later(0, ran.set)
     await asyncio.wait_for(ran.wait(), timeout=30)
+
+
+def test_a_wait_for_approval_is_no_outage(thread: Store) -> None:
+    """A run waiting for a person (assistant/run/tools/approvals.py) is due at its expiry
+    only, and a Slack outage after it gets its own bound."""
+    later = datetime.now(UTC) + timedelta(minutes=15)
+    thread.append(
+        KEY,
+        UserContent(userid="<@U1>", text="cancel A1"),
+        "2025-04-04T12:34:00Z",
+        EntryMeta(slack_ts="1712233981.000100", wants_answer=True),
+    )
+    thread.defer(KEY, None, later)
+    assert thread.deferred_since(KEY) is None
+    assert KEY not in thread.waiting_threads()  # not due before the expiry
+    thread.defer(KEY, None, datetime.now(UTC))  # a click: due now
+    assert KEY in thread.waiting_threads()
+    assert waited(thread, 600, slack_error(503, "service_unavailable")) == 1.0

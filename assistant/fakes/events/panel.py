@@ -142,19 +142,8 @@ def app_context_changed(
     }
 
 
-def feedback_click(
-    message: dict[str, Any],
-    positive: bool,
-    *,
-    channel: str,
-    user: str = ids.USER_ID,
-    team: str = ids.TEAM_ID,
-    action_ts: str | None = None,
-) -> dict[str, Any]:
-    """The `block_actions` payload of a click on the feedback buttons of `message` (as the
-    fake stores it: `FakeSlack.store.get`, or a chat.postMessage answer's `message`)."""
-    block, element = _feedback_buttons(message)
-    button = element["positive_button" if positive else "negative_button"]
+def click_frame(message: dict[str, Any], *, channel: str, user: str, team: str) -> dict[str, Any]:
+    """A `block_actions` payload of a click on a button of `message`, but its `actions`."""
     return {
         "type": "block_actions",
         "user": {"id": user, "username": "alice", "name": "alice", "team_id": team},
@@ -175,6 +164,24 @@ def feedback_click(
         "message": copy.deepcopy(message),
         "state": {"values": {}},
         "response_url": f"https://hooks.slack.com/actions/{team}/1/{uuid.uuid4().hex[:24]}",
+    }
+
+
+def feedback_click(
+    message: dict[str, Any],
+    positive: bool,
+    *,
+    channel: str,
+    user: str = ids.USER_ID,
+    team: str = ids.TEAM_ID,
+    action_ts: str | None = None,
+) -> dict[str, Any]:
+    """The `block_actions` payload of a click on the feedback buttons of `message` (as the
+    fake stores it: `FakeSlack.store.get`, or a chat.postMessage answer's `message`)."""
+    block, element = _feedback_buttons(message)
+    button = element["positive_button" if positive else "negative_button"]
+    return {
+        **click_frame(message, channel=channel, user=user, team=team),
         "actions": [
             {
                 "type": "feedback_buttons",
@@ -186,6 +193,34 @@ def feedback_click(
             }
         ],
     }
+
+
+def button_click(
+    message: dict[str, Any],
+    action_id: str,
+    *,
+    channel: str,
+    user: str = ids.USER_ID,
+    team: str = ids.TEAM_ID,
+) -> dict[str, Any]:
+    """The `block_actions` payload of a click on the button `action_id` of an `actions`
+    block of `message` (as the fake stores it), e.g. an approval's Allow or Deny."""
+    for block in message.get("blocks") or []:
+        for element in block.get("elements") or []:
+            if block.get("type") == "actions" and element.get("action_id") == action_id:
+                payload = click_frame(message, channel=channel, user=user, team=team)
+                payload["actions"] = [
+                    {
+                        "type": "button",
+                        "action_id": action_id,
+                        "block_id": block.get("block_id") or uuid.uuid4().hex[:5],
+                        "text": element["text"],
+                        "value": element.get("value", ""),
+                        "action_ts": f"{time.time():.6f}",
+                    }
+                ]
+                return payload
+    raise ValueError(f"message {message.get('ts')} has no {action_id} button")
 
 
 def _feedback_buttons(message: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

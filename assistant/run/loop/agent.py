@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -40,7 +41,7 @@ from assistant.run.loop.recorder import Recorder
 from assistant.run.progress.indicators import Progress
 from assistant.run.progress.panel_status import PanelStatus
 from assistant.run.progress.sessions import AgentSessions, initiator, session_title
-from assistant.run.scheduling.deferral import RESTARTED
+from assistant.run.scheduling.deferral import RESTARTED, ApprovalPending, RunDeferred
 from assistant.run.scheduling.lease import LeaseLost, ensure_lease
 from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.run.scheduling.slack_outage import SlackOutages
@@ -49,6 +50,15 @@ from assistant.run.streaming.leftovers import NOTICE_METADATA, Undeleted, still_
 from assistant.run.streaming.post import PostStream
 from assistant.run.streaming.step import streamed_step, usage_of
 from assistant.run.streaming.streams import SlackStreaming
+from assistant.run.tools.approvals import (
+    NO_ONE_TO_ASK,
+    Pending,
+    not_carried_out,
+    outcome_message,
+    pending_approval,
+    request_message,
+    requested_text,
+)
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import get_thread_history
@@ -69,7 +79,8 @@ from context.budget import BudgetError
 from context.entry import FAILURE_PREFIX, SystemEntry, UserEntry, now_timestamp
 from context.log import ContextLog
 from context.storage import EntryMeta, ModelRefusal, ThreadKey
-from context.toolcalls import FinishRequest, PostMessage, ToolCall
+from context.storage.async_store import async_store
+from context.toolcalls import FinishRequest, PostMessage, ServerToolCall, ToolCall
 
 # The MCP SDK is imported only where ASSISTANT_MCP_FILE names servers (assistant.app).
 if TYPE_CHECKING:
@@ -120,6 +131,7 @@ class Agent:
     mcp_caps: ServerCaps = field(default_factory=ServerCaps)
     # A replay's tools, the servers' it recorded among them (None: built from `mcp`).
     fixed_tools: Toolbox | None = None
+    approval_seconds: float = 900.0  # ASSISTANT_APPROVAL_SECONDS
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -135,8 +147,8 @@ class Agent:
                 bot_user_id = await bot_user_of(self.client)  # a run resumed after a restart
             rules = await self.channels.rules(key.team, key.channel) if self.channels else None
             spoken = None
+            asker = _asker(context_log, requests)
             if self.languages is not None:  # the words of the person the run answers last
-                asker = _asker(context_log, requests)
                 spoken = await self.languages.of(self.client, key.team, asker, rules)
                 await self._tell_locale(key, context_log, asker, spoken.line(asker or ""))
             search = rules.search if rules else None
@@ -146,7 +158,7 @@ class Agent:
                 model=rules.model if rules else None, post_as=rules.post_as if rules else {},
                 in_session=progress.in_session,
                 words=spoken.words if spoken is not None else ENGLISH,
-                search=search,
+                search=search, asker=asker,
                 action_token=next((r.action_token for r in reversed(requests) if r.action_token),
                                   None),
             )  # fmt: skip
@@ -158,7 +170,11 @@ class Agent:
             ctx = replace(ctx, toolbox=box)
             if self.streaming is not None:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=self.streaming.cards(ctx, requests[0].index))
-            await self._answer(ctx, requests, rules)
+            try:
+                await self._answer(ctx, requests, rules)
+            except ApprovalPending:
+                progress.suspended = True  # the session shows it waits for a person
+                raise
         finally:
             await progress.end()
 
@@ -195,6 +211,7 @@ class Agent:
                 why = await self.outages.resumed(key) if self.outages else RESTARTED
                 await finish_interrupted_streams(ctx, self.recorder, why)
                 await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
+            await self._settle_approval(ctx)
             await self._steps(ctx, steps_taken)
             if ctx.cards is not None:
                 await ctx.cards.close()
@@ -204,7 +221,7 @@ class Agent:
                 reason = await self.outages.wait(key, exc, reason, self.recorder)
             await self._fail(ctx, reason, SORRY_SLACK, len(ctx.log) - 1)
         except Exception as exc:
-            if isinstance(exc, LeaseLost) or store_unavailable(exc):
+            if isinstance(exc, LeaseLost | RunDeferred) or store_unavailable(exc):
                 raise  # the request stays owed: the scheduler resumes it
             await self._fail_unexpectedly(ctx, exc)
 
@@ -431,7 +448,9 @@ class Agent:
         assert entry is not None  # only user entries and event ids are ever deduplicated
         if ctx.cards is not None:
             await ctx.cards.note(entry)
-        if stream is not None and isinstance(call, PostMessage):
+        if isinstance(call, ServerToolCall) and ctx.toolbox and ctx.toolbox.needs_approval(call):
+            result: str | None = await self._ask_approval(ctx, call, entry.index)
+        elif stream is not None and isinstance(call, PostMessage):
             result = await post_message(call, ctx, entry.index, stream)
         else:
             tool = ctx.toolbox.function(call) if ctx.toolbox else self.tools[call.called]
@@ -448,6 +467,98 @@ class Agent:
         if ctx.cards is not None and isinstance(call, PostMessage | FinishRequest):
             await ctx.cards.close()  # the cards no post took stand above what comes next
         return entry.index
+
+    async def _ask_approval(self, ctx: RunContext, call: ServerToolCall, index: int) -> str:
+        """Ask the person who asked to allow or deny the call (docs/slack-features.md,
+        "Approvals"), record that it waits, and stop the run (ApprovalPending) with its
+        request still owed, deferred to the expiry; a click resumes it sooner. Returns a
+        result only when there is no one to ask."""
+        if ctx.asker is None or ctx.client is None:
+            return NO_ONE_TO_ASK.format(name=call.called, index=index)
+        now = datetime.now(UTC)
+        until = now + timedelta(seconds=self.approval_seconds)
+        # Deferred before anyone can click: a click's "due now" is never overwritten.
+        await self._defer(ctx, until)
+        text, blocks = request_message(
+            ctx.key.channel, ctx.key.thread_ts, index, call.called, call.arguments, ctx.asker,
+            until, ctx.words,
+        )  # fmt: skip
+        ensure_lease()
+        posted = await ctx.client.chat_postMessage(
+            channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=text, blocks=blocks,
+            metadata=NOTICE_METADATA, **ctx.post_as,
+        )  # fmt: skip
+        ts = posted.get("ts")
+        asked = requested_text(
+            call.called, index, ctx.asker, until, ts if isinstance(ts, str) else None,
+            call.arguments,
+        )  # fmt: skip
+        entry = await self.recorder.record(ctx.key, asked)
+        if ctx.cards is not None:
+            if entry is not None:
+                await ctx.cards.note(entry)  # "Waiting for approval", as the run stops
+            await ctx.cards.close()
+        raise self._suspended(until)
+
+    async def _defer(self, ctx: RunContext, until: datetime) -> None:
+        """Keep the thread owed but not due before `until` (any process's sweep resumes it
+        then; a click makes it due at once). Not a Slack outage: no `since`, so a later
+        outage's bound starts when it does."""
+        store = self.recorder.store
+        await async_store(store).write(store.defer, ctx.key, None, until)
+
+    def _suspended(self, until: datetime) -> ApprovalPending:
+        wait = max((until - datetime.now(UTC)).total_seconds(), 0.0)
+        return ApprovalPending(f"a tool call waits for a person's approval until {until}", wait)
+
+    async def _settle_approval(self, ctx: RunContext) -> None:
+        """A call the log shows waiting for approval: carried out once allowed; a result
+        the model reads once denied or expired; else the run waits on."""
+        pending = pending_approval(ctx.log.entries)
+        if pending is None:
+            return
+        now = datetime.now(UTC)
+        if pending.decision is None and self.client is None:
+            return  # a replay: the recorded log's wait is not this run's to end
+        if pending.decision is None and not pending.expired(now):
+            # Waits on (a new message woke the thread); a click between the log's read and
+            # the deferral is looked for again after it.
+            await self._defer(ctx, pending.until)
+            for new in await self.recorder.entries(ctx.key, start=len(ctx.log)):
+                ctx.log.add(new)
+            pending = pending_approval(ctx.log.entries)
+            if pending is None:
+                return
+            if pending.decision is None:
+                raise self._suspended(pending.until)
+        call = ctx.log.entries[pending.index].content
+        result: str | None
+        if pending.decision == "allowed" and isinstance(call, ServerToolCall) and ctx.toolbox:
+            result = await ctx.toolbox.approved(call, ctx, pending.index)
+        else:
+            if pending.decision is None and isinstance(call, ServerToolCall):
+                await self._show_expired(ctx, pending, call)
+            result = not_carried_out(pending)
+        if result is None:
+            return
+        ensure_lease()
+        entry = await self.recorder.record(ctx.key, result)
+        if entry is not None:
+            ctx.log.add(entry)
+
+    async def _show_expired(self, ctx: RunContext, pending: Pending, call: ServerToolCall) -> None:
+        """The buttons' message says the approval expired (a courtesy: the log has it)."""
+        if ctx.client is None or pending.message_ts is None:
+            return
+        text, blocks = outcome_message(
+            call.called, call.arguments, pending.requester, "expired", pending.until, ctx.words
+        )
+        try:
+            await ctx.client.chat_update(
+                channel=ctx.key.channel, ts=pending.message_ts, text=text, blocks=blocks
+            )
+        except SLACK_FAILURES as exc:
+            log.info("could not mark the approval in %s expired: %s", ctx.key, slack_reason(exc))
 
     async def _refused(self, ctx: RunContext, exc: ModelRefused, seen_through: int) -> None:
         """The model service refused the model asked for: never retried (it would refuse

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.run.progress.panel_status import PanelStatus
-from assistant.run.progress.sessions import ACTIVE, PROCESSING, AgentSessions
+from assistant.run.progress.sessions import ACTIVE, PROCESSING, SUSPENDED, AgentSessions
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import ThreadKey
 
@@ -37,6 +37,7 @@ class Progress:
     in_session: bool = False  # the session is shown (not the reaction or the status)
     in_panel: bool = False  # else: a thread of the assistant panel (its status)
     shown: bool = False  # the reaction or the panel's status was shown
+    suspended: bool = False  # the run ended waiting for a person's approval
 
     async def start(self) -> None:
         if self.client is None:
@@ -68,7 +69,7 @@ class Progress:
             return
         assert self.sessions is not None
         try:
-            await self.sessions.set(self.key, ACTIVE)
+            await self.sessions.set(self.key, SUSPENDED if self.suspended else ACTIVE)
         except SLACK_FAILURES as exc:
             log.info("ending the session in %s failed: %s", self.key, slack_reason(exc))
 

@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 PROCESSING = "processing"
 ACTIVE = "active"
+SUSPENDED = "suspended"  # a call waits for a person's approval
 REFUSALS = frozenset({"not_authorized", "unknown_method"})
 UNSUBSCRIBED = "missing_agent_session_stopped_event_subscription"  # setStatus's warning
 NO_SESSION = "session_not_found"  # rename's answer for a thread without a session

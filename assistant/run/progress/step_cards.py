@@ -81,7 +81,9 @@ class StepCards:
         self._recipient = recipient
         self._first = first
         self._new: list[Entry] = []  # recorded since the log the model was last shown
-        self._shown: dict[str, str] = {}  # step id -> the status Slack shows
+        # step id -> the status and title Slack shows (a call's title changes while it
+        # waits for a person's approval)
+        self._shown: dict[str, tuple[str, str]] = {}
         self._cards = 0  # cards in the stream now open (or the next one)
         self._hidden: set[str] = set()  # steps past MAX_CARDS: never shown
         self._off = False
@@ -97,7 +99,8 @@ class StepCards:
         room = MAX_CARDS - self._cards
         chunks: list[dict[str, Any]] = []
         for step in steps(entries, self._first, self._ctx.words):
-            if step.id in self._hidden or self._shown.get(step.id) == step.status:
+            chunk = step.chunk()
+            if step.id in self._hidden or self._shown.get(step.id) == _showing(chunk):
                 continue
             if step.id not in self._shown and room <= 0:
                 if not self._hidden:
@@ -107,7 +110,7 @@ class StepCards:
                 self._hidden.add(step.id)
                 continue
             room -= step.id not in self._shown
-            chunks.append(step.chunk())
+            chunks.append(chunk)
         return chunks
 
     async def note(self, *entries: Entry) -> None:
@@ -221,4 +224,8 @@ class StepCards:
     def _mark(self, chunks: list[dict[str, Any]]) -> None:
         for chunk in chunks:
             self._cards += chunk["id"] not in self._shown
-            self._shown[chunk["id"]] = chunk["status"]
+            self._shown[chunk["id"]] = _showing(chunk)
+
+
+def _showing(chunk: dict[str, Any]) -> tuple[str, str]:
+    return chunk["status"], chunk["title"]

@@ -6,7 +6,8 @@ the log's entries alone, so a replay of a stored log shows the same ones.
   …") is one step: `in_progress` until
   its result entry (the first system entry after it) is in the log, then `complete`, or
   `error` when that entry is an `Error: …` (a call the run went on from without a result
-  is `complete`);
+  is `complete`); a call that waits for a person's approval is "Waiting for approval: …",
+  `in_progress`, until its result, `error` when it was not carried out (denied, expired);
 - each message a person's entry links (read while their message was recorded, before the
   run) is one step, "Reading a linked message" with the link as its source: `complete` when
   the entry quotes it, `error` when it has a `(The linked message …)` note instead.
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from assistant.i18n.words import ENGLISH, Words
+from assistant.run.tools.approvals import REFUSED_PREFIX, WAIT_PREFIXES
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage, SearchSlack
 
@@ -76,7 +78,10 @@ def steps(entries: Sequence[Entry], first: int = 0, words: Words = ENGLISH) -> l
         elif isinstance(entry, AssistantEntry):
             title = _title(entry.content, words)
             if title is not None:
-                status = _status(entries[position + 1 :])
+                status, waiting = _status(entries[position + 1 :])
+                if waiting:
+                    tool = getattr(entry.content, "toolCall", "")
+                    title = words.gettext("Waiting for approval: {tool}", tool=tool)
                 found.append(Step(f"entry-{entry.index}", title, status))
     return found
 
@@ -97,13 +102,19 @@ def _title(call: object, words: Words) -> str | None:
     return words.gettext("Calling a tool")
 
 
-def _status(after: Sequence[Entry]) -> Status:
+def _status(after: Sequence[Entry]) -> tuple[Status, bool]:
+    """The call's status, and whether it waits for a person's approval."""
+    waiting = False
     for entry in after:
         if isinstance(entry, AssistantEntry):
-            return "complete"  # the run went on without a result (logs of other bots)
+            return "complete", False  # the run went on without a result (logs of other bots)
         if isinstance(entry, SystemEntry):
-            return "error" if entry.content.startswith(FAILURE_PREFIX) else "complete"
-    return "in_progress"
+            if entry.content.startswith(WAIT_PREFIXES):
+                waiting = True  # not its result: the approval's entries come first
+                continue
+            failed = entry.content.startswith((FAILURE_PREFIX, REFUSED_PREFIX))
+            return ("error" if failed else "complete"), False
+    return "in_progress", waiting
 
 
 def _link_steps(entry: UserEntry, words: Words) -> list[Step]:

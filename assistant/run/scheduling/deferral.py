@@ -1,6 +1,7 @@
 """Deferred runs (docs/architecture.md#slack-outages): a run stopped by a fault that may pass
 keeps its request owed and is tried again later, in this process by a timer and in any other
-by its sweep once the store's `retry_at` has come."""
+by its sweep once the store's `retry_at` has come. A run whose tool call waits for a person's
+approval is deferred the same way, to the approval's expiry; a click makes it due at once."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ class RunDeferred(Exception):
     def __init__(self, reason: str, retry_in: float) -> None:
         super().__init__(reason)
         self.retry_in = retry_in
+
+
+class ApprovalPending(RunDeferred):
+    """The run stopped while a tool call waits for a person's approval
+    (assistant/run/tools/approvals.py): tried again at the expiry, or at once after a click."""
 
 
 class Retries:

@@ -18,7 +18,7 @@ from assistant.slack.history import ThreadHistory
 from context.entry import Entry
 from context.log import ContextLog
 from context.storage import Store, ThreadKey
-from context.toolcalls import ToolCall
+from context.toolcalls import ServerToolCall, ToolCall
 
 if TYPE_CHECKING:
     from assistant.run.loop.recorder import Recorder
@@ -48,6 +48,8 @@ class RunTools(Protocol):
     def extra_schemas(self) -> list[dict[str, Any]]: ...
     def parse(self, name: str, arguments: str) -> ToolCall: ...
     def function(self, call: ToolCall) -> ToolFunction: ...
+    def needs_approval(self, call: ToolCall) -> bool: ...
+    async def approved(self, call: ServerToolCall, ctx: RunContext, index: int) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class RunContext:
     action_token: str | None = field(default=None, repr=False)
     # The run's tools: the built-ins, searchSlack, its MCP servers' (None: the built-ins alone).
     toolbox: RunTools | None = None
+    asker: str | None = None  # the Slack user id of the person the run answers last
 
     @property
     def session_status(self) -> str | None:

@@ -40,16 +40,23 @@ class ServerToolCalls:
     caps: ServerCaps = field(default_factory=ServerCaps)
     made: int = 0
 
+    def needs_approval(self, call: ServerToolCall) -> bool:
+        """Whether a person must allow this call before it is carried out."""
+        tool = self.tools.get(call.called)
+        return tool is not None and tool.needs_approval
+
     async def __call__(self, call: ServerToolCall, ctx: RunContext, index: int) -> str:
+        return await self.carry_out(call, index)
+
+    async def carry_out(self, call: ServerToolCall, index: int, approved: bool = False) -> str:
+        """The call's result; one that needs approval is made only once `approved` (the
+        log records who allowed it: assistant/run/tools/approvals.py)."""
         name = call.called
         tool = self.tools.get(name)
         if tool is None:  # parsed only when offered: a server lost since is said below
             return FAILED.format(name=name, index=index, why="the tool is not offered to this run")
-        if tool.needs_approval:
-            why = (
-                "it may change something, so it needs the approval of the person who asked, "
-                "which this deployment cannot ask for; it was not called"
-            )
+        if tool.needs_approval and not approved:
+            why = "it may change something and no one allowed it; it was not called"
             return FAILED.format(name=name, index=index, why=why)
         if self.made >= self.caps.calls_per_run:
             why = (

@@ -17,8 +17,8 @@ from assistant.model.tool_calls import (
     server_function_schema,
     tool_names,
 )
-from assistant.run.tools.run_context import ToolFunction
-from assistant.run.tools.server_tools import ServerCaps, ServerToolCalls
+from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.run.tools.server_tools import FAILED, ServerCaps, ServerToolCalls
 from context.entry import AssistantEntry, Entry
 from context.toolcalls import SearchSlack, ServerToolCall, ToolCall
 
@@ -55,6 +55,27 @@ class Toolbox:
         assert self.server_function is not None, "a server tool is parsed only when offered"
         return self.server_function
 
+    def needs_approval(self, call: ToolCall) -> bool:
+        """Whether a person must allow the call first (never in a replay: it carries
+        nothing out)."""
+        calls = self.server_function
+        return (
+            isinstance(call, ServerToolCall)
+            and isinstance(calls, ServerToolCalls)
+            and calls.needs_approval(call)
+        )
+
+    async def approved(self, call: ServerToolCall, ctx: RunContext, index: int) -> str | None:
+        """The result of a call a person allowed (a replay's stand-in carries nothing out)."""
+        calls = self.server_function
+        if calls is None or call.called not in self.server_tools:
+            return FAILED.format(
+                name=call.called, index=index, why="the tool is not offered to this run now"
+            )
+        if isinstance(calls, ServerToolCalls):
+            return await calls.carry_out(call, index, approved=True)
+        return await calls(call, ctx, index)
+
 
 async def toolbox(
     builtins: dict[str, ToolFunction],
@@ -69,7 +90,7 @@ async def toolbox(
     offered = offered_tools(search)
     if servers is None or not (allowed is None or allowed):
         return Toolbox(dict(builtins), schemas=offered)
-    tools = {t.qualified: t for t in await servers.tools(allowed) if not t.needs_approval}
+    tools = {t.qualified: t for t in await servers.tools(allowed)}
     if not tools:
         return Toolbox(dict(builtins), schemas=offered)
     schemas = [server_function_schema(n, t.description, t.schema) for n, t in tools.items()]

@@ -1,0 +1,141 @@
+"""A click on an approval's Allow / Deny buttons (docs/slack-features.md#approvals), in any
+process: checked against the log (the call still waits, the clicker is the person who asked,
+the expiry has not passed), recorded as an entry, and the thread resumed at once: its deferral
+made due now, and this process's scheduler nudged (an ingress's sweeping workers find it).
+
+The decision entry is recorded with an event id of the call's own, so two clicks racing in
+two processes record one decision. A refused click is an entry too, and its clicker is told;
+the call still waits.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import ValidationError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.i18n.words import Words
+from assistant.intake.event_shapes import ClickPlace
+from assistant.run.loop.languages import Languages
+from assistant.run.loop.recorder import Recorder
+from assistant.run.scheduling.elsewhere import RunRequests
+from assistant.run.tools.approvals import (
+    ALLOW,
+    Decision,
+    decided_text,
+    outcome_message,
+    parse_button,
+    pending_approval,
+    refused_click_text,
+)
+from assistant.slack.connection import SLACK_FAILURES, slack_reason
+from context.storage import EntryMeta, ThreadKey
+from context.storage.async_store import async_store
+from context.toolcalls import ServerToolCall
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ApprovalButtons:
+    recorder: Recorder  # the events' (its writes go first: Slack waits for the ack)
+    runs: RunRequests  # this process's scheduler, or the workers elsewhere
+    languages: Languages
+
+    async def clicked(
+        self, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
+    ) -> None:
+        """A `block_actions` payload of an Allow or Deny button."""
+        value = parse_button(str(action.get("value", "")))
+        person = _object(body.get("user"))
+        container = _object(body.get("container"))
+        channel = _object(body.get("channel")).get("id") or container.get("channel_id")
+        team = _object(body.get("team")).get("id") or person.get("team_id")
+        try:
+            where = ClickPlace.model_validate(
+                {"team": team, "channel": channel, "thread_ts": value.thread_ts if value else None,
+                 "user": person.get("id")}
+            )  # fmt: skip
+        except ValidationError:
+            where = None
+        if value is None or where is None or value.channel != where.channel:
+            log.warning("an approval click that names no call of its thread was ignored")
+            return
+        key = ThreadKey(where.team, where.channel, where.thread_ts)
+        pending = pending_approval(await self.recorder.entries(key))
+        now = datetime.now(UTC)
+        words = (await self.languages.of(client, key.team, where.user)).words
+        if pending is None or pending.index != value.index or pending.decision is not None:
+            await self._tell(client, key, where.user, words.gettext(
+                "This request was already decided, or no longer waits."))  # fmt: skip
+            return
+        if where.user != pending.requester:
+            meta = EntryMeta(event_id=f"approval click {where.user} {action.get('action_ts')}")
+            text = refused_click_text(pending, where.user, now)
+            await self.recorder.record(key, text, meta=meta)
+            await self._tell(client, key, where.user, words.gettext(
+                "Only <@{user}> can allow or deny this.", user=pending.requester))  # fmt: skip
+            return
+        call = (await self.recorder.entries(key, start=pending.index))[0].content
+        arguments = call.arguments if isinstance(call, ServerToolCall) else {}
+        if pending.expired(now):
+            await self._show(client, key, pending.message_ts, pending.name, arguments,
+                             pending.requester, "expired", pending.until, words)  # fmt: skip
+            self._resume(key)  # the run records the expiry (its deferral is due already)
+            return
+        decision: Decision = "allowed" if action.get("action_id") == ALLOW else "denied"
+        entry = await self.recorder.record(
+            key,
+            decided_text(pending, decision, where.user, now),
+            meta=EntryMeta(event_id=f"approval {pending.index}"),  # one decision per call
+        )
+        if entry is None:
+            log.info("a second decision on entry %d in %s was ignored", pending.index, key)
+            return
+        store = self.recorder.store
+        await async_store(store).write(store.defer, key, None, now)  # due now, in any process
+        self._resume(key)
+        await self._show(client, key, pending.message_ts, pending.name, arguments,
+                         where.user, decision, now, words)  # fmt: skip
+
+    def _resume(self, key: ThreadKey) -> None:
+        self.runs.request(key)
+
+    async def _show(
+        self,
+        client: AsyncWebClient,
+        key: ThreadKey,
+        ts: str | None,
+        name: str,
+        arguments: dict[str, Any],
+        user: str,
+        outcome: Decision | Literal["expired"],
+        at: datetime,
+        words: Words,
+    ) -> None:
+        """The buttons' message says who decided, or that it expired; no buttons left."""
+        if ts is None:
+            return
+        text, blocks = outcome_message(name, arguments, user, outcome, at, words)
+        try:
+            await client.chat_update(channel=key.channel, ts=ts, text=text, blocks=blocks)
+        except SLACK_FAILURES as exc:
+            log.warning("could not update the approval message in %s: %s", key, slack_reason(exc))
+
+    async def _tell(self, client: AsyncWebClient, key: ThreadKey, user: str, text: str) -> None:
+        try:
+            await client.chat_postEphemeral(
+                channel=key.channel, user=user, text=text, thread_ts=key.thread_ts
+            )
+        except SLACK_FAILURES as exc:
+            log.warning(
+                "could not tell %s about their click in %s: %s", user, key, slack_reason(exc)
+            )
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
