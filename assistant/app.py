@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant import listeners
 from assistant.app_oauth import MANIFEST, create_bolt_app
+from assistant.i18n.languages import words_for
 from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
@@ -249,6 +250,7 @@ def _scheduler(
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.assistant_stream == "auto" else None
+    deployment_words = words_for(settings.assistant_locale)  # the legacy panel status's
 
     def agent(client: AsyncWebClient) -> Agent:
         images = ImageParts(
@@ -267,7 +269,9 @@ def _scheduler(
             settings.prompt_budget(),
             images=images,
             post_caps=settings.post_caps(),
-            panel_status=PanelStatus(client, store, settings.assistant_loading_messages),
+            panel_status=PanelStatus(
+                client, store, settings.loading_messages(deployment_words), deployment_words
+            ),
             streaming=streaming,
             outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
             channels=channels,

@@ -43,7 +43,11 @@ DEFAULT_PROMPTS = (
         message=N_("Give me five ideas for a team offsite."),
     ),
 )
-DEFAULT_LOADING_MESSAGES = ("Reading the thread…", "Thinking it over…", "Writing an answer…")
+DEFAULT_LOADING_MESSAGES = (
+    N_("Reading the thread…"),
+    N_("Thinking it over…"),
+    N_("Writing an answer…"),
+)
 
 _PROMPTS = TypeAdapter(tuple[SuggestedPrompt, ...])
 _LOADING = TypeAdapter(tuple[Annotated[str, Field(min_length=1, strict=True)], ...])

@@ -258,6 +258,12 @@ class Settings(ChannelSettings):
             for p in DEFAULT_PROMPTS
         )
 
+    def loading_messages(self, words: Words = ENGLISH) -> tuple[str, ...]:
+        """ASSISTANT_LOADING_MESSAGES as set, or the default ones in `words`' language."""
+        if "assistant_loading_messages" in self.model_fields_set:
+            return self.assistant_loading_messages
+        return tuple(words.gettext(message) for message in DEFAULT_LOADING_MESSAGES)
+
     def instructions(self) -> str:
         """Entry 0 of every new thread: the persona (ASSISTANT_PROMPT_FILE's, as
         `PromptFile.text` reads it)."""

@@ -137,6 +137,20 @@ def test_a_panel_opened_while_viewing_no_channel(app, slack):
     assert contents(app, panel_key(started))[1] == f"{OPENER} opened the assistant panel."
 
 
+def test_the_legacy_status_speaks_the_deployment_s_language(make_app, slack, model):
+    """Where sessions are refused, the status is set as the run starts, before Slack was asked
+    which language the person reads: ASSISTANT_LOCALE's words, the loading messages too."""
+    app = make_app(assistant_locale="pt_BR")
+    ask(app, slack, model, opened(app, slack), "Onde almoçar?")
+    working = slack.calls_to("assistant.threads.setStatus")[0].params
+    assert working["status"] == "está pensando…"
+    assert working["loading_messages"] == [
+        "Lendo a conversa…",
+        "Pensando…",
+        "Escrevendo uma resposta…",
+    ]
+
+
 def test_a_question_is_answered_under_the_status_and_titles_the_thread(app, slack, model):
     started = opened(app, slack)
     key = panel_key(started)

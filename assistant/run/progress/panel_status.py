@@ -11,17 +11,21 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH, N_, Words
 from context.storage import PanelThread, Store, ThreadKey
 from context.storage.async_store import async_store
 
-STATUS = "is thinking…"  # what the panel shows while a run works
+STATUS = N_("is thinking…")  # what the panel shows while a run works
 
 
 @dataclass(frozen=True)
 class PanelStatus:
     client: AsyncWebClient
     store: Store  # not PanelStore alone: `read` needs its local_reads
-    loading_messages: tuple[str, ...]  # ASSISTANT_LOADING_MESSAGES
+    loading_messages: tuple[str, ...]  # ASSISTANT_LOADING_MESSAGES, in `words`' language
+    # The deployment's language (ASSISTANT_LOCALE): the status is set as a run starts, before
+    # it has asked Slack which language the person reads.
+    words: Words = ENGLISH
 
     async def thread(self, key: ThreadKey) -> PanelThread | None:
         """The thread's panel side metadata (its title among them), None when it was not
@@ -34,7 +38,7 @@ class PanelStatus:
             await self.client.assistant_threads_setStatus(
                 channel_id=key.channel,
                 thread_ts=key.thread_ts,
-                status=STATUS,
+                status=self.words.gettext(STATUS),
                 loading_messages=list(self.loading_messages) or None,
             )
         else:
