@@ -4,10 +4,13 @@ offer (narrowed by the channel's allow-list) and called through."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.connection import CallOutcome, Connection, ServerTool
+
+log = logging.getLogger(__name__)
 
 
 def allows(allowed: Sequence[str] | None, tool: ServerTool) -> bool:
@@ -26,6 +29,7 @@ class McpServers:
         self.configs = tuple(configs)
         self.deadline = deadline
         self._by_loop: dict[asyncio.AbstractEventLoop, dict[str, Connection]] = {}
+        self._unknown: set[str] = set()  # allow-list entries already said to name no server
 
     def _connections(self) -> dict[str, Connection]:
         loop = asyncio.get_running_loop()
@@ -36,7 +40,18 @@ class McpServers:
         return found
 
     async def tools(self, allowed: Sequence[str] | None = None) -> list[ServerTool]:
-        """The tools a run may offer: those of every server up now, in the file's order."""
+        """The tools a run may offer: those of every server up now, in the file's order. An
+        entry of a channel's allow-list that names no server of the file (a typo, a server
+        since removed) is said once per process: the channel's settings are checked by
+        pattern only, where the file may not be at hand (`assistant channels`)."""
+        names = {c.name for c in self.configs}
+        for entry in allowed or ():
+            if entry.split("__", 1)[0] not in names and entry not in self._unknown:
+                self._unknown.add(entry)
+                log.warning(
+                    "a channel's MCP servers name %r, which ASSISTANT_MCP_FILE has no server for",
+                    entry,
+                )
         connections = [
             c
             for c in self._connections().values()

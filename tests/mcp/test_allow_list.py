@@ -50,3 +50,26 @@ def test_the_allow_list_narrows_the_servers_and_tools_offered():
         "files__whoami",
     ]
     assert chosen == ["files__hostile", "shop__lookup_order"]
+
+
+def test_an_entry_naming_no_server_of_the_file_is_said_once(caplog):
+    server = ShopServer().start()
+    servers = McpServers([ServerConfig(name="shop", url=server.url)], 10)
+
+    async def scenario():
+        try:
+            for _ in range(2):
+                await toolbox({}, servers, ["shpo", "shop__lookup_order", "gone__tool"])
+        finally:
+            await servers.close()
+
+    try:
+        with caplog.at_level("WARNING", logger="assistant.mcp.servers"):
+            asyncio.run(scenario())
+    finally:
+        server.stop()
+    said = [r.getMessage() for r in caplog.records if r.name == "assistant.mcp.servers"]
+    assert said == [
+        "a channel's MCP servers name 'shpo', which ASSISTANT_MCP_FILE has no server for",
+        "a channel's MCP servers name 'gone__tool', which ASSISTANT_MCP_FILE has no server for",
+    ]
