@@ -6,41 +6,16 @@ store (SQLite and PostgreSQL) and the fake Slack over HTTP."""
 
 from __future__ import annotations
 
-import pytest
-from slack_sdk.web.async_client import AsyncWebClient
-
-from assistant.fakes import FakeSlack, ids
+from assistant.fakes import FakeSlack
 from assistant.run.progress.step_cards import STEPS_METADATA, StepCards
 from assistant.run.streaming.leftovers import start_marker
 from assistant.run.streaming.pacing import StreamPacing
 from assistant.run.tools.run_context import RunContext
-from context.entry import UserContent
-from context.log import ContextLog
-from context.storage import EntryMeta, Opening, OpenStream, Store, ThreadKey, ThreadMessage
+from context.storage import OpenStream
 from context.toolcalls import GetThreadHistory
+from tests.run.conftest import ASKER, KEY, TS
 
-KEY = ThreadKey(ids.TEAM_ID, "C0CARDS", "1712233980.000100")
-TS = "2025-04-04T12:33:00Z"
-ASKER = "U0ASKER"
 ANSWER_METADATA = {"event_type": "assistant_answer", "event_payload": {"index": 4}}
-
-
-@pytest.fixture
-def ctx(store: Store, slack: FakeSlack) -> RunContext:
-    """A run's context on a thread with one question, in the store and in Slack."""
-    store.record_message(
-        KEY,
-        UserContent(userid=f"<@{ASKER}>", text="what happened?"),
-        TS,
-        EntryMeta(slack_ts=KEY.thread_ts, wants_answer=True),
-        Opening(lambda: "persona", TS),
-        ThreadMessage(KEY.thread_ts, f"<@{ASKER}>", "what happened?"),
-    )
-    slack.add_message(KEY.channel, ts=KEY.thread_ts, user=ASKER, text="what happened?")
-    client = AsyncWebClient(token=ids.BOT_TOKEN, base_url=slack.api_url)
-    return RunContext(
-        KEY, client, None, f"<@{ids.BOT_USER_ID}>", ContextLog(store.entries(KEY)), store
-    )
 
 
 def cards_of(ctx: RunContext) -> StepCards:

@@ -13,37 +13,19 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.fakes import FakeSlack, ids
 from assistant.run.loop.recorder import Recorder
 from assistant.run.stopping.stop import StopRecorder, stop_entry
-from context.entry import STOP_PREFIX, UserContent
-from context.storage import (
-    EntryMeta,
-    Opening,
-    OpenStream,
-    StopRequest,
-    Store,
-    ThreadKey,
-    ThreadMessage,
-)
+from assistant.run.tools.run_context import RunContext
+from context.entry import STOP_PREFIX
+from context.storage import OpenStream, StopRequest, Store
 from context.trace import TraceWriter
+from tests.run.conftest import ASKER, KEY
 
-KEY = ThreadKey(ids.TEAM_ID, "C0STOP", "1712233980.000100")
-ASKED = "1712233981.000100"
-TS = "2025-04-04T12:33:00Z"
 PRESSED_AT = "1712234000.000000"  # 2024-04-04 12:33:20 UTC
 
 
 @pytest.fixture
-def thread(store: Store, slack: FakeSlack) -> Store:
-    """A person's question, owed an answer, in the store and in Slack."""
-    store.record_message(
-        KEY,
-        UserContent(userid="<@U0ASKER>", text="tell me"),
-        TS,
-        EntryMeta(slack_ts=ASKED, wants_answer=True),
-        Opening(lambda: "persona", TS),
-        ThreadMessage(ASKED, "<@U0ASKER>", "tell me"),
-    )
-    slack.add_message(KEY.channel, ts=KEY.thread_ts, user="U0ASKER", text="tell me")
-    return store
+def thread(ctx: RunContext) -> Store:
+    """The store, with the thread's question owed an answer (and in Slack)."""
+    return ctx.store
 
 
 def client_of(slack: FakeSlack) -> AsyncWebClient:
@@ -54,7 +36,7 @@ async def streaming(client: AsyncWebClient, text: str) -> str:
     """A message of the run's, streaming in the thread; its ts."""
     started = await client.chat_startStream(
         channel=KEY.channel, thread_ts=KEY.thread_ts, markdown_text=text,
-        recipient_user_id="U0ASKER", recipient_team_id=KEY.team,
+        recipient_user_id=ASKER, recipient_team_id=KEY.team,
     )  # fmt: skip
     return str(started["ts"])
 
