@@ -41,7 +41,10 @@ def invoke(
     """`assistant ARGS` run by its entry point in this process, as the interpreter would run
     it: with exactly `env` in `os.environ`, `cwd` the working directory, `stdin` (none: empty)
     on standard input and standard output and error collected; an exception the command lets
-    out is a traceback on stderr and status 1, `sys.exit`'s status its own."""
+    out is a traceback on stderr and status 1, `sys.exit`'s status its own. The environment
+    and working directory are the process's: a test's background threads (a `RunningApp`)
+    see them too while the command runs, so a command never runs beside an app it would
+    change the settings of."""
     with _isolated(env, cwd, stdin) as (stdout, stderr):
         code = _status(args)
         sys.stdout.flush()
