@@ -12,9 +12,9 @@ import sys
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Self
+from typing import IO, BinaryIO, Self
 
-from tests.cli import ROOT, show_output
+from tests.cli import ROOT, invoke, show_output
 
 # A wait for a line or an exit: generous, for a busy machine (it ends when the condition holds).
 TIMEOUT = 60.0
@@ -81,21 +81,36 @@ class _Output:
         self._thread.join(timeout)
 
 
+def _started(
+    argv: list[str], env: dict[str, str], cwd: Path, *, own_session: bool = False
+) -> tuple[subprocess.Popen[bytes], _Output, _Output]:
+    """`argv` running, its stdout and stderr read as they come."""
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=own_session,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    return process, _Output(process.stdout), _Output(process.stderr)
+
+
+def _shown(stdout: _Output, stderr: _Output) -> None:
+    """Once the process has exited: all of its output read, and passed on to pytest."""
+    stdout.join()
+    stderr.join()
+    show_output(stdout.text, stderr.text)
+
+
 class AssistantProcess:
     """`python -m assistant.cli ARGS` in `cwd` with exactly `env`."""
 
     def __init__(self, *args: str, env: dict[str, str], cwd: Path) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "assistant.cli", *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-        )
-        assert self.process.stdout is not None and self.process.stderr is not None
-        self.stdout = _Output(self.process.stdout)
-        self.stderr = _Output(self.process.stderr)
+        argv = [sys.executable, "-m", "assistant.cli", *args]
+        self.process, self.stdout, self.stderr = _started(argv, env, cwd)
 
     def stop(self, sig: signal.Signals | None = signal.SIGTERM, timeout: float = TIMEOUT) -> int:
         """Send `sig` (None: send nothing) and wait for the exit; kill (and fail) if it does
@@ -110,9 +125,7 @@ class AssistantProcess:
             raise AssertionError(
                 f"did not exit within {timeout}s of {sig}; stderr:\n{self.stderr.text}"
             ) from None
-        self.stdout.join()
-        self.stderr.join()
-        show_output(self.stdout.text, self.stderr.text)
+        _shown(self.stdout, self.stderr)
         return code
 
     def __enter__(self) -> Self:
@@ -137,26 +150,13 @@ class ProcessGroup:
     Left otherwise, whatever is still running fails the test (tests/process_check.py)."""
 
     def __init__(self, args: list[str], *, env: dict[str, str], cwd: Path) -> None:
-        self.process = subprocess.Popen(
-            args,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-        )
-        assert self.process.stdout is not None and self.process.stderr is not None
-        self.stdout = _Output(self.process.stdout)
-        self.stderr = _Output(self.process.stderr)
+        self.process, self.stdout, self.stderr = _started(args, env, cwd, own_session=True)
 
     def wait(self, timeout: float) -> int:
         """Until `args`'s process exits (its status), and its output is read; raises
         subprocess.TimeoutExpired."""
         code = self.process.wait(timeout)
-        self.stdout.join()
-        self.stderr.join()
-        show_output(self.stdout.text, self.stderr.text)
+        _shown(self.stdout, self.stderr)
         return code
 
     def __enter__(self) -> Self:
@@ -177,9 +177,21 @@ class ProcessGroup:
 
 
 def run_assistant(
+    *args: str, env: dict[str, str], cwd: Path, stdin: bytes | BinaryIO | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`assistant ARGS` to completion in this process (tests/cli.py), with exactly `env` (see
+    `clean_env`); its output as text."""
+    result = invoke(args, env=env, cwd=cwd, stdin=stdin)
+    return subprocess.CompletedProcess(
+        result.args, result.returncode, result.stdout.decode(), result.stderr.decode()
+    )
+
+
+def run_assistant_process(
     *args: str, env: dict[str, str], cwd: Path, stdin: bytes | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m assistant.cli ARGS` to completion, with exactly `env` (see `clean_env`)."""
+    """`python -m assistant.cli ARGS` to completion in a subprocess, with exactly `env`: for a
+    test about the process (what its interpreter imports, how it exits)."""
     result = subprocess.run(
         [sys.executable, "-m", "assistant.cli", *args],
         input=stdin.decode() if stdin is not None else None,

@@ -69,7 +69,7 @@ def _print_problems(source: str, problems: list[Problem]) -> None:
 def run_show(args: argparse.Namespace) -> int:
     source = file_or_thread(args.file)
     if isinstance(source, ThreadKey):
-        return show_thread(source, args.start, args.follow)
+        return show_thread(source, args.start, args.follow, sys.stdout)
     if args.follow:
         raise CliError("--follow watches a stored thread TEAM/CHANNEL/THREAD_TS, not a file")
     report = validate_log(read_input(source))

@@ -30,7 +30,7 @@ def first_shown(entries: Sequence[Entry], start: int) -> int:
     return start if start >= 0 else max(0, len(entries) + start)
 
 
-def show_thread(key: ThreadKey, start: int, follow: bool, out: TextIO = sys.stdout) -> int:
+def show_thread(key: ThreadKey, start: int, follow: bool, out: TextIO) -> int:
     with existing_store("show") as store:
         if not store.has_thread(key):
             raise CliError(f"no thread {key} in the store (see `assistant threads`)")

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -66,10 +65,7 @@ def test_an_endless_device_is_read_only_up_to_the_bound(args, tmp_path):
 def test_endless_standard_input_is_read_only_up_to_the_bound(args, tmp_path):
     env = clean_env(DATABASE_URL=a_store(tmp_path))
     with open("/dev/zero", "rb") as zeros:
-        result = subprocess.run(
-            [sys.executable, "-m", "assistant.cli", *args],
-            stdin=zeros, capture_output=True, env=env, cwd=tmp_path, timeout=60,
-        )  # fmt: skip
+        result = run_assistant(*args, env=env, cwd=tmp_path, stdin=zeros)
     command = f"assistant {args[0]}"
     assert one_line(result, command) == f"{command}: <stdin> {TOO_LARGE}"
 

@@ -1,8 +1,8 @@
-"""The App Home with many channels and people who should not see everything, end to end over
-HTTP (docs/configuration.md, "Configuring channels"): its views keep within Slack's Block Kit limits
-(the fake refuses what Slack refuses), a page at a time; a channel's settings are shown to its
-members and the admins only; saving the modal keeps what it does not show; only admins name
-editors."""
+"""The App Home with many channels and people who should not see everything, its events
+dispatched to the app's Bolt app (docs/configuration.md, "Configuring channels"): its views
+keep within Slack's Block Kit limits (the fake refuses what Slack refuses), a page at a time;
+a channel's settings are shown to its members and the admins only; saving the modal keeps what
+it does not show; only admins name editors."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ from assistant.panel.home_views import (
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from tests.e2e.test_channel_settings import ADMIN, BOB, buttons, interact, text_of
 
-pytestmark = pytest.mark.app_backend
+# How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 EDITOR = "U0EDITOR01"
 SECRET = "C0SECRET01"  # private: BOB and the bot

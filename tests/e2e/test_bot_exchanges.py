@@ -10,7 +10,8 @@ from assistant.fakes.events import builders as events
 from assistant.intake.bot_exchanges import NOTE, stop_line
 from tests.harness import mention, script_answers, seed, thread_of
 
-pytestmark = pytest.mark.app_backend
+# How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 OTHER_BOT = "U0OTHERBOT"
 

@@ -14,6 +14,9 @@ from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import seed, thread_of
 
+# How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 
 def answer(model, text: str = "Sure.") -> None:
     """Script one run: the model posts `text`, then finishes."""

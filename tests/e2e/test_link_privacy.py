@@ -1,6 +1,6 @@
 """A link to a Slack message is not a permission: a linked message is read only when the
-person who posted the link may see its conversation, as Slack shows it. End to end: the app
-over HTTP, the fake Slack's declared conversations, the fake model's requests."""
+person who posted the link may see its conversation, as Slack shows it. Through the app's Bolt
+app, the fake Slack's declared conversations, the fake model's requests."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ import pytest
 from assistant.fakes import ids
 from tests.harness import answered_log, script_answers, thread_of
 from tests.harness import mention as say
+
+# How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 ALICE = ids.USER_ID  # who posts the links (the events' default user)
 BOB, CAROL = "U0BOB0001", "U0CAROL01"

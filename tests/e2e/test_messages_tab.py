@@ -1,12 +1,14 @@
-"""The agent's Messages tab end to end over HTTP (Socket Mode: test_messages_tab_socket_mode):
-opening it shows the suggested prompts at most once per person per period, never a message; a
-top-level message in the DM starts a thread answered in that thread; what the person views
-(`app_context_changed`) reaches the next prompt of the thread they write in, once per change,
-a message they view quoted only when they may see it."""
+"""The agent's Messages tab, its events dispatched to the app's Bolt app (Socket Mode:
+test_messages_tab_socket_mode): opening it shows the suggested prompts at most once per person
+per period, never a message; a top-level message in the DM starts a thread answered in that
+thread; what the person views (`app_context_changed`) reaches the next prompt of the thread they
+write in, once per change, a message they view quoted only when they may see it."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
@@ -23,6 +25,9 @@ from assistant.fakes.openai import responses as replies
 from context.channels import ChannelConfig
 from context.storage import ThreadKey
 from tests.harness import prompt_log, seed
+
+# How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 ME = f"<@{ids.USER_ID}>"
 BOB = "U0BOB0001"

@@ -22,6 +22,9 @@ SECRET_TEXT = "my very private words"
 
 Payload = dict[str, Any]
 
+# How odd events are handled: listener tests, on the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 
 @pytest.fixture(autouse=True)
 def warnings(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:

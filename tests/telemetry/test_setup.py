@@ -18,7 +18,7 @@ from assistant.fakes import ids
 from assistant.telemetry.setup import SHUTDOWN_SECONDS, TelemetryError, open_providers, wanted
 from tests.cli import ROOT
 from tests.otlp_receiver import HungCollector
-from tests.process import clean_env, run_assistant
+from tests.process import clean_env, run_assistant_process
 
 ENDPOINT = "http://127.0.0.1:4318"
 
@@ -111,7 +111,7 @@ def test_the_bot_does_not_start_without_the_grpc_extra(command, slack, tmp_path)
         OTEL_EXPORTER_OTLP_PROTOCOL="grpc",
         PYTHONPATH=without_the_grpc_exporter(tmp_path),
     )
-    result = run_assistant(command, env=env, cwd=tmp_path)
+    result = run_assistant_process(command, env=env, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [f"assistant {command}: {MISSING}"]
 

@@ -1,0 +1,76 @@
+"""The Bolt tier: the app `assistant serve` builds, without its web server. Each request goes
+to its Bolt app in process, as Bolt's own tests hand requests to an app
+(`AsyncApp.async_dispatch` with an `AsyncBoltRequest`); Bolt checks its signature; every Web
+API and model call still goes to the fakes over real HTTP. For tests of how a request is
+handled (listeners, signatures, acks): a test module says so with `pytestmark =
+pytest.mark.listeners`, and its `app` and `make_app` are this one (tests/conftest.py). What the
+web server itself does (the request guard, /healthz, the OAuth pages, connection limits) is
+tested through `RunningApp`."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from slack_bolt.request.async_request import AsyncBoltRequest
+
+from assistant.app import Assistant, create_assistant
+from assistant.settings import Settings
+from tests.harness import TIMEOUT, Response, RunningApp
+
+T = TypeVar("T")
+
+EVENTS_PATH = "/slack/events"  # the one path served by Bolt's dispatch
+
+
+class DispatchedApp(RunningApp):
+    """`RunningApp`'s face (send_event, the waits, the log) over the Bolt app in process; its
+    event loop runs in a background thread, as the server's does."""
+
+    def __init__(self, settings: Settings) -> None:  # no socket, no server: not super's
+        self.settings = settings
+        self.trace = io.StringIO()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._built: Assistant | None = None
+
+    def start(self) -> DispatchedApp:
+        self._thread.start()
+
+        async def build() -> Assistant:  # inside the loop that serves it, as the lifespan does
+            return create_assistant(self.settings, self.trace)
+
+        self._built = self._call(build())
+        return self
+
+    def stop(self) -> None:
+        if self._built is not None:
+            self._call(self._built.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(TIMEOUT)
+        self._loop.close()
+
+    @property
+    def assistant(self) -> Assistant:
+        assert self._built is not None, "the app was not started"
+        return self._built
+
+    def request(
+        self, method: str, path: str, body: bytes = b"", headers: dict[str, str] | None = None
+    ) -> Response:
+        assert (method, path) == ("POST", EVENTS_PATH), f"{method} {path}: use RunningApp"
+
+        async def dispatch() -> Response:
+            request = AsyncBoltRequest(body=body.decode("utf-8"), headers=dict(headers or {}))
+            # What `assistant serve`'s route adds: when the request arrived.
+            request.context["received_at"] = asyncio.get_running_loop().time()
+            answer = await self.assistant.app.async_dispatch(request)
+            return Response(answer.status, answer.body.encode(), answer.first_headers())
+
+        return self._call(dispatch())
+
+    def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(TIMEOUT)

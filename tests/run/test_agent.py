@@ -1,0 +1,134 @@
+"""The agent loop (assistant/run/loop/agent.py) on a real store (SQLite and PostgreSQL), the
+real openai and slack-sdk clients against the fakes over HTTP: a tool call recorded then carried
+out, the run's last entry answering the request; a call that cannot be parsed told to the model
+and the run going on; the step cap and a model error each ending the run with one apology in the
+thread and an `Error:` entry."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import AsyncIterator
+
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes.openai import responses as replies
+from assistant.model.client import ModelClient
+from assistant.run.loop.agent import Agent
+from assistant.run.loop.apologies import SORRY_MODEL, SORRY_STEPS
+from assistant.run.loop.recorder import Recorder
+from assistant.run.scheduling.scheduler import AnswerRequest
+from context.entry import FAILURE_PREFIX, UserContent
+from context.storage import EntryMeta, Opening, Store, ThreadKey, ThreadMessage
+from context.trace import TraceWriter
+from tests.harness import app_settings
+
+KEY = ThreadKey(ids.TEAM_ID, "C0AGENT", "1712233980.000100")
+TS = "2025-04-04T12:33:00Z"
+
+
+@pytest.fixture
+async def agent(
+    store: Store, store_url: str, slack: FakeSlack, model: FakeOpenAI
+) -> AsyncIterator[Agent]:
+    """The agent the app builds from its settings, minus the parts a run may go without
+    (streaming, sessions, channel rules), on a thread with one question."""
+    settings = app_settings(slack, model, store_url, assistant_max_steps=3)
+    store.record_message(
+        KEY,
+        UserContent(userid=f"<@{ids.USER_ID}>", text="lunch?"),
+        TS,
+        EntryMeta(slack_ts=KEY.thread_ts, wants_answer=True),
+        Opening(lambda: "You are Aya.", TS),
+        ThreadMessage(KEY.thread_ts, f"<@{ids.USER_ID}>", "lunch?"),
+    )
+    slack.add_message(KEY.channel, ts=KEY.thread_ts, user=ids.USER_ID, text="lunch?")
+    built = Agent(
+        Recorder(store, TraceWriter(io.StringIO())),
+        ModelClient(settings.model_options()),
+        AsyncWebClient(token=ids.BOT_TOKEN, base_url=slack.api_url),
+        history=None,
+        max_steps=settings.assistant_max_steps,
+        budget=settings.prompt_budget(),
+        post_caps=settings.post_caps(),
+    )
+    yield built
+    await built.model.close()
+
+
+REQUEST = [AnswerRequest(index=1, message_ts=KEY.thread_ts, bot_user_id=ids.BOT_USER_ID)]
+
+
+def posted(slack: FakeSlack) -> list[str]:
+    return [c.params["text"] for c in slack.calls_to("chat.postMessage")]
+
+
+def contents(store: Store) -> list[object]:
+    return [e.content for e in store.entries(KEY)]
+
+
+async def test_a_call_is_recorded_then_carried_out_and_the_last_entry_answers(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(
+        replies.tool_calls(
+            ("postMessage", {"text": "Noodles at noon.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        )
+    )
+    await agent.run(KEY, REQUEST)
+    assert posted(slack) == ["Noodles at noon."]
+    post, finish = store.entries(KEY)[2:]
+    assert (post.content.toolCall, finish.content.toolCall) == ("postMessage", "finishRequest")
+    assert store.pending(KEY) == []  # answered in finishRequest's write
+    # The model saw the log: the question in the prompt's log.
+    assert "lunch?" in model.requests[0]["messages"][1]["content"]
+
+
+async def test_a_call_that_cannot_be_parsed_is_told_and_the_run_goes_on(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(
+        replies.tool_calls(("postMessage", {"txet": "typo"})),
+        replies.tool_calls(
+            ("postMessage", {"text": "Noodles.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    await agent.run(KEY, REQUEST)
+    assert posted(slack) == ["Noodles."]  # nothing of the bad call reached Slack
+    told = [c for c in contents(store) if isinstance(c, str) and c.startswith(FAILURE_PREFIX)]
+    assert len(told) == 1 and "postMessage" in told[0]
+    # The second call's prompt carried what was wrong with the first.
+    assert told[0] in model.requests[1]["messages"][1]["content"]
+    assert store.pending(KEY) == []
+
+
+async def test_the_step_cap_ends_the_run_with_one_apology(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(
+        *[
+            replies.tool_calls(("postMessage", {"text": f"Thinking {n}…", "reasoning": "more"}))
+            for n in range(3)
+        ]
+    )
+    await agent.run(KEY, REQUEST)
+    assert len(model.requests) == 3  # ASSISTANT_MAX_STEPS
+    assert posted(slack) == ["Thinking 0…", "Thinking 1…", "Thinking 2…", SORRY_STEPS]
+    last = contents(store)[-1]
+    assert isinstance(last, str) and last.startswith(f"{FAILURE_PREFIX}stopped after 3 steps")
+    assert store.pending(KEY) == []  # ended: answered, not retried
+
+
+async def test_a_model_error_ends_the_run_with_one_apology(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(*replies.error(status=401, message="Incorrect API key provided"))
+    await agent.run(KEY, REQUEST)
+    assert posted(slack) == [SORRY_MODEL]
+    last = contents(store)[-1]
+    assert isinstance(last, str) and last.startswith(FAILURE_PREFIX)
+    assert ids.OPENAI_API_KEY not in last  # the error is named, never the key
+    assert store.pending(KEY) == []
