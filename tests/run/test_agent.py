@@ -116,7 +116,7 @@ async def test_the_step_cap_ends_the_run_with_one_apology(
     )
     await agent.run(KEY, REQUEST)
     assert len(model.requests) == 3  # ASSISTANT_MAX_STEPS
-    assert posted(slack) == ["Thinking 0…", "Thinking 1…", "Thinking 2…", SORRY_STEPS]
+    assert posted(slack) == ["Thinking 0…", "Thinking 1…", "Thinking 2…", SORRY_STEPS.english()]
     last = contents(store)[-1]
     assert isinstance(last, str) and last.startswith(f"{FAILURE_PREFIX}stopped after 3 steps")
     assert store.pending(KEY) == []  # ended: answered, not retried
@@ -127,7 +127,7 @@ async def test_a_model_error_ends_the_run_with_one_apology(
 ) -> None:
     model.script(*replies.error(status=401, message="Incorrect API key provided"))
     await agent.run(KEY, REQUEST)
-    assert posted(slack) == [SORRY_MODEL]
+    assert posted(slack) == [SORRY_MODEL.english()]
     last = contents(store)[-1]
     assert isinstance(last, str) and last.startswith(FAILURE_PREFIX)
     assert ids.OPENAI_API_KEY not in last  # the error is named, never the key
