@@ -149,7 +149,8 @@ class AppHome:
         state: dict[str, Any] = values if isinstance(values, dict) else {}
         first = next(iter(state), "persona")
         role = await self.role(client, team, user)
-        _ = (await self.words(client, team, user)).gettext
+        words = await self.words(client, team, user)
+        _ = words.gettext
         if role is None:
             log.warning("%s of %s may not change channel settings: refused", user, team)
             return {first: _(READ_ONLY)}
@@ -163,7 +164,7 @@ class AppHome:
             log.warning("%s of %s is not in %s: its settings refused", user, team, channel)
             return {first: _(NOT_IN_CHANNEL)}
         kept = await async_store(self.store).read(self.store.channel_config, team, channel)
-        config, errors = submitted(team, channel, state, user, kept)
+        config, errors = submitted(team, channel, state, user, kept, words)
         if config is None:
             return errors
         # A name the form chose (one kept from before is left alone, as the run resolves it).

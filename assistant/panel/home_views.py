@@ -361,10 +361,11 @@ def submitted(
     state: Mapping[str, Any],
     user: str,
     kept: ChannelConfig | None = None,
+    words: Words = ENGLISH,
 ) -> tuple[ChannelConfig | None, dict[str, str]]:
     """The modal's state over the settings `kept` (what its inputs do not set stays as it
     was); or None and the errors by block id (Slack shows each under its input:
-    `response_action: errors`)."""
+    `response_action: errors`), in `words`' language around the check's own English detail."""
     named, enabled, access, locale, search = (
         _value(state, b) for b in ("persona_name", "enabled", "access", "locale", "slack_search")
     )
@@ -400,7 +401,10 @@ def submitted(
             block = str(error["loc"][0]) if error["loc"] else first
             if block not in state:
                 block = "persona" if "persona" in state else first  # a rule across fields
-            errors.setdefault(block, error["msg"].removeprefix("Value error, ")[:150])
+            detail = error["msg"].removeprefix("Value error, ")[:150]
+            if words.locale != ENGLISH.locale:  # pydantic's words are English only
+                detail = words.gettext("Not a valid value: {detail}", detail=detail)
+            errors.setdefault(block, detail)
         return None, errors
 
 

@@ -213,6 +213,11 @@ def test_an_admin_fixes_a_channel_s_language_in_the_app_home_modal_shown_in_thei
     status, answer = interact(app, view_submission(slack, modal, {"locale": forged}, user=ADMIN))
     assert answer == {"response_action": "errors", "errors": {"locale": "言語 fr はありません。"}}
     assert app.assistant.store.channel_config(ids.TEAM_ID, ids.CHANNEL_ID).locale == "pt_BR"
+    # A value the settings' own checks refuse: their English detail, in the admin's words.
+    icon = {"type": "plain_text_input", "value": "robot"}
+    status, answer = interact(app, view_submission(slack, modal, {"icon_emoji": icon}, user=ADMIN))
+    assert answer["response_action"] == "errors"
+    assert answer["errors"]["icon_emoji"].startswith("無効な値です: ")
 
 
 def test_the_panel_greets_a_portuguese_speaker_in_portuguese_and_logs_english(
