@@ -25,7 +25,7 @@ from typing import Any
 
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.request import build_messages
-from assistant.model.tool_calls import TOOL_SCHEMAS
+from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from assistant.run.loop.agent import Agent
 from assistant.run.loop.prompt import PromptBudget, RunPrompts
 from assistant.run.loop.recorder import Recorder
@@ -172,12 +172,13 @@ class InstantModel:
         prompt_text: str,
         images: object = (),
         model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
         estimate: int | None = None,
     ) -> ModelReply:
         self.clock.model_called(time.perf_counter())
         started = time.perf_counter()
         body = {"model": "gpt-4o-mini", "messages": build_messages(prompt_text)}
-        json.dumps({**body, "tools": TOOL_SCHEMAS}, ensure_ascii=False, separators=(",", ":"))
+        json.dumps({**body, "tools": tools}, ensure_ascii=False, separators=(",", ":"))
         self.encode.append(time.perf_counter() - started)
         self.prompt_bytes = self.prompt_bytes or len(prompt_text.encode())  # at the size
         arguments = json.dumps({"text": "Noted.", "reasoning": "Answering."})
