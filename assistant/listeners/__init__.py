@@ -39,7 +39,8 @@ def register(
     """`oauth`: installed to many workspaces through OAuth (their installations are kept)."""
     register_assistant(app, events, panel)  # a middleware: it sees DM threads' messages first
     register_events(app, events)
-    app_home_opened.register(app, MessagesTab(panel.settings, panel.recorder, panel.languages))
+    tab = MessagesTab(panel.settings, panel.recorder, panel.languages, panel.prompts)
+    app_home_opened.register(app, tab)
     agent_session_stopped.register(app, stops)
     agent_session_title_changed.register(app, SessionTitles(panel.recorder))
     uninstalls.register(app, oauth)

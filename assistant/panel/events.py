@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slack_bolt.context.say.async_say import AsyncSay
@@ -33,6 +33,7 @@ from assistant.i18n.words import ENGLISH
 from assistant.intake.event_shapes import panel_event
 from assistant.intake.events import thread_key
 from assistant.panel.legacy_view import warn_once
+from assistant.panel.prompts import PromptRefusals
 from assistant.run.loop.channel_rules import Channels
 from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
@@ -60,6 +61,7 @@ class Panel:
     channels: Channels  # entry 0: the persona of the app's DM (the workspace's default)
     languages: Languages | None = None  # the greeting's and prompts' (None: English)
     sessions: PerWorkspace[AgentSessions] | None = None  # None: the legacy setTitle only
+    prompts: PromptRefusals = field(default_factory=PromptRefusals)  # shared with MessagesTab
 
     async def opened(
         self,
@@ -181,13 +183,19 @@ class Panel:
             lines.append(f'The app greeted <@{user}> (its words, not the model\'s): "{greeting}"')
         except SLACK_FAILURES as exc:
             lines.append(f"The greeting could not be posted: {slack_failure(exc)}.")
-        if prompts:
+        if prompts and not self.prompts.applies(key.team):
+            lines.append(
+                "No suggested prompts were set: Slack refused them in this workspace "
+                f"({self.prompts.refused[key.team]})."
+            )
+        elif prompts:
             try:
                 shown_prompts = self.settings.suggested_prompts(words)
                 await set_suggested_prompts([prompt.model_dump() for prompt in shown_prompts])
                 shown = "; ".join(f'"{p.title}" (sends "{p.message}")' for p in prompts)
                 lines.append(f"Suggested prompts shown: {shown}.")
             except SLACK_FAILURES as exc:
+                self.prompts.note(key.team, exc)
                 lines.append(f"The suggested prompts could not be shown: {slack_failure(exc)}.")
         await self.recorder.record(key, "\n".join(lines))
 

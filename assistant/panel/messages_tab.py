@@ -14,7 +14,7 @@ and written into the thread they write in next (`assistant.intake.viewing`)."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.i18n.words import ENGLISH
 from assistant.intake.event_shapes import HomeOpenedFields, checked
 from assistant.panel.events import slack_failure
+from assistant.panel.prompts import PromptRefusals
 from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
 from assistant.settings import Settings
@@ -43,6 +44,7 @@ class MessagesTab:
     settings: Settings
     recorder: Recorder
     languages: Languages | None = None  # the default prompts' and greeting's (None: English)
+    prompts: PromptRefusals = field(default_factory=PromptRefusals)  # the panel's, shared
 
     async def opened(
         self,
@@ -57,6 +59,8 @@ class MessagesTab:
         found = checked(body, event, HomeOpenedFields)
         if found is None or not self.settings.suggested_prompts() or set_suggested_prompts is None:
             return
+        if not self.prompts.applies(found.team):
+            return  # said once in the log when Slack refused them
         store, user = self.recorder.store, event["user"]
         now = datetime.now(UTC)
         if not await self.recorder.call(store.claim_prompts, found.team, user, now, PROMPTS_EVERY):
@@ -70,4 +74,5 @@ class MessagesTab:
                 [prompt.model_dump() for prompt in prompts], title=self.settings.greeting(words)
             )
         except SLACK_FAILURES as exc:
+            self.prompts.note(found.team, exc)
             log.warning("could not show the suggested prompts to %s: %s", user, slack_failure(exc))

@@ -6,6 +6,7 @@ questions answered under Slack's status and titled, context changes, feedback cl
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 
@@ -15,6 +16,7 @@ from assistant.fakes.events import requests as event_requests
 from assistant.fakes.events.panel import (
     context_changed,
     feedback_click,
+    open_messages_tab,
     open_panel,
     signed_interaction_request,
 )
@@ -325,3 +327,26 @@ def test_a_signed_click_missing_its_parts_is_acknowledged_and_records_nothing(
     assert click(app, payload).status == 200
     app.wait_handled()
     assert contents(app, key) == before
+
+
+def test_prompts_slack_no_longer_takes_are_asked_once_per_workspace(app, slack, model, caplog):
+    """The assistant view's removal (February 2027) may take setSuggestedPrompts with it, and no
+    sessions method replaces it: after Slack says the method is gone, no panel or Messages tab
+    opening in that workspace asks again, and each panel's log says why it has no prompts."""
+    caplog.set_level(logging.WARNING, logger="assistant.panel.prompts")
+    slack.fail("assistant.threads.setSuggestedPrompts", "unknown_method", times=10)
+    first = panel_key(opened(app, slack))
+    assert contents(app, first)[2].endswith(
+        "The suggested prompts could not be shown: "
+        "unknown_method (from assistant.threads.setSuggestedPrompts)."
+    )
+    second = panel_key(opened(app, slack))
+    assert second != first
+    assert contents(app, second)[2].endswith(
+        "No suggested prompts were set: Slack refused them in this workspace (unknown_method)."
+    )
+    assert app.send_event(open_messages_tab(slack)).status == 200
+    app.wait_handled()
+    assert len(slack.calls_to("assistant.threads.setSuggestedPrompts")) == 1
+    said = [r.getMessage() for r in caplog.records if r.name == "assistant.panel.prompts"]
+    assert len(said) == 1 and "unknown_method" in said[0]
