@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +32,16 @@ settings.register_profile(
     "suite", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the processes tests start, however the suite itself was started. A shell
+    starts background jobs (`scripts/busy-suite &`, `nohup …&`, a CI runner's) with SIGINT
+    ignored, and an ignored signal stays ignored across exec, so Python in a child would not
+    turn SIGINT into KeyboardInterrupt and the tests of Ctrl-C would wait for nothing; a
+    handler, unlike SIG_IGN, is reset to the default in an exec'd child."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 SECRETS = (ids.BOT_TOKEN, ids.APP_TOKEN, ids.SIGNING_SECRET, ids.OPENAI_API_KEY)
