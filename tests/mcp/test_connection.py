@@ -105,3 +105,22 @@ def test_a_server_that_never_answers_delays_a_run_only_so_long_and_the_next_too(
         first, second, attempts = asyncio.run(scenario())
     assert first == second == set()
     assert attempts == 2
+
+
+def test_calls_go_over_the_connection_the_tools_were_listed_on():
+    """A call of a server's tool costs one request on the HTTP connection kept open since its
+    tools were listed, not a new connection (its handshake, and the SDK's discovery, again)."""
+    server = ShopServer().start()
+    servers = McpServers([ServerConfig(name="shop", url=server.url)], 10)
+
+    async def scenario() -> list[bool]:
+        (tool,) = [t for t in await servers.tools() if t.name == "lookup_order"]
+        try:
+            return [(await servers.call(tool, {"order": "A1"})).failed for _ in range(5)]
+        finally:
+            await servers.close()
+            server.stop()
+
+    assert asyncio.run(scenario()) == [False] * 5
+    assert len(server.peers) >= 7  # discovery and the listing, then the five calls
+    assert len(set(server.peers)) == 1, server.peers

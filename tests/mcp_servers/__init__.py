@@ -7,6 +7,7 @@ import socket
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -21,13 +22,25 @@ class ShopServer:
 
     def __init__(self, port: int = 0) -> None:
         """`port`: 0 for one the OS chooses; another to come back where a stopped one was."""
-        self._sock = socket.socket()
+        # Made as a uvicorn on a host and port makes it (proto TCP), so that asyncio sets
+        # TCP_NODELAY on each connection: with proto 0 it does not, and every answer's body
+        # waits ~40 ms behind its headers for the client's delayed ACK (Nagle).
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", port))
         self._sock.listen(128)
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
-        config = uvicorn.Config(shop.streamable_http_app(), log_level="warning", lifespan="on")
+        self.peers: list[tuple[str, int]] = []  # each HTTP request's client address, in order
+        app = shop.streamable_http_app()
+
+        async def recorded(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                host, port = scope["client"]
+                self.peers.append((host, port))
+            await app(scope, receive, send)
+
+        config = uvicorn.Config(recorded, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, daemon=True)
