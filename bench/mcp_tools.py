@@ -6,11 +6,13 @@ its result) and through the SDK's `Client.call_tool` alone, in alternating round
 the result (median, p99) and this process's CPU (utime + stime). The server's own time is
 that of a tool doing nothing, so the whole round trip is the overhead. Then this process's
 memory after the first half of the calls and after all of them: a run's memory must not grow
-with its number of calls."""
+with its number of calls. The server's CPU per call and the load average are printed beside
+them: on a busy 2-core machine a call's time is mostly both ends waiting for a core."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import time
@@ -41,13 +43,13 @@ def run(smoke: bool) -> list[Figure]:
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        return asyncio.run(_measure(f"http://127.0.0.1:{port}/mcp", sizes))
+        return asyncio.run(_measure(f"http://127.0.0.1:{port}/mcp", sizes, server.pid))
     finally:
         server.terminate()
         server.wait(30)
 
 
-async def _measure(url: str, sizes: dict[str, int]) -> list[Figure]:
+async def _measure(url: str, sizes: dict[str, int], server_pid: int) -> list[Figure]:
     servers = McpServers([ServerConfig(name="bench", url=url)], deadline=30.0)
     box = await toolbox({}, servers, caps=ServerCaps(calls_per_run=10**9))
     assert "bench__echo" in box.server_tools, "the bench's server offers no echo tool"
@@ -70,15 +72,17 @@ async def _measure(url: str, sizes: dict[str, int]) -> list[Figure]:
         per_round = max(sizes["calls"] // sizes["rounds"], 1)
         times: dict[str, list[float]] = {"ours": [], "bare": []}
         cpu = {"ours": 0.0, "bare": 0.0}
+        server_cpu = 0.0
         rss_half = 0
         for number in range(sizes["rounds"]):
             for name, step in (("ours", ours), ("bare", bare)):
-                started_cpu = time.process_time()
+                started_cpu, started_server = time.process_time(), _cpu_of(server_pid)
                 for _ in range(per_round):
                     started = time.perf_counter()
                     await step()
                     times[name].append(time.perf_counter() - started)
                 cpu[name] += time.process_time() - started_cpu
+                server_cpu += _cpu_of(server_pid) - started_server
             if number == sizes["rounds"] // 2 - 1:
                 rss_half = _rss()
         rss_end = _rss()
@@ -87,6 +91,7 @@ async def _measure(url: str, sizes: dict[str, int]) -> list[Figure]:
     ours_cpu, bare_cpu = (cpu[name] / calls * 1000 for name in ("ours", "bare"))
     ours_time, bare_time = (median(times[name]) * 1000 for name in ("ours", "bare"))
     p99 = {name: percentile(times[name], 0.99) * 1000 for name in times}
+    fastest = min(times["bare"]) * 1000
     return [
         Figure("calls (each way)", f"{calls} over {sizes['rounds']} alternating rounds"),
         Figure(
@@ -114,6 +119,15 @@ async def _measure(url: str, sizes: dict[str, int]) -> list[Figure]:
             f"{bare_time:.2f} ms / {p99['bare']:.2f} ms",
         ),
         Figure(
+            "the fastest call, the SDK alone",
+            f"{fastest:.2f} ms",
+        ),
+        Figure(
+            "the server process's CPU per call (its SDK's; not the app's)",
+            f"{server_cpu / (2 * calls) * 1000:.2f} ms",
+        ),
+        Figure("load average (1 min) at the end", f"{os.getloadavg()[0]:.1f}"),
+        Figure(
             "latency our path adds to the SDK's (medians)",
             f"{ours_time - bare_time:.2f} ms",
             f"<= {LATENCY_GOAL_MS:g} ms",
@@ -126,6 +140,12 @@ async def _measure(url: str, sizes: dict[str, int]) -> list[Figure]:
             rss_end - rss_half <= 2048,
         ),
     ]
+
+
+def _cpu_of(pid: int) -> float:
+    """Another process's CPU so far (user + system), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _rss() -> int:
