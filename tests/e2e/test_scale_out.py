@@ -65,7 +65,7 @@ def nothing_owed(database_url: str) -> int:
         while (owed := sum(len(store.pending(s.key)) for s in store.threads())) and (
             time.monotonic() < deadline
         ):
-            time.sleep(0.2)  # another process's database: no event to wait on
+            time.sleep(0.02)  # another process's database: no event to wait on
         return owed
     finally:
         store.close()
