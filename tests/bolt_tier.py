@@ -47,6 +47,8 @@ class DispatchedApp(RunningApp):
         return self
 
     def stop(self) -> None:
+        if self._loop.is_closed():  # stopped already: a test may stop its app itself
+            return
         if self._built is not None:
             self._call(self._built.close())
         self._call(_cancel_the_rest())
