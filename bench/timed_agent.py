@@ -20,11 +20,14 @@ import json
 import resource
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from assistant.model.completion import ModelReply, RawToolCall
-from assistant.model.request import build_messages
+from assistant.model.limits import ModelLimits
+from assistant.model.request import ImagePart, build_messages
+from assistant.model.stream import ReplyEnded, StepEvent
 from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from assistant.run.loop.agent import Agent
 from assistant.run.loop.prompt import PromptBudget, RunPrompts
@@ -157,20 +160,24 @@ class TimedRecorder(Recorder):
 
 
 class InstantModel:
-    """Stands in for ModelClient: answers postMessage at once, marking each step's end. It
-    also times what the OpenAI client would do first with the prompt: encode the request
-    body (json.dumps with the SDK's options, then UTF-8); that is reported on its own, as a
-    cost of the model call rather than of the step."""
+    """Stands in for ModelClient as the agent's StepModel (mypy checks it against that):
+    answers postMessage at once, marking each step's end. It also times what the OpenAI client
+    would do first with the prompt: encode the request body (json.dumps with the SDK's options,
+    then UTF-8); that is reported on its own, as a cost of the model call rather than of the
+    step."""
+
+    where = "nowhere (an instant stand-in)"
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.prompt_bytes = 0
         self.encode: list[float] = []
+        self.limits = ModelLimits()
 
     async def next_step(
         self,
         prompt_text: str,
-        images: object = (),
+        images: Sequence[ImagePart] = (),
         model: str | None = None,
         tools: Tools = TOOL_SCHEMAS,
         estimate: int | None = None,
@@ -184,6 +191,18 @@ class InstantModel:
         arguments = json.dumps({"text": "Noted.", "reasoning": "Answering."})
         self.clock.returned = time.perf_counter()
         return ModelReply(calls=[RawToolCall("postMessage", arguments)], model="stub")
+
+    async def stream_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
+        estimate: int | None = None,
+    ) -> AsyncIterator[StepEvent]:
+        """The whole reply at once, as ModelClient gives that of a server that does not
+        stream (the benchmark's agent posts whole texts, so it never asks for this)."""
+        yield ReplyEnded(await self.next_step(prompt_text, images, model, tools, estimate))
 
     async def window(self, model: str | None) -> None:
         """No server: no window but the configured one."""
@@ -216,7 +235,7 @@ def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
     default = Settings(_env_file=None).prompt_budget()
     budget = TimedBudget(default.tokens, default.counter, clock=clock, naive=naive)
     # InstantModel stands in for ModelClient: the one call the loop makes, without the network.
-    agent = Agent(recorder, model, None, None, steps + 1, budget, tools)  # type: ignore[arg-type]
+    agent = Agent(recorder, model, None, None, steps + 1, budget, tools)
 
     async def go() -> None:
         log = TimedLog(await recorder.entries(KEY), clock)

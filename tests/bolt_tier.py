@@ -47,8 +47,11 @@ class DispatchedApp(RunningApp):
         return self
 
     def stop(self) -> None:
+        if self._loop.is_closed():  # stopped already: a test may stop its app itself
+            return
         if self._built is not None:
             self._call(self._built.close())
+        self._call(_cancel_the_rest())
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(TIMEOUT)
         self._loop.close()
@@ -74,3 +77,13 @@ class DispatchedApp(RunningApp):
 
     def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(TIMEOUT)
+
+
+async def _cancel_the_rest() -> None:
+    """What the app left running (a retried auth.test of an app whose Slack is unreachable)
+    cancelled, as `asyncio.run` does when `assistant serve` ends: not left pending in a closed
+    loop ("Task was destroyed but it is pending")."""
+    rest = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in rest:
+        task.cancel()
+    await asyncio.gather(*rest, return_exceptions=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import uuid
 from collections.abc import Iterator
@@ -158,6 +159,17 @@ APP_BACKEND = os.environ.get("TEST_APP_BACKEND", "sqlite")
 assert APP_BACKEND in ("sqlite", "postgresql"), f"TEST_APP_BACKEND={APP_BACKEND!r}"
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty SQLite store at the schema's head, made once per test process. Each app's
+    store starts as a copy of it, as a restarted app finds its store: running every migration
+    again for each test's app cost most of its start. The migrations themselves are tested
+    from empty (tests/context/)."""
+    path = tmp_path_factory.mktemp("migrated") / "store.db"
+    open_store(f"sqlite:///{path}").close()  # closed: its write-ahead log folded into the file
+    return path
+
+
 class AppStores:
     """The stores make_app's apps open, by the order they are started: `[0]` is the first
     app's (a test may fill it before the app starts, as a crashed process left it)."""
@@ -173,7 +185,9 @@ class AppStores:
                 database = self._request.getfixturevalue("postgres_database")
                 self._urls.append(new_postgres_schema(database))
             else:
-                self._urls.append(f"sqlite:///{self._tmp_path / f'app{len(self._urls)}.db'}")
+                path = self._tmp_path / f"app{len(self._urls)}.db"
+                shutil.copyfile(self._request.getfixturevalue("migrated_sqlite"), path)
+                self._urls.append(f"sqlite:///{path}")
         return self._urls[n]
 
 

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
+# start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.
+pytestmark = pytest.mark.listeners
 
 
 def post(text: str) -> replies.Completion:

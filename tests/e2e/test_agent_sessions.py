@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import logging
 
+import pytest
+
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import script_answers, thread_of, wait_session
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 ASKED = "what is for lunch today?"
 

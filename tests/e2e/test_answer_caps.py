@@ -26,6 +26,10 @@ from tests.e2e.test_streaming import answer, answer_streaming, deliver
 from tests.harness import mention as say
 from tests.harness import thread_of
 
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
+# start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.
+pytestmark = pytest.mark.listeners
+
 FINISH = ("finishRequest", {"reasoning": "done"})
 # A long answer, in paragraphs: 12 of 1,000 characters.
 LONG = "\n\n".join(f"Section {i}. " + "lorem ipsum " * 82 for i in range(12))

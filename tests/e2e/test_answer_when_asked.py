@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import signal
 
+import pytest
+
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
 from assistant.fakes.events.home import app_home_opened, home_click, view_submission
@@ -21,6 +23,10 @@ from context.storage import ThreadKey, open_store
 from tests.e2e.test_socket_mode import socket_env
 from tests.harness import answered_log, mention, script_answers, seed, thread_of
 from tests.process import TIMEOUT, AssistantProcess
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
+# start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.
+pytestmark = pytest.mark.listeners
 
 BOB = "U0BOB00001"
 ADMIN = "U0ADMIN001"

@@ -12,10 +12,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
+
 from assistant.fakes.openai import responses as replies
 from tests.e2e.test_streaming import ANSWER, FINISH, bot_messages, held_after, post
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 NOT_ANSWERED = re.compile(r"The messages? of entr(?:y|ies) ([\d, and]+) arrived while")
 

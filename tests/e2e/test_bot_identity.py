@@ -8,12 +8,18 @@ import http.client
 import logging
 import signal
 
+import pytest
+
 from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.slack.faults import DROPPED
 from context.storage import open_store
 from tests.e2e.test_socket_mode import free_port, serve_env
 from tests.harness import mention, script_answers, thread_of
 from tests.process import TIMEOUT, AssistantProcess
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
+# start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.
+pytestmark = pytest.mark.listeners
 
 
 def test_events_are_recorded_and_answered_while_auth_test_fails(app, slack, model, caplog):

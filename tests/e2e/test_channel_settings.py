@@ -1,7 +1,10 @@
-"""A persona and rules per channel, end to end over HTTP (docs/configuration.md, "Configuring
-channels"): set in the App Home by an admin (a non-admin refused), a new thread starting with its
-channel's persona while an old one keeps its own, the channel's model asked and its name and icon on
-the posts, a person who may not use the bot told once and not answered, a channel turned off."""
+"""A persona and rules per channel, end to end (docs/configuration.md, "Configuring channels"):
+set in the App Home by an admin (a non-admin refused), a new thread starting with its channel's
+persona while an old one keeps its own, the channel's model asked and its name and icon on the
+posts, a person who may not use the bot told once and not answered, a channel turned off. Each
+event and click is signed and handed to the app's Bolt app in process (tests/bolt_tier.py: what
+is tested is how they are handled, not the web server), every Slack and model call still goes to
+the fakes over HTTP."""
 
 from __future__ import annotations
 
@@ -22,7 +25,8 @@ from context.channels import ChannelConfig
 from tests.e2e.test_streaming import ANSWER, FINISH, answer_streaming, post
 from tests.harness import answered_log, mention, script_answers, seed, thread_of
 
-pytestmark = pytest.mark.app_backend
+# How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 ADMIN = "U0ADMIN001"
 BOB = "U0BOB00001"

@@ -6,12 +6,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from assistant.fakes.openai import responses as replies
 from assistant.model.instructions import SYSTEM_MESSAGE
 from assistant.model.tool_calls import TOOL_SCHEMAS
 from context.prompt_pieces import MARKER
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 CONTEXT_TOKENS, ANSWER_TOKENS = 16_000, 500
 QUESTIONS = 30  # enough to outgrow the budget before the paste

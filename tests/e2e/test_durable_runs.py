@@ -8,6 +8,8 @@ process killed at that moment leaves, then the app starts on them. (The chaos sc
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.run.tools.post_message import post_metadata
@@ -18,6 +20,9 @@ from context.storage import EntryMeta, ThreadKey, open_store
 from context.toolcalls import PostMessage
 from tests.harness import mention as say
 from tests.harness import thread_of
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 PERSONA = "You're Aya."
 

@@ -197,6 +197,7 @@ def test_after_an_uninstall_nothing_is_called_for_the_workspace_and_its_logs_sta
     assert oauth_app.log(thread_of(later, TEAM_A)) == []
 
 
+@pytest.mark.listeners  # no install page: the Bolt tier (tests/bolt_tier.py)
 def test_a_thread_owed_in_a_workspace_no_longer_installed_ends_without_a_slack_call(
     make_app, slack, model, app_stores, caplog
 ):
@@ -312,6 +313,7 @@ def refreshes_of(slack) -> list:
     return [c for c in slack.calls_to("oauth.v2.access") if c.params.get("grant_type")]
 
 
+@pytest.mark.listeners  # no install page: the Bolt tier (tests/bolt_tier.py)
 def test_with_one_bot_token_an_uninstall_is_one_line_and_nothing_else(app, slack, caplog):
     with caplog.at_level(logging.WARNING):
         assert app.send_event(UNINSTALLED).status == 200

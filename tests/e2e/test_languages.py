@@ -25,7 +25,8 @@ from tests.e2e.test_panel import contents, opened, panel_key
 from tests.harness import mention as say
 from tests.harness import thread_of
 
-pytestmark = pytest.mark.app_backend
+# How events and clicks are handled, not served: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 PORTUGUESE_SORRY = (
     "Desculpe, não consegui obter uma resposta do modelo de linguagem agora. "

@@ -14,6 +14,9 @@ from assistant.fakes import ids
 from tests.harness import answered_log, script_answers, thread_of
 from tests.harness import mention as say
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200)
 JPEG = b"\xff\xd8\xff\xe0" + bytes(300)
 BOB = "U0BOB0001"

@@ -9,6 +9,8 @@ ending while the tests wait is the deadline at work."""
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.fakes._server import Hold
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle, Trickled
@@ -21,6 +23,9 @@ TIMED_OUT = (
     "Error: the model call failed: the model did not answer in time. "
     f'The user was told: "{SORRY_MODEL.english()}"'
 )
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 # Far longer than a test waits: 8 bytes every half second is a minute for a short answer.
 SLOW_BODY = {"piece": 8, "every": 0.5}
 WAIT = 30.0  # a generous bound for a run that, without the deadline, would take minutes

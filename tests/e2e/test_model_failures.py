@@ -12,6 +12,9 @@ from assistant.run.loop.apologies import SORRY_MODEL
 from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 
 def answered(app: RunningApp, slack, text: str = "", event: dict | None = None) -> list[dict]:
     """Mention the bot (or send `event`) and wait for the run to end; the thread's log."""

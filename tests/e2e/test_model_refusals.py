@@ -16,7 +16,8 @@ from context.channels import ChannelConfig
 from tests.cli import run_cli
 from tests.harness import answered_log, mention, script_answers
 
-pytestmark = pytest.mark.app_backend
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 SERVED = "gpt-4o-mini"  # ASSISTANT_MODEL
 MISSING = "gpt-nope"

@@ -21,6 +21,9 @@ from context.tokens import counter_for
 from tests.harness import answered_log, prompt_log, script_answers
 from tests.harness import mention as say
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200)
 MODEL = "gpt-4o-mini"  # the tests' ASSISTANT_MODEL
 

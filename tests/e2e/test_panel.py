@@ -1,4 +1,4 @@
-"""Slack's assistant panel end to end over HTTP: opening it (greeting, suggested prompts),
+"""Slack's assistant panel end to end: opening it (greeting, suggested prompts),
 questions answered under Slack's status and titled, context changes, feedback clicks
 (form-encoded, signed block actions), all of it in the thread's log
 (docs/log-format.md#the-assistant-panel)."""
@@ -23,6 +23,9 @@ from assistant.fakes.events.panel import (
 from assistant.fakes.openai import responses as replies
 from context.storage import ThreadKey, Vote
 from tests.harness import mention, prompt_log, seed, thread_of
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 OPENER = f"<@{ids.USER_ID}>"
 

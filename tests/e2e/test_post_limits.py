@@ -21,6 +21,9 @@ from tests.e2e.test_model_failures import answered, script_one_answer
 from tests.harness import mention as say
 from tests.harness import thread_of
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 WJ = "\u2060"
 
 

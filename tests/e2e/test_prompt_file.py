@@ -11,7 +11,8 @@ import pytest
 
 from tests.harness import answered_log, mention, script_answers
 
-pytestmark = pytest.mark.app_backend
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 LOGGER = "assistant.persona_file"
 

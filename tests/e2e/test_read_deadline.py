@@ -16,6 +16,9 @@ from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + bytes(200)
 CLIP = b"\x00\x00\x00\x20ftypM4A " + bytes(64)
 LATE_LINK = "(The linked message could not be read in time.)"

@@ -19,6 +19,9 @@ from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 from tests.tcp_proxy import TcpProxy
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 LEASE_SECONDS = 2
 ANSWER = "The café downstairs."
 

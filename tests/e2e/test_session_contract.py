@@ -9,6 +9,8 @@ from __future__ import annotations
 import logging
 import time
 
+import pytest
+
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
 from assistant.fakes.events.panel import context_changed, open_panel, title_changed
@@ -17,6 +19,9 @@ from assistant.fakes.openai import responses as replies
 from assistant.panel import legacy_view
 from context.storage import ThreadKey
 from tests.harness import mention, script_answers, seed, thread_of, wait_session
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 LEGACY = "assistant.panel.legacy_view"
 

@@ -14,6 +14,9 @@ from assistant.run.loop.apologies import SORRY_SLACK
 from context.storage import open_store
 from tests.harness import mention, thread_of
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 WAIT = 90  # generous: each try under an HTTP 500 includes slack-sdk's own 3 retries
 DEFERRED = re.compile(
     r"Slack failed: .+\. The run stopped; it is tried again "

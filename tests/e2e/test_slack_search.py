@@ -1,4 +1,4 @@
-"""searchSlack end to end over HTTP (docs/slack-features.md, "Searching Slack"): offered only where
+"""searchSlack end to end (docs/slack-features.md, "Searching Slack"): offered only where
 a channel turns Slack search on; `assistant.search.context` asked with the action token of the
 message being answered and only the channel's conversation types; results with permalinks, which
 the answer cites; each refusal of Slack's told to the model while the run goes on; a person never
@@ -15,7 +15,8 @@ from assistant.run.tools.search_slack import NO_TOKEN, REFUSALS
 from context.channels import ChannelConfig
 from tests.harness import answered_log, mention, prompt_log, seed, thread_of
 
-pytestmark = pytest.mark.app_backend
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 BOB = "U0BOB00001"
 SECRET = "C0SECRET01"

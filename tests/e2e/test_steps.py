@@ -5,6 +5,8 @@ same message. A run that posts whole shows none."""
 
 from __future__ import annotations
 
+import pytest
+
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
@@ -16,6 +18,9 @@ from assistant.run.tools.post_message import final_blocks, post_metadata
 from tests.e2e.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
 from tests.harness import mention as say
 from tests.harness import thread_of
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 HISTORY = ("getThreadHistory", {"reasoning": "what was said before"})
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from slack_sdk import WebClient
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
@@ -24,6 +25,9 @@ ANSWER = (
     "Here are three lunch ideas near the office: the noodle bar on the corner, the Lebanese "
     "place by the river, and sandwiches from the market hall, eaten in the park when sunny."
 )
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 FINISH = ("finishRequest", {"reasoning": "done"})
 POSTS = ("chat.postMessage", "chat.startStream")
 

@@ -25,6 +25,9 @@ from tests.e2e.test_streaming import (
 from tests.harness import mention as say
 from tests.harness import thread_of
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 STAYS = (
     "An unfinished message could not be deleted yet ({why}): it stays in the thread until a "
     "retry deletes it."

@@ -29,6 +29,9 @@ from tests.e2e.test_durable_runs import crashed_after
 from tests.harness import TIMEOUT, seed, thread_of
 from tests.harness import mention as say
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 STREAM = "chat.startStream", "chat.appendStream", "chat.stopStream"
 FINISH = ("finishRequest", {"reasoning": "done"})
 ANSWER = (

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pytest
+
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
 from assistant.fakes.openai import responses as replies
 from assistant.slack.history import slack_time
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 OTHER_USER = "U0FAKEUSR2"
 BEFORE_MENTION = 450  # the parent and 449 replies: with the mention, three pages of 200

@@ -4,6 +4,7 @@ installations is refused at start with one line (exit status 2)."""
 
 from __future__ import annotations
 
+import pytest
 from slack_sdk.oauth.installation_store import Installation
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
@@ -22,6 +23,9 @@ REFUSED = (
     "one bot token cannot answer: set SLACK_CLIENT_ID and SLACK_CLIENT_SECRET instead, as the "
     "processes that installed them have"
 )
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 
 def installed_elsewhere(url: str) -> None:

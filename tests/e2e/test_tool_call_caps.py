@@ -17,7 +17,8 @@ from tests.e2e.test_streaming import FINISH, answer, bot_messages, post
 from tests.harness import mention as say
 from tests.harness import prompt_log
 
-pytestmark = pytest.mark.app_backend
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 REFUSED = re.compile(r"Error: the (\w+) of entry (\d+) was not carried out: (.*)\.")
 

@@ -1,6 +1,6 @@
 """The live trace of a process that answers several threads at once: a header line names the
 thread whenever the next entry belongs to another one; `ASSISTANT_TRACE=json` writes one JSON
-object per entry per line; `off` writes nothing. End to end through the HTTP app."""
+object per entry per line; `off` writes nothing. End to end through the app's Bolt app."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import json
 import re
 from dataclasses import asdict
 
+import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import ids
@@ -24,6 +25,9 @@ from context.trace import JsonTrace, TraceWriter, thread_header
 from tests.cli import DATA
 from tests.harness import mention as say
 from tests.harness import thread_of
+
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
 
 HEADER = re.compile(r"^🧵 (\S+)(?: \((.+)\))?$")
 

@@ -19,6 +19,9 @@ from context.storage import database_url
 from tests.cli import run_cli
 from tests.harness import RunningApp, mention
 
+# How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
+pytestmark = pytest.mark.listeners
+
 MINI = "gpt-4o-mini-2024-07-18"  # a snapshot: priced as its family, gpt-4o-mini
 BIG = "gpt-4o"
 OTHER_TEAM = "T0OTHERTEAM"

@@ -1,8 +1,8 @@
 """Scheduling (assistant/run/scheduling/scheduler.py) on a real store (SQLite and PostgreSQL):
 what is owed is run once, under the thread's lease; a thread another process holds is left to
 it; a run that fails leaves its request owed; a message that came during a run gets a run of its
-own; a process that may not answer a workspace leaves its threads owed. The run is the test's:
-what the scheduler hands it and when is what is tested."""
+own, under the same lease; a process that may not answer a workspace leaves its threads owed.
+The run is the test's: what the scheduler hands it and when is what is tested."""
 
 from __future__ import annotations
 
@@ -108,6 +108,28 @@ async def test_a_message_that_came_during_a_run_gets_a_run_of_its_own(store: Sto
     ]
     assert run.calls == [(KEY, [1]), (KEY, [later])]
     assert store.pending(KEY) == []
+
+
+async def test_runs_owed_meanwhile_go_on_under_the_lease_and_are_tidied_once_after(
+    store: Store,
+) -> None:
+    """A message recorded during a run by another process's listener (it nudges no one here:
+    it leaves the thread to the lease's holder) is run by the holder straight after, the
+    lease kept: the thread is tidied (its streams left open) once, after its last run, never
+    let go and taken again in between."""
+    owe(store, KEY, 1)
+    run = Answers(store)
+    run.during.append(KEY)
+    tidied: list[int] = []  # how many runs had been made at each tidy-up
+
+    async def tidy(key: ThreadKey) -> None:
+        tidied.append(len(run.calls))
+
+    scheduler = RunScheduler(run, store, holder="this", tidy=tidy)
+    scheduler.request(KEY)
+    await idle(scheduler)
+    assert len(run.calls) == 2 and store.pending(KEY) == []
+    assert tidied == [2]
 
 
 async def test_threads_of_a_workspace_it_may_not_answer_stay_owed(

@@ -6,20 +6,23 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, Message
 from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, ModelRefused
-from assistant.model.client import ModelClient
 from assistant.model.completion import ModelReply, RawToolCall
+from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.request import ImagePart
+from assistant.model.stream import StepEvent
 from assistant.model.tool_calls import (
     TOOL_SCHEMAS,
     ToolCallError,
+    Tools,
     parse_tool_call,
 )
 from assistant.run.loop.answer_so_far import count_so_far
@@ -109,10 +112,43 @@ SLACK_TOOLS: dict[str, ToolFunction] = {
 }
 
 
+class StepModel(Protocol):
+    """What a run needs of its model: assistant.model.client.ModelClient, or a stand-in for
+    it (bench/timed_agent.py's), which mypy checks against this, so neither drifts unseen."""
+
+    @property
+    def where(self) -> str:
+        """Where the model's server is, as the log names it."""
+        ...
+
+    @property
+    def limits(self) -> ModelLimits: ...
+
+    async def window(self, model: str | None) -> ServerWindow | None: ...
+
+    async def next_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
+        estimate: int | None = None,
+    ) -> ModelReply: ...
+
+    def stream_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
+        estimate: int | None = None,
+    ) -> AsyncIterator[StepEvent]: ...
+
+
 @dataclass(frozen=True)
 class Agent:
     recorder: Recorder
-    model: ModelClient
+    model: StepModel
     client: AsyncWebClient | None
     history: ThreadHistory | None
     max_steps: int
