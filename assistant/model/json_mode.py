@@ -11,6 +11,7 @@ into the same `RawToolCall` a tool call makes, and the log is the same in both m
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -23,6 +24,8 @@ JSON_MODE_NOTE = (
     "Answer with exactly one JSON object and nothing else: one tool call, the tool's name in "
     '"toolCall" and its arguments beside it, with "reasoning".'
 )
+
+_CUT_CALL = re.compile(r'\{\s*"toolCall"\s*:\s*"([^"\\]+)"')
 
 
 def _entry_schema(tool: dict[str, Any]) -> dict[str, Any]:
@@ -60,4 +63,8 @@ def calls_from_json(reply: ModelReply) -> ModelReply:
         return replace(reply, calls=[RawToolCall(name, arguments)], text=None)
     if not text.startswith("{"):
         return reply  # plain text after all: posted as any plain answer is
-    return replace(reply, calls=[RawToolCall("", text)], text=None)
+    # A call cut short still names its tool at its start (the schema's first property, which
+    # llama.cpp's grammar writes first): the model is told that call's arguments are broken,
+    # not that it named no tool.
+    named = _CUT_CALL.match(text)
+    return replace(reply, calls=[RawToolCall(named[1] if named else "", text)], text=None)

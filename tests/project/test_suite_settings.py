@@ -1,7 +1,7 @@
 """The suite runs as well on a busy machine as on a quiet one (issue 33): every test has a
 timeout that ends it, child processes included (tests/process_check.py); Hypothesis sets no
-wall-clock deadline or health check on any test; the benchmarks' smoke runs are a step of
-their own."""
+wall-clock deadline or health check on any test; the benchmarks' smoke runs and the
+real-model tier are steps of their own."""
 
 from __future__ import annotations
 
@@ -20,6 +20,6 @@ def test_hypothesis_runs_with_the_suites_profile():
     assert HealthCheck.too_slow in settings.default.suppress_health_check
 
 
-def test_the_benchmarks_smoke_runs_are_not_in_the_default_run(pytestconfig):
+def test_the_benchmarks_smoke_runs_and_the_real_model_are_not_in_the_default_run(pytestconfig):
     addopts = pytestconfig.getini("addopts")
-    assert addopts[addopts.index("-m") + 1] == "not bench"
+    assert addopts[addopts.index("-m") + 1] == "not bench and not real_model"
