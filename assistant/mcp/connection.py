@@ -13,13 +13,14 @@ import contextlib
 import json
 import logging
 import re
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -190,7 +191,11 @@ class Connection:
     def _server(self, stack: contextlib.AsyncExitStack) -> Any:
         config = self.config
         if config.url is None:
-            return StdioServerParameters(command=config.command[0], args=list(config.command[1:]))
+            params = StdioServerParameters(command=config.command[0], args=list(config.command[1:]))
+            # The server's own stderr goes to the process's: the SDK's default is the
+            # `sys.stderr` of the moment it was imported, which, imported during a command run
+            # with its output captured (no file descriptor), fails every later start.
+            return stdio_client(params, errlog=sys.__stderr__ or sys.stderr)
         headers = {name: value.get_secret_value() for name, value in config.headers.items()}
         http = create_mcp_http_client(headers=headers)
         stack.push_async_callback(http.aclose)
