@@ -159,3 +159,18 @@ async def test_a_stopping_process_starts_no_run(store: Store) -> None:
     await idle(scheduler)
     assert run.calls == []
     assert [p.index for p in store.pending(KEY)] == [1]  # the next process's sweep runs it
+
+
+async def test_once_started_idle_waits_for_what_a_crash_left_owed(store: Store) -> None:
+    """A thread owed from before the start (a crash) is waiting too: idle means its run has
+    been made, not merely that the first sweep has not found it yet."""
+    owe(store, KEY, 1)
+    run = Answers(store)
+    scheduler = RunScheduler(run, store, holder="this")
+    scheduler.start()
+    try:
+        await idle(scheduler)
+        assert run.calls == [(KEY, [1])]
+        assert store.pending(KEY) == []
+    finally:
+        await scheduler.stop()

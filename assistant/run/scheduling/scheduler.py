@@ -111,6 +111,7 @@ class RunScheduler:
         self._idle = asyncio.Event()
         self._idle.set()
         self._sweeper: asyncio.Task[None] | None = None
+        self._swept = asyncio.Event()  # the first look for threads owed an answer is done
         self._sweep_now = asyncio.Event()
         self._stopping = False
         self._retries = Retries()  # deferred runs (RunDeferred), when due
@@ -143,7 +144,10 @@ class RunScheduler:
         return len(self._threads)
 
     async def wait_idle(self) -> None:
-        """Until no thread has a run going or waiting in this process."""
+        """Until no thread has a run going or waiting in this process. Once started, a thread
+        a crash left owed is waiting too, before the first sweep has found it."""
+        if self._sweeper is not None:
+            await self._swept.wait()
         await self._idle.wait()
 
     def start(self) -> None:
@@ -177,6 +181,7 @@ class RunScheduler:
                         self.request(key)
             except Exception as exc:
                 log_failure(exc, "looking for threads owed an answer failed")
+            self._swept.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._sweep_now.wait(), self.lease_seconds / 2)
             self._sweep_now.clear()
