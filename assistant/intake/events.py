@@ -133,6 +133,7 @@ class EventRecorder:
                 event_id=event_id,
                 wants_answer=wants_answer,
                 action_token=message.action_token,
+                addressed=mention or direct,
             ),
             persona,
             attachments.images,
@@ -147,7 +148,14 @@ class EventRecorder:
         if wants_answer:
             self.scheduler.request(
                 key,
-                AnswerRequest(entry.index, event["ts"], bot_user_id, None, message.action_token),
+                AnswerRequest(
+                    entry.index,
+                    event["ts"],
+                    bot_user_id,
+                    None,
+                    message.action_token,
+                    addressed=mention or direct,
+                ),
             )
 
     async def asked_about(
@@ -175,10 +183,12 @@ class EventRecorder:
         entry = await self.recorder.record(
             key,
             UserContent(userid=f"<@{event['user']}>", text=text),
-            meta=EntryMeta(event_id=message.event_id, wants_answer=True),
+            meta=EntryMeta(event_id=message.event_id, wants_answer=True, addressed=True),
         )
         if entry is not None:
-            self.scheduler.request(key, AnswerRequest(entry.index, event["ts"], bot_user_id))
+            self.scheduler.request(
+                key, AnswerRequest(entry.index, event["ts"], bot_user_id, addressed=True)
+            )
 
     async def edited(
         self, team: str, event: dict[str, Any], event_id: str | None, bot_user_id: str | None

@@ -53,6 +53,7 @@ _OWED = (
         entries_table.c.slack_ts,
         entries_table.c.trace_context,
         entries_table.c.action_token,
+        entries_table.c.addressed,
     )
     .join(threads_table)
     .where(THREAD, entries_table.c.wants_answer, entries_table.c.idx > _threads.answered_through)
@@ -107,7 +108,8 @@ class SqlRuns(Repository):
         with self._db.read() as connection:
             rows = connection.execute(_OWED, thread_values(key))
             return [
-                Pending(row.idx, row.slack_ts, row.trace_context, row.action_token) for row in rows
+                Pending(row.idx, row.slack_ts, row.trace_context, row.action_token, row.addressed)
+                for row in rows
             ]
 
     def waiting_threads(self) -> list[ThreadKey]:

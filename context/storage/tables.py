@@ -114,6 +114,8 @@ entries_table = Table(
     # Real-time search (migration 0015_action_tokens): the `EntryMeta.action_token` of a
     # person's message, for the run that answers it.
     Column("action_token", String),
+    # Migration 0017_addressed: `EntryMeta.addressed`.
+    Column("addressed", Boolean, nullable=False, server_default=false()),
     PrimaryKeyConstraint("thread_id", "idx", name="pk_entries"),
 )
 Index(

@@ -63,6 +63,10 @@ class EntryMeta:
     # A user entry someone expects an answer to (a mention, a DM, a follow-up): a run is owed
     # until the thread's answered_through reaches it, across restarts.
     wants_answer: bool = False
+    # A user entry that asked the bot itself (a mention, a DM, the shortcut), not a follow-up
+    # owed an answer without a mention: a run that would end without answering it ends in an
+    # apology instead (migration 0017_addressed).
+    addressed: bool = False
     # OpenTelemetry (assistant/telemetry/): the W3C `traceparent` of the span that recorded the
     # entry (the event's, a tool call's), so that a run or a feedback click in another process
     # can link to it; None when telemetry is off.
@@ -109,6 +113,7 @@ class Pending:
     slack_ts: str | None
     trace_context: str | None = None
     action_token: str | None = field(default=None, repr=False)  # EntryMeta's, never printed
+    addressed: bool = False  # EntryMeta's
 
 
 @dataclass(frozen=True)

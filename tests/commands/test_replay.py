@@ -187,7 +187,10 @@ def test_replay_shows_a_recorded_approval_and_carries_nothing_out(env, slack, mo
     path.write_text(json.dumps(log), encoding="utf-8")
     model.script(
         replies.tool_calls(("shop__cancel_order", {"order": "A1", "reasoning": "asked"})),
-        replies.tool_calls(("finishRequest", {"reasoning": "done"})),
+        replies.tool_calls(
+            ("postMessage", {"text": "Cancelled.", "reasoning": "tell"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
     )
     out = tmp_path / "extended.json"
     result = run_assistant(

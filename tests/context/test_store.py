@@ -399,15 +399,17 @@ def test_pending_requests_until_a_run_ending_entry_answers_them(store: Store):
     store.append(KEY, "rules", TS)
     store.append(KEY, user("hi"), TS, EntryMeta(slack_ts="1.1", wants_answer=True))
     store.append(KEY, user("aside"), TS, EntryMeta(slack_ts="1.2"))  # wants no answer
-    store.append(KEY, user("and?"), TS, EntryMeta(slack_ts="1.3", wants_answer=True))
-    assert store.pending(KEY) == [Pending(1, "1.1"), Pending(3, "1.3")]
+    store.append(
+        KEY, user("and?"), TS, EntryMeta(slack_ts="1.3", wants_answer=True, addressed=True)
+    )
+    assert store.pending(KEY) == [Pending(1, "1.1"), Pending(3, "1.3", addressed=True)]
     assert store.waiting_threads() == [KEY]
     # The run's last prompt held entries 0..1; its finishRequest and that fact are one write.
     store.append(KEY, FinishRequest(), TS, answered_through=1)
-    assert store.pending(KEY) == [Pending(3, "1.3")]
+    assert store.pending(KEY) == [Pending(3, "1.3", addressed=True)]
     assert store.claim(KEY, "A", 60) and store.release(KEY, "A")  # owed still
     store.append(KEY, "Error: x", TS, answered_through=0)  # never moves back
-    assert store.pending(KEY) == [Pending(3, "1.3")]
+    assert store.pending(KEY) == [Pending(3, "1.3", addressed=True)]
     store.append(KEY, "Error: y", TS, answered_through=4)
     store.append(KEY, "Error: z", TS, answered_through=2)  # never moves back
     assert store.pending(KEY) == [] and store.waiting_threads() == []

@@ -16,8 +16,11 @@ from assistant.fakes.events import builders as events
 from assistant.fakes.events.home import app_home_opened, home_click, view_submission
 from assistant.fakes.events.panel import signed_interaction_request
 from assistant.fakes.events.shortcuts import message_action
+from assistant.fakes.openai import responses as replies
 from assistant.listeners.shortcuts.ask_about_this import CALLBACK_ID
 from assistant.panel.home_views import EDIT_ACTION
+from assistant.run.loop.answer_so_far import NO_ANSWER, NOT_FINISHED
+from assistant.run.loop.apologies import SORRY_NO_ANSWER
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from context.storage import ThreadKey, open_store
 from tests.e2e.test_socket_mode import socket_env
@@ -222,3 +225,38 @@ def test_the_shortcut_over_socket_mode(slack, model, tmp_path):
     asked = [e.content.model_dump() for e in entries if e.role == "user"]
     assert asked == [{"userid": f"<@{ids.USER_ID}>", "text": "Is the VPN down?"}]
     assert slack.calls_to("chat.postMessage")[-1].params["thread_ts"] == said["ts"]
+
+
+def finish(reasoning: str) -> replies.Completion:
+    return replies.tool_calls(("finishRequest", {"reasoning": reasoning}))
+
+
+def test_a_mention_the_model_will_not_answer_gets_an_apology_a_follow_up_ends_silent(
+    app, slack, model
+):
+    """A model that ends an answer without posting is told once to answer first; if it
+    insists, a person who asked the bot itself gets the apology, a follow-up without a
+    mention (people talking among themselves) ends silent."""
+    model.script(finish("nothing"), finish("still nothing"))
+    first = mention(slack, "lunch?")
+    log = answered_log(app, slack, first)
+    key = thread_of(first)
+    assert [e["content"] for e in log[2:3]] == [NOT_FINISHED]
+    assert log[-1]["content"] == (
+        f'Error: {NO_ANSWER}. The user was told: "{SORRY_NO_ANSWER.english()}"'
+    )
+    told = [m["text"] for m in slack.thread(key.channel, key.thread_ts)[1:]]
+    assert told == [SORRY_NO_ANSWER.english()]
+
+    model.script(finish("people talking"), finish("still nothing to answer"))
+    aside = seed(slack, events.message("see you there", thread_ts=first["ts"], user=BOB))
+    log = answered_log(app, slack, aside)
+    assert log[-2]["content"] == NOT_FINISHED
+    assert log[-1]["content"]["toolCall"] == "finishRequest"
+    assert [m["text"] for m in slack.thread(key.channel, key.thread_ts)[1:]] == [
+        SORRY_NO_ANSWER.english(),
+        "see you there",
+    ]
+    metas = app.assistant.store.metadata(key)
+    assert metas[1].addressed and not metas[log[-3]["index"]].addressed
+    assert app.assistant.store.pending(key) == []

@@ -88,7 +88,7 @@ def test_history_is_paged_once_ordered_limited_and_then_served_from_the_store(ap
     assert all(p.params["ts"] == thread_ts for p in pages)
 
     # A later mention: Slack is not asked again, yet what happened since is in the history.
-    model.script(history_call(ascending=False, limit=4), replies.finish_request())
+    model.script(history_call(ascending=False, limit=4), answer("Nothing new."))
     second = say(slack, "anything new?", thread_ts=thread_ts)
     app.send_event(second)
     slack.wait_for_call("reactions.remove", count=2)
@@ -97,7 +97,7 @@ def test_history_is_paged_once_ordered_limited_and_then_served_from_the_store(ap
     assert len(slack.calls_to("conversations.replies")) == 3
     post = slack.calls_to("chat.postMessage")[0].response
     log = app.log(key)
-    assert log[-3]["content"]["toolCall"] == "getThreadHistory"
+    assert log[-4]["content"]["toolCall"] == "getThreadHistory"
     # The new mention (entry 8), the bot's reply (entry 6) and the first mention (entry 1) are
     # in the prompt whole; the message from before the bot was there is written out.
     assert [e["content"].get("text") for e in (log[8], log[6], log[1])] == [
@@ -106,10 +106,10 @@ def test_history_is_paged_once_ordered_limited_and_then_served_from_the_store(ap
         "what is this thread about?",
     ]
     assert post["ts"] == app.assistant.store.metadata(key)[6].slack_ts
-    assert log[-2]["content"] == history_entry(
+    assert log[-3]["content"] == history_entry(
         "newest first", ["(entries 8, 6, 1)", before[-1]], count=4
     )
-    assert log[-1]["content"]["toolCall"] == "finishRequest"
+    assert [e["content"]["toolCall"] for e in log[-2:]] == ["postMessage", "finishRequest"]
 
 
 def answer(text: str) -> replies.Completion:
@@ -131,7 +131,7 @@ def test_an_edited_message_is_written_out_with_its_new_text(app, slack, model):
     )
     app.send_event(edit)
     app.wait_handled()
-    model.script(history_call(ascending=True, limit=10), replies.finish_request())
+    model.script(history_call(ascending=True, limit=10), answer("You do."))
     second = say(slack, "and who pays?", thread_ts=first["ts"])
     app.send_event(second)
     app.wait_handled()
@@ -139,7 +139,7 @@ def test_an_edited_message_is_written_out_with_its_new_text(app, slack, model):
     log = app.log(thread_of(first))
     # Entry 1 still says "where do we eat?": the edited message is not that entry any more.
     assert log[1]["content"]["text"] == "where do we eat?"
-    assert log[-2]["content"] == history_entry(
+    assert log[-3]["content"] == history_entry(
         "oldest first",
         [line(first["ts"], ids.USER_ID, "where do we eat on Friday?"), "(entries 2, 5)"],
         count=3,
@@ -157,7 +157,7 @@ def test_messages_whose_entries_the_prompt_left_out_are_written_in_full(make_app
     for n in range(1, 12):
         app.send_event(say(slack, f"question {n}: {filler}", thread_ts=first["ts"]))
         app.wait_handled()
-    model.script(history_call(ascending=False, limit=200), replies.finish_request())
+    model.script(history_call(ascending=False, limit=200), answer("In short: the deploy."))
     app.send_event(say(slack, "sum it up", thread_ts=first["ts"]))
     app.wait_handled()
 
@@ -175,14 +175,14 @@ def test_messages_whose_entries_the_prompt_left_out_are_written_in_full(make_app
     # Every message before the history call, newest first: the people's and the bot's.
     newest_first = [
         e
-        for e in log[-4::-1]
+        for e in log[-5::-1]
         if e["role"] == "user"
         or (e["role"] == "assistant" and e["content"]["toolCall"] == "postMessage")
     ]
     shown = [str(e["index"]) for e in newest_first if e["index"] not in left_out]
     full = [written(e) for e in newest_first if e["index"] in left_out]
     assert len(shown) > 1 and len(full) > 1
-    assert log[-2]["content"] == history_entry(
+    assert log[-3]["content"] == history_entry(
         "newest first", [f"(entries {', '.join(shown)})", *full], count=len(newest_first)
     )
-    assert f"question 0: {filler}".strip() in log[-2]["content"]
+    assert f"question 0: {filler}".strip() in log[-3]["content"]

@@ -1,10 +1,9 @@
 """The real `assistant serve` against llama.cpp's `llama-server` and SmolLM2-135M-Instruct
 (issue 35): what the fakes of assistant/fakes/openai play, a real server does. Nothing here is
 about what the tiny model says: every event is accepted, every mention's run ended once, every
-log valid, each thread showing exactly what its log says was shown, each once; and the
-constrained mode, which the start's model check finds this server needs, produces tool calls
-that the log records. Not that every mention gets a reply: a run may end with finishRequest
-alone, which the instructions allow ("Nothing to answer"), and SmolLM2 sometimes does."""
+log valid, each thread showing exactly what its log says was shown, each once; every
+mention answered (a post, or the step cap's apology); and the constrained mode, which the
+start's model check finds this server needs, produces tool calls that the log records."""
 
 from __future__ import annotations
 
@@ -186,6 +185,37 @@ def assert_shown_as_logged(
     assert len(notices) == notices.count(APOLOGY) + notices.count(STEPS_SHOWN), shown
 
 
+def unanswered_runs(log: list[dict[str, Any]]) -> list[int]:
+    """The ends of the runs that showed the person nothing: no post of theirs reached Slack
+    and no apology was told (the step cap's)."""
+    shown, told = posts_to_show(log), told_ends(log)
+    starts = [0, *(end + 1 for end in run_ends(log))]
+    return [
+        end
+        for start, end in zip(starts, run_ends(log), strict=False)
+        if end not in told and not any(start <= index < end for index in shown)
+    ]
+
+
+def repeated_posts(log: list[dict[str, Any]]) -> list[str]:
+    """The texts a run showed more than once (its posts that reached Slack, stripped)."""
+    shown, starts = posts_to_show(log), [0, *(end + 1 for end in run_ends(log))]
+    repeated = []
+    for start, end in zip(starts, run_ends(log), strict=False):
+        texts = [
+            e["content"]["text"].strip() for e in log[start:end] if e["index"] in shown
+        ]  # fmt: skip
+        repeated += [text for n, text in enumerate(texts) if text in texts[:n]]
+    return repeated
+
+
+def told_ends(log: list[dict[str, Any]]) -> set[int]:
+    """The entries that end a run and say what the person was told (an apology)."""
+    return {
+        e["index"] for e in log if e["role"] == "system" and "The user was told" in e["content"]
+    }
+
+
 def assert_every_run_ended_and_shown_once(slack: FakeSlack, talk: Conversation) -> None:
     assert set(talk.statuses) == {200}, talk.statuses
     assert "Traceback" not in talk.stderr
@@ -194,6 +224,10 @@ def assert_every_run_ended_and_shown_once(slack: FakeSlack, talk: Conversation) 
         ends = run_ends(log)
         assert len(ends) == talk.mentions[key], told  # each mention's run ended, once
         assert ends[-1] == log[-1]["index"], told  # nothing after the last run's end
+        # Each mention answered: a model that ends without posting is told once to answer
+        # first (assistant.run.loop.answer_so_far.NOT_FINISHED), which SmolLM2 then does.
+        assert unanswered_runs(log) == [], told
+        assert repeated_posts(log) == [], told  # and once: no text posted twice in a run
         assert validate_log(json.dumps(log)).problems == [], told
         assert_shown_as_logged(slack, key, log, talk.mentions[key])
 

@@ -16,6 +16,7 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.openai import responses as replies
 from assistant.model.client import ModelClient
 from assistant.run.loop.agent import Agent
+from assistant.run.loop.answer_so_far import NOT_FINISHED
 from assistant.run.loop.apologies import SORRY_MODEL, SORRY_STEPS
 from assistant.run.loop.recorder import Recorder
 from assistant.run.scheduling.scheduler import AnswerRequest
@@ -131,4 +132,84 @@ async def test_a_model_error_ends_the_run_with_one_apology(
     last = contents(store)[-1]
     assert isinstance(last, str) and last.startswith(FAILURE_PREFIX)
     assert ids.OPENAI_API_KEY not in last  # the error is named, never the key
+    assert store.pending(KEY) == []
+
+
+def finish(reasoning: str = "nothing to answer") -> replies.Completion:
+    return replies.tool_calls(("finishRequest", {"reasoning": reasoning}))
+
+
+async def test_a_finish_before_any_post_is_refused_once_and_the_model_answers(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(
+        finish(),
+        replies.tool_calls(
+            ("postMessage", {"text": "Noodles.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    await agent.run(KEY, REQUEST)
+    assert posted(slack) == ["Noodles."]
+    assert contents(store)[2] == NOT_FINISHED  # not a finishRequest entry: the answer went on
+    assert NOT_FINISHED in model.requests[1]["messages"][1]["content"]
+    # The refused call's model figures stay on record: it was a step of the answer.
+    assert store.metadata(KEY, 2)[0].latency_ms is not None
+    assert store.pending(KEY) == []
+
+
+async def test_a_second_finish_without_a_post_ends_a_follow_up_s_answer_silent(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(finish(), finish("still nothing to answer"))
+    await agent.run(KEY, REQUEST)  # a follow-up (not addressed): people among themselves
+    assert posted(slack) == []  # the model insisted: nothing posted, no apology
+    assert contents(store)[2] == NOT_FINISHED
+    last = store.entries(KEY)[-1]
+    assert last.content.toolCall == "finishRequest"  # type: ignore[union-attr]
+    assert store.pending(KEY) == []
+
+
+async def test_a_run_resumed_after_the_refusal_is_not_refused_again(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    """The refusal is on the log: a run that resumes the answer (its process died after the
+    note) lets the answer end at the first finishRequest."""
+    store.append(KEY, NOT_FINISHED, TS, EntryMeta(latency_ms=5.0))
+    model.script(finish())
+    await agent.run(KEY, REQUEST)
+    assert len(model.requests) == 1
+    assert store.pending(KEY) == []
+
+
+async def test_a_finish_after_a_post_of_an_earlier_reply_ends_the_answer(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(
+        replies.tool_calls(("postMessage", {"text": "Noodles.", "reasoning": "answer"})),
+        finish("answered"),
+    )
+    await agent.run(KEY, REQUEST)
+    assert posted(slack) == ["Noodles."]
+    assert NOT_FINISHED not in contents(store)
+    assert len(model.requests) == 2
+
+
+async def test_the_same_text_twice_in_one_answer_is_posted_once(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    model.script(
+        replies.tool_calls(("postMessage", {"text": "Noodles.", "reasoning": "answer"})),
+        replies.tool_calls(
+            ("postMessage", {"text": " Noodles.\n", "reasoning": "answer again"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    await agent.run(KEY, REQUEST)
+    assert posted(slack) == ["Noodles."]
+    refused = (
+        "Error: the postMessage of entry 3 was not posted: "
+        "this answer already posted the same text."
+    )
+    assert refused in contents(store)
     assert store.pending(KEY) == []

@@ -133,3 +133,21 @@ def test_a_cut_s_note_is_in_the_language_of_those_answered_and_fits_the_caps():
     limits = PostLimits(PostCaps(chars_per_run=200))
     cut = limits.shortened("palavra " * 100, portuguese)
     assert cut is not None and cut.text.endswith(note) and len(cut.text) <= 200
+
+
+def test_a_text_the_answer_posted_already_is_refused_and_not_cut() -> None:
+    limits = PostLimits()
+    post(limits, "Noodles at noon.")
+    assert limits.refusal(" Noodles at noon.\n", 1) == "this answer already posted the same text"
+    assert limits.shortened("Noodles at noon.") is None
+    # While a text streams it may still grow past an earlier post: not refused for that.
+    assert limits.refusal("Noodles at noon.", 1, whole=False) is None
+    limits.new_reply()  # an answer's, not a reply's
+    assert limits.refusal("Noodles at noon.", 1) is not None
+    post(limits, "Noodles at noon, in the park.")
+
+
+def test_a_text_an_earlier_run_of_the_answer_posted_is_refused() -> None:
+    limits = PostLimits()
+    limits.count_earlier("Noodles at noon.")
+    assert limits.refusal("Noodles at noon.", 1) == "this answer already posted the same text"

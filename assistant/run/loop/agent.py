@@ -9,7 +9,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -25,10 +25,17 @@ from assistant.model.tool_calls import (
     Tools,
     parse_tool_call,
 )
-from assistant.run.loop.answer_so_far import count_so_far
+from assistant.run.loop.answer_so_far import (
+    NO_ANSWER,
+    NOT_FINISHED,
+    answer_start,
+    count_so_far,
+    silent_finish,
+)
 from assistant.run.loop.apologies import (
     SORRY_BUDGET,
     SORRY_MODEL,
+    SORRY_NO_ANSWER,
     SORRY_SLACK,
     SORRY_STEPS,
     SORRY_UNEXPECTED,
@@ -194,7 +201,8 @@ class Agent:
                 model=rules.model if rules else None, post_as=rules.post_as if rules else {},
                 in_session=progress.in_session,
                 words=spoken.words if spoken is not None else ENGLISH,
-                search=search, asker=asker,
+                search=search, asker=asker, answer_from=requests[0].index,
+                addressed=any(r.addressed for r in requests),
                 action_token=next((r.action_token for r in reversed(requests) if r.action_token),
                                   None),
             )  # fmt: skip
@@ -452,6 +460,14 @@ class Agent:
             assert entry is not None
             return False, entry.index
         finished = isinstance(call, FinishRequest)
+        silent = await self._silent_finish(ctx) if finished else None
+        if silent == "refuse":
+            entry = await self.recorder.record(ctx.key, NOT_FINISHED, meta=meta)
+            assert entry is not None
+            return False, entry.index
+        if silent == "end" and ctx.addressed:
+            # Someone who asked the bot itself is never left with silence: the apology.
+            return True, await self._fail(ctx, NO_ANSWER, SORRY_NO_ANSWER, seen_through)
         if refused is not None and not finished:
             # Recorded as the model made it, then why it was not carried out, as a post past
             # the caps is (assistant.run.loop.post_limits).
@@ -465,6 +481,14 @@ class Agent:
             return False, entry.index
         index = await self._call(ctx, call, meta, seen_through, stream)
         return finished, index
+
+    async def _silent_finish(self, ctx: RunContext) -> Literal["refuse", "end"] | None:
+        """What becomes of the run's finishRequest if the answer has posted nothing
+        (assistant.run.loop.answer_so_far.silent_finish); None when it has."""
+        if ctx.posts.posted:
+            return None
+        entries = await self.recorder.entries(ctx.key, start=ctx.answer_from)
+        return silent_finish(entries, answer_start(entries, ctx.answer_from))
 
     async def _call(
         self,
@@ -612,11 +636,9 @@ class Agent:
         sorry = sorry_refused(exc.model, exc.detail, ctx.model is not None)
         await self._fail(ctx, f"the model call failed: {exc}", sorry, seen_through)
 
-    async def _fail(
-        self, ctx: RunContext, reason: str, message: Message, seen_through: int
-    ) -> None:
+    async def _fail(self, ctx: RunContext, reason: str, message: Message, seen_through: int) -> int:
         """One short message for the people in the thread, in their language; the reason,
-        and the message in its source text, for the log."""
+        and the message in its source text, for the log (the index of its entry)."""
         outcome = "No one was told (replay)."
         sorry = message.shown(ctx.words)
         if self.client is not None:
@@ -642,9 +664,11 @@ class Agent:
                 outcome = "The thread could not be told."
                 log.warning("could not tell %s about a failure: %s", ctx.key, slack_reason(exc))
             outcome = f"{outcome} {left}".strip()
-        await self.recorder.record(
+        entry = await self.recorder.record(
             ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
         )
+        assert entry is not None  # only user entries and event ids are ever deduplicated
+        return entry.index
 
     async def _fail_unexpectedly(self, ctx: RunContext, exc: Exception) -> None:
         """A failure no part of the run expected (a bug, an answer of a shape no one

@@ -12,12 +12,42 @@ counting a little too much only makes the caps stricter."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from assistant.run.tools.post_message import cuts_in, posted_text
 from assistant.run.tools.run_context import RunContext
-from context.entry import Entry
+from context.entry import Entry, SystemEntry
 from context.storage.async_store import async_store
 from context.toolcalls import FinishRequest, PostMessage
+
+# The result a finishRequest gets, in place of ending the run, when the answer has posted
+# nothing and has not been told so before: a model ending an answer silently is far more often
+# wrong than right, and a person who asked is left with nothing (docs/log-format.md, "Ending
+# a run"). Told once: a second finishRequest ends the answer.
+NOT_FINISHED = (
+    "Not finished: finishRequest came before any postMessage in this answer. Answer the "
+    "newest user entries with postMessage, then call finishRequest; call finishRequest again "
+    "to end without answering."
+)
+
+
+# The reason of the `Error:` entry that ends, with an apology, an answer to a person who asked
+# the bot itself (a mention, a DM) whose model insisted on finishing without a post.
+NO_ANSWER = "the model ended the answer twice without posting anything"
+
+
+def silent_finish(entries: Sequence[Entry], start: int) -> Literal["refuse", "end"] | None:
+    """What becomes of a finishRequest now if the answer from entry `start` on has no
+    postMessage: refused (NOT_FINISHED) the first time, the answer ended without one the
+    second; None when the answer has posted."""
+    refused = False
+    for entry in entries:
+        if entry.index < start:
+            continue
+        if isinstance(entry.content, PostMessage):
+            return None
+        refused = refused or (isinstance(entry, SystemEntry) and entry.content == NOT_FINISHED)
+    return "end" if refused else "refuse"
 
 
 def answer_start(entries: Sequence[Entry], first_owed: int) -> int:

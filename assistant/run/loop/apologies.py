@@ -25,6 +25,9 @@ SORRY_STEPS = Message(
         "Please try again, perhaps asking for less at once."
     )
 )
+SORRY_NO_ANSWER = Message(
+    N_("Sorry, I couldn't come up with an answer to this. Please try asking another way.")
+)
 SORRY_UNEXPECTED = Message(
     N_("Sorry, something went wrong on my side while I was answering. Please try again.")
 )

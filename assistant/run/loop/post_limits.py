@@ -5,7 +5,8 @@ The caps bound an answer (the runs that answer the same requests), not a process
 resumed after a crash starts with what the earlier runs posted already counted
 (`assistant/run/loop/answer_so_far.py`). A text refused only for its length is cut to what is left,
 with a note, rather than dropped: a person must never be left with nothing. Nothing is
-posted after a cut: its note says the answer ends there."""
+posted after a cut: its note says the answer ends there. A text the answer posted already is
+not posted again: a small model that loops would otherwise show the same answer twice."""
 
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ class PostLimits:
         self.reply_calls = 0
         self.messages = 0
         self.chars = 0
+        self.posted: set[str] = set()  # the texts posted, stripped
 
     def new_reply(self) -> None:
         """The calls that follow come from another model reply."""
@@ -86,12 +88,15 @@ class PostLimits:
         """The Slack messages `text` becomes: mentions made safe, split where it is long."""
         return split_message(neutralize_mentions(text, self.caps.people_per_message))
 
-    def refusal(self, text: str, messages: int) -> str | None:
+    def refusal(self, text: str, messages: int, whole: bool = True) -> str | None:
         """Why `text`, posted as `messages` Slack messages, may not be posted whole; None if
-        it may."""
+        it may. `whole`: `text` is the post's whole text, not the part of it streamed so far
+        (which may yet grow past a text posted before)."""
         caps = self.caps
         if is_invisible(text):
             return "its text is only whitespace or invisible characters"
+        if whole and text.strip() in self.posted:
+            return "this answer already posted the same text"
         if self.reply_posts >= caps.posts_per_reply:
             return (
                 f"this reply already posted {self.reply_posts} times, the most one reply may "
@@ -119,6 +124,8 @@ class PostLimits:
         caps = self.caps
         if is_invisible(text) or self.reply_posts >= caps.posts_per_reply:
             return None
+        if text.strip() in self.posted:
+            return None
         messages_left = caps.messages_per_run - self.messages
         note = words.gettext(CUT_NOTE)
         room = caps.chars_per_run - self.chars - len(_SEPARATOR + note + _FENCE_CLOSE)
@@ -138,6 +145,7 @@ class PostLimits:
         self.reply_posts += 1
         self.messages += messages
         self.chars += len(text)
+        self.posted.add(text.strip())
         if cut:
             self.chars = self.caps.chars_per_run  # its note says the answer ends there
 
@@ -146,6 +154,7 @@ class PostLimits:
         run's, so the per-reply count is left alone)."""
         self.messages += len(self.chunks(text))
         self.chars = self.caps.chars_per_run if cut else self.chars + len(text)
+        self.posted.add(text.strip())
 
 
 def _break_before(text: str, limit: int) -> int:

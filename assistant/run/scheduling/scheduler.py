@@ -72,6 +72,7 @@ class AnswerRequest:
     trace_context: str | None = None  # the span that recorded it (telemetry), if any
     # Slack's action token of the message: a search in its run is its author's (never printed).
     action_token: str | None = field(default=None, repr=False)
+    addressed: bool = False  # a mention or a DM, not a follow-up (EntryMeta.addressed)
 
 
 # A run answers requests; its last entry raises the thread's answered_through.
@@ -227,7 +228,9 @@ class RunScheduler:
         ):
             bot = self._bot_ids.get(key.team)
             requests = [
-                AnswerRequest(p.index, p.slack_ts or "", bot, p.trace_context, p.action_token)
+                AnswerRequest(
+                    p.index, p.slack_ts or "", bot, p.trace_context, p.action_token, p.addressed
+                )
                 for p in owed
             ]
             try:

@@ -192,7 +192,7 @@ class PostStream:
         text = "".join(self._text)
         shown = shown_parts(text, self._ctx.posts.caps.people_per_message)
         messages = max(1, shown.settled + bool(shown.parts[-1].strip()))
-        if not is_invisible(text) and self._ctx.posts.refusal(text, messages):
+        if not is_invisible(text) and self._ctx.posts.refusal(text, messages, whole=False):
             # It will not be posted (the run's caps): nothing of it stays in the thread.
             self._closing.set()
             await self._drop_all()

@@ -86,6 +86,8 @@ class RunContext:
     # The run's tools: the built-ins, searchSlack, its MCP servers' (None: the built-ins alone).
     toolbox: RunTools | None = None
     asker: str | None = None  # the Slack user id of the person the run answers last
+    answer_from: int = 0  # the index of the first entry the run answers
+    addressed: bool = False  # one of the entries it answers asked the bot itself (a mention)
 
     @property
     def session_status(self) -> str | None:
