@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes.events import builders as events
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
 from assistant.i18n.words import ENGLISH
@@ -17,7 +18,7 @@ from assistant.run.streaming.leftovers import NOTICE_METADATA
 from assistant.run.tools.post_message import final_blocks, post_metadata
 from tests.e2e.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
 from tests.harness import mention as say
-from tests.harness import thread_of
+from tests.harness import seed, thread_of
 
 # How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
 pytestmark = pytest.mark.listeners
@@ -114,18 +115,20 @@ def test_an_expanded_entry_is_a_card_and_a_whole_post_goes_into_the_cards_messag
 
 def test_a_run_that_only_reads_leaves_its_cards_stopped_as_they_are(make_app, slack, model):
     app = make_app(assistant_stream="auto")
-    # The first finishRequest of an answer that posted nothing is refused once; the second ends it.
-    model.script(
-        replies.tool_calls(HISTORY), replies.tool_calls(FINISH), replies.tool_calls(FINISH)
-    )
-    event = say(slack, "anything new?")
-    answer(app, slack, event)
+    model.script(replies.tool_calls(post("Noodles."), FINISH))
+    first = say(slack, "lunch?")
+    answer(app, slack, first)
+    # A follow-up without a mention, which the model may leave unanswered: the first
+    # finishRequest of an answer with no post is refused once, the second ends it silent.
+    model.script(*[replies.tool_calls(call) for call in (HISTORY, FINISH, FINISH)])
+    aside = seed(slack, events.message("see you there", thread_ts=first["ts"], user="U0BOB00001"))
+    answer(app, slack, aside)
 
-    (steps,) = bot_messages(slack, event)
+    *_, steps = bot_messages(slack, first)
     # The cards' stream no post took is stopped as it is, never taken for a half post.
     assert steps["streaming_state"] == "completed" and steps["text"] == ""
     assert steps["metadata"]["event_type"] == STEPS_METADATA["event_type"]
-    assert app.assistant.store.open_streams(thread_of(event)) == []
+    assert app.assistant.store.open_streams(thread_of(first)) == []
 
 
 def test_the_step_cap_s_apology_goes_into_the_cards_message(make_app, slack, model):

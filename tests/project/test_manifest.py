@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import inspect
 import re
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -120,6 +121,7 @@ EVENT_SCOPES: dict[str, set[str]] = {
 }
 
 
+@cache
 def sources() -> dict[Path, str]:
     return {path: path.read_text(encoding="utf-8") for path in sorted(SOURCE.rglob("*.py"))}
 
@@ -135,18 +137,17 @@ def web_api_methods() -> set[str]:
     }
 
 
-def called_methods() -> set[str]:
+@cache
+def called_methods() -> frozenset[str]:
     """Every Web API method named as a word anywhere in assistant/ (attribute calls, and the
     `getattr(client, "reactions_add")` strings alike), and those behind Bolt's helpers."""
-    text = "\n".join(sources().values())
-    named = {name for name in web_api_methods() if re.search(rf"\b{name}\b", text)}
-    helped = {
-        method for helper, method in BOLT_HELPERS.items() if re.search(rf"\b{helper}\b", text)
-    }
-    return named | helped
+    words = {word for text in sources().values() for word in re.findall(r"\w+", text)}
+    helped = {method for helper, method in BOLT_HELPERS.items() if helper in words}
+    return frozenset(web_api_methods() & words | helped)
 
 
-def handled_event_types() -> set[str]:
+@cache
+def handled_event_types() -> frozenset[str]:
     """The `type` of every `@app.event(...)` listener (a string, or a dict's "type") and of
     every assistant listener (`@assistant.thread_started`, …)."""
     types = set()
@@ -166,7 +167,7 @@ def handled_event_types() -> set[str]:
                 keys = [ast.literal_eval(k) if k is not None else None for k in matcher.keys]
                 matcher = matcher.values[keys.index("type")]
             types.add(ast.literal_eval(matcher))
-    return types
+    return frozenset(types)
 
 
 def test_the_method_list_is_slack_sdks():
