@@ -2,7 +2,8 @@
 (issue 35): what the fakes of assistant/fakes/openai play, a real server does. Nothing here is
 about what the tiny model says: every event is accepted, every mention's run ended once, every
 log valid, each thread showing exactly what its log says was shown, each once; every
-mention answered (a post, or the step cap's apology); and the constrained mode, which the
+mention answered (a post; or an apology: the step cap's, or that of a model that would not
+answer after being asked once); and the constrained mode, which the
 start's model check finds this server needs, produces tool calls that the log records."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 
 from assistant.fakes import FakeSlack, ids
 from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.run.loop.answer_so_far import NO_ANSWER
 from assistant.run.progress.step_cards import STEPS_METADATA
 from assistant.run.streaming.leftovers import NOTICE_EVENT, NOTICE_METADATA, POST_EVENT
 from context.storage import ThreadKey, open_store
@@ -136,13 +138,14 @@ def tool_calls(log: list[dict[str, Any]]) -> list[str]:
 
 
 def run_ends(log: list[dict[str, Any]]) -> list[int]:
-    """The indexes of the entries that end a run: finishRequest, or the step cap's entry."""
-    cap = STEP_CAP.format(steps=STEPS)
+    """The indexes of the entries that end a run: finishRequest, the step cap's entry, or
+    the apology of a model that would not answer."""
+    ends = (STEP_CAP.format(steps=STEPS), f"Error: {NO_ANSWER}")
     return [
         e["index"]
         for e in log
         if (e["role"] == "assistant" and e["content"]["toolCall"] == "finishRequest")
-        or (e["role"] == "system" and str(e["content"]).startswith(cap))
+        or (e["role"] == "system" and str(e["content"]).startswith(ends))
     ]
 
 
@@ -187,7 +190,7 @@ def assert_shown_as_logged(
 
 def unanswered_runs(log: list[dict[str, Any]]) -> list[int]:
     """The ends of the runs that showed the person nothing: no post of theirs reached Slack
-    and no apology was told (the step cap's)."""
+    and no apology was told."""
     shown, told = posts_to_show(log), told_ends(log)
     starts = [0, *(end + 1 for end in run_ends(log))]
     return [
@@ -225,7 +228,8 @@ def assert_every_run_ended_and_shown_once(slack: FakeSlack, talk: Conversation) 
         assert len(ends) == talk.mentions[key], told  # each mention's run ended, once
         assert ends[-1] == log[-1]["index"], told  # nothing after the last run's end
         # Each mention answered: a model that ends without posting is told once to answer
-        # first (assistant.run.loop.answer_so_far.NOT_FINISHED), which SmolLM2 then does.
+        # first (assistant.run.loop.answer_so_far.NOT_FINISHED); if it insists, the person
+        # gets the apology.
         assert unanswered_runs(log) == [], told
         assert repeated_posts(log) == [], told  # and once: no text posted twice in a run
         assert validate_log(json.dumps(log)).problems == [], told
