@@ -213,3 +213,23 @@ async def test_the_same_text_twice_in_one_answer_is_posted_once(
     )
     assert refused in contents(store)
     assert store.pending(KEY) == []
+
+
+async def test_a_post_that_showed_nothing_does_not_let_the_answer_end_silent(
+    agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
+) -> None:
+    """What counts is what reached the person: a post refused as invisible does not."""
+    model.script(
+        replies.tool_calls(
+            ("postMessage", {"text": "\u200b ", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+        replies.tool_calls(
+            ("postMessage", {"text": "Noodles.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    await agent.run(KEY, REQUEST)
+    assert posted(slack) == ["Noodles."]
+    assert NOT_FINISHED in contents(store)
+    assert store.pending(KEY) == []

@@ -20,14 +20,15 @@ from context.entry import Entry, SystemEntry
 from context.storage.async_store import async_store
 from context.toolcalls import FinishRequest, PostMessage
 
-# The result a finishRequest gets, in place of ending the run, when the answer has posted
-# nothing and has not been told so before: a model ending an answer silently is far more often
-# wrong than right, and a person who asked is left with nothing (docs/log-format.md, "Ending
-# a run"). Told once: a second finishRequest ends the answer.
+# The result a finishRequest gets, in place of ending the run, when nothing of the answer has
+# reached the person and the model has not been told so before: a model ending an answer
+# silently is far more often wrong than right, and a person who asked is left with nothing
+# (docs/log-format.md, "Tool calls and their results"). Told once: a second finishRequest
+# ends the answer.
 NOT_FINISHED = (
-    "Not finished: finishRequest came before any postMessage in this answer. Answer the "
-    "newest user entries with postMessage, then call finishRequest; call finishRequest again "
-    "to end without answering."
+    "Not finished: nothing of this answer has been posted yet. Answer the newest user "
+    "entries with postMessage, then call finishRequest; call finishRequest again to end "
+    "without answering."
 )
 
 
@@ -36,18 +37,15 @@ NOT_FINISHED = (
 NO_ANSWER = "the model ended the answer twice without posting anything"
 
 
-def silent_finish(entries: Sequence[Entry], start: int) -> Literal["refuse", "end"] | None:
-    """What becomes of a finishRequest now if the answer from entry `start` on has no
-    postMessage: refused (NOT_FINISHED) the first time, the answer ended without one the
-    second; None when the answer has posted."""
-    refused = False
-    for entry in entries:
-        if entry.index < start:
-            continue
-        if isinstance(entry.content, PostMessage):
-            return None
-        refused = refused or (isinstance(entry, SystemEntry) and entry.content == NOT_FINISHED)
-    return "end" if refused else "refuse"
+def silent_finish(entries: Sequence[Entry], start: int) -> Literal["refuse", "end"]:
+    """What becomes of a finishRequest of an answer, from entry `start` on, that has shown
+    the person nothing (no post of it reached Slack: `PostLimits.posted`, earlier runs'
+    counted): refused (NOT_FINISHED) the first time; the second, the answer ends so."""
+    told = any(
+        entry.index >= start and isinstance(entry, SystemEntry) and entry.content == NOT_FINISHED
+        for entry in entries
+    )
+    return "end" if told else "refuse"
 
 
 def answer_start(entries: Sequence[Entry], first_owed: int) -> int:
