@@ -11,6 +11,7 @@ import pytest
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.model.request import answer_limit
+from assistant.run.loop.answer_so_far import NOT_FINISHED
 from assistant.run.loop.post_limits import CUT_NOTE
 from assistant.run.tools.post_message import REFUSED
 from assistant.settings import SettingsError, load_settings
@@ -221,21 +222,22 @@ def test_a_text_with_nothing_visible_is_not_posted(app, slack, model, text):
 def test_a_refused_post_is_never_posted_by_a_resumed_run(make_app, slack, model, app_stores):
     refusal = REFUSED.format(index=2, why="this reply already posted 3 times, the most …")
     key = crashed_after(app_stores[0], slack, PostMessage(text="spam"), refusal)
-    model.script(replies.finish_request())
+    # Nothing of the answer reached the person: its first finishRequest is refused once.
+    model.script(replies.finish_request(), replies.finish_request())
     app = make_app()
     slack.wait_for_call("reactions.remove")
     app.wait_idle()
 
     assert slack.calls_to("chat.postMessage") == []
     assert bot_texts(slack, key) == []
-    assert [e["content"] for e in app.log(key)[3:-1]] == [refusal]
+    assert [e["content"] for e in app.log(key)[3:-1]] == [refusal, NOT_FINISHED]
 
 
 def test_a_post_the_crash_left_undecided_is_decided_by_the_resumed_run(
     make_app, slack, model, app_stores
 ):
     key = crashed_after(app_stores[0], slack, PostMessage(text="\u200b\u2060"))
-    model.script(replies.finish_request())
+    model.script(replies.finish_request(), replies.finish_request())  # the first is refused
     app = make_app()
     slack.wait_for_call("reactions.remove")
     app.wait_idle()

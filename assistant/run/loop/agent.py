@@ -483,8 +483,8 @@ class Agent:
         return finished, index
 
     async def _silent_finish(self, ctx: RunContext) -> Literal["refuse", "end"] | None:
-        """What becomes of the run's finishRequest if no post of the answer has reached the
-        person (assistant.run.loop.answer_so_far.silent_finish); None when one has."""
+        """What becomes of the run's finishRequest if no post of the answer was shown
+        (assistant.run.loop.answer_so_far.silent_finish); None when one was."""
         if ctx.posts.posted:
             return None
         entries = await self.recorder.entries(ctx.key, start=ctx.answer_from)

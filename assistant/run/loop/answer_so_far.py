@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from assistant.run.tools.post_message import cuts_in, posted_text
+from assistant.run.tools.post_message import cuts_in, posted_text, refused_posts
 from assistant.run.tools.run_context import RunContext
 from context.entry import Entry, SystemEntry
 from context.storage.async_store import async_store
@@ -37,14 +37,16 @@ NOT_FINISHED = (
 NO_ANSWER = "the model ended the answer twice without posting anything"
 
 
-def silent_finish(entries: Sequence[Entry], start: int) -> Literal["refuse", "end"]:
-    """What becomes of a finishRequest of an answer, from entry `start` on, that has shown
-    the person nothing (no post of it reached Slack: `PostLimits.posted`, earlier runs'
-    counted): refused (NOT_FINISHED) the first time; the second, the answer ends so."""
-    told = any(
-        entry.index >= start and isinstance(entry, SystemEntry) and entry.content == NOT_FINISHED
-        for entry in entries
-    )
+def silent_finish(entries: Sequence[Entry], start: int) -> Literal["refuse", "end"] | None:
+    """What becomes of a finishRequest of the answer from entry `start` on if none of its
+    posts was shown (each `postMessage` entry refused: only whitespace, say; a cut one
+    counts): refused (NOT_FINISHED) the first time; the second, the answer ends so. None
+    when one was."""
+    answer = [entry for entry in entries if entry.index >= start]
+    refused = refused_posts(answer)
+    if any(isinstance(e.content, PostMessage) and e.index not in refused for e in answer):
+        return None
+    told = any(isinstance(e, SystemEntry) and e.content == NOT_FINISHED for e in answer)
     return "end" if told else "refuse"
 
 

@@ -215,7 +215,7 @@ async def finish_interrupted_posts(
     not marked posted was cut short (`cause`: a crash, Slack failing); post what Slack does not
     have, once."""
     metas = await async_store(ctx.store).read(ctx.store.metadata, ctx.key, after)
-    refused = _refused(ctx.log.entries[after:])
+    refused = refused_posts(ctx.log.entries[after:])
     cuts = cuts_in(ctx.log.entries[after:])
     for entry, meta in zip(ctx.log.entries[after:], metas, strict=False):
         if not isinstance(entry.content, PostMessage) or meta.slack_ts is not None:
@@ -252,7 +252,7 @@ async def _restarted(
     )
 
 
-def _refused(entries: Sequence[Entry]) -> set[int]:
+def refused_posts(entries: Sequence[Entry]) -> set[int]:
     """The indexes of postMessage entries that an `Error:` entry says were not posted."""
     found = (_REFUSED.match(e.content) for e in entries if isinstance(e.content, str))
     return {int(match.group(1)) for match in found if match}
