@@ -72,12 +72,7 @@ def contents(store: Store) -> list[object]:
 async def test_a_call_is_recorded_then_carried_out_and_the_last_entry_answers(
     agent: Agent, store: Store, slack: FakeSlack, model: FakeOpenAI
 ) -> None:
-    model.script(
-        replies.tool_calls(
-            ("postMessage", {"text": "Noodles at noon.", "reasoning": "answer"}),
-            ("finishRequest", {"reasoning": "done"}),
-        )
-    )
+    model.script(answer("Noodles at noon."))
     await agent.run(KEY, REQUEST)
     assert posted(slack) == ["Noodles at noon."]
     post, finish = store.entries(KEY)[2:]
@@ -92,10 +87,7 @@ async def test_a_call_that_cannot_be_parsed_is_told_and_the_run_goes_on(
 ) -> None:
     model.script(
         replies.tool_calls(("postMessage", {"txet": "typo"})),
-        replies.tool_calls(
-            ("postMessage", {"text": "Noodles.", "reasoning": "answer"}),
-            ("finishRequest", {"reasoning": "done"}),
-        ),
+        answer("Noodles."),
     )
     await agent.run(KEY, REQUEST)
     assert posted(slack) == ["Noodles."]  # nothing of the bad call reached Slack
@@ -135,6 +127,14 @@ async def test_a_model_error_ends_the_run_with_one_apology(
     assert store.pending(KEY) == []
 
 
+def answer(text: str, reasoning: str = "answer") -> replies.Completion:
+    """A reply that posts `text` and finishes."""
+    return replies.tool_calls(
+        ("postMessage", {"text": text, "reasoning": reasoning}),
+        ("finishRequest", {"reasoning": "done"}),
+    )
+
+
 def finish(reasoning: str = "nothing to answer") -> replies.Completion:
     return replies.tool_calls(("finishRequest", {"reasoning": reasoning}))
 
@@ -144,10 +144,7 @@ async def test_a_finish_before_any_post_is_refused_once_and_the_model_answers(
 ) -> None:
     model.script(
         finish(),
-        replies.tool_calls(
-            ("postMessage", {"text": "Noodles.", "reasoning": "answer"}),
-            ("finishRequest", {"reasoning": "done"}),
-        ),
+        answer("Noodles."),
     )
     await agent.run(KEY, REQUEST)
     assert posted(slack) == ["Noodles."]
@@ -200,10 +197,7 @@ async def test_the_same_text_twice_in_one_answer_is_posted_once(
 ) -> None:
     model.script(
         replies.tool_calls(("postMessage", {"text": "Noodles.", "reasoning": "answer"})),
-        replies.tool_calls(
-            ("postMessage", {"text": " Noodles.\n", "reasoning": "answer again"}),
-            ("finishRequest", {"reasoning": "done"}),
-        ),
+        answer(" Noodles.\n", "answer again"),
     )
     await agent.run(KEY, REQUEST)
     assert posted(slack) == ["Noodles."]
@@ -220,14 +214,8 @@ async def test_a_post_that_showed_nothing_does_not_let_the_answer_end_silent(
 ) -> None:
     """What counts is what reached the person: a post refused as invisible does not."""
     model.script(
-        replies.tool_calls(
-            ("postMessage", {"text": "\u200b ", "reasoning": "answer"}),
-            ("finishRequest", {"reasoning": "done"}),
-        ),
-        replies.tool_calls(
-            ("postMessage", {"text": "Noodles.", "reasoning": "answer"}),
-            ("finishRequest", {"reasoning": "done"}),
-        ),
+        answer("\u200b "),
+        answer("Noodles."),
     )
     await agent.run(KEY, REQUEST)
     assert posted(slack) == ["Noodles."]

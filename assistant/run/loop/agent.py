@@ -485,7 +485,7 @@ class Agent:
     async def _silent_finish(self, ctx: RunContext) -> Literal["refuse", "end"] | None:
         """What becomes of the run's finishRequest if no post of the answer was shown
         (assistant.run.loop.answer_so_far.silent_finish); None when one was."""
-        if ctx.posts.posted:
+        if ctx.posts.posted:  # most answers: something was posted, no need to read the log
             return None
         entries = await self.recorder.entries(ctx.key, start=ctx.answer_from)
         return silent_finish(entries, answer_start(entries, ctx.answer_from))
