@@ -77,7 +77,7 @@ def defined_names() -> frozenset[str]:
 
 def missing(name: str) -> bool:
     """Whether a ticked name is code-like and names nothing in the repository."""
-    if name in NOT_OURS:
+    if name in NOT_OURS or name in file_names():
         return False
     if PATH.match(name):
         return not (ROOT / name.split("::")[0].rstrip("/")).exists()
