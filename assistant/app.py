@@ -21,12 +21,16 @@ from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
 from assistant.intake.message_content import MessageContent
 from assistant.intake.stops import StopButton
+from assistant.listeners.events.uninstalls import Uninstalls
+from assistant.listeners.parts import Parts
 from assistant.model.check import Finding, check_models, summary
 from assistant.model.client import ModelClient
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
 from assistant.panel.home import AppHome
 from assistant.panel.legacy_view import check_manifest
+from assistant.panel.messages_tab import MessagesTab
+from assistant.panel.session_titles import SessionTitles
 from assistant.run.loop.agent import Agent
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.channel_rules import Channels
@@ -226,7 +230,20 @@ def create_assistant(
     stops = StopButton(event_recorder, scheduler)
     panel = Panel(settings, event_recorder, channels, languages, sessions)
     approvals = ApprovalButtons(event_recorder, scheduler or RunsElsewhere(), languages)
-    listeners.register(app, events, panel, feedback, home, stops, approvals, settings.oauth)
+    tab = MessagesTab(panel.settings, panel.recorder, panel.languages, panel.prompts)
+    uninstalls = Uninstalls.of(app, settings.oauth)
+    parts = Parts(
+        events=events,
+        panel=panel,
+        feedback=feedback,
+        home=home,
+        stops=stops,
+        approvals=approvals,
+        messages_tab=tab,
+        session_titles=SessionTitles(panel.recorder),
+        uninstalls=uninstalls,
+    )
+    listeners.register(app, parts)
     return Assistant(
         settings, store, workspaces, files, model, scheduler, events, app, channel_names,
         identity, telemetry, mcp,

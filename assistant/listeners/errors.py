@@ -10,22 +10,18 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp
-
 from assistant.run.scheduling.store_errors import log_failure
 from assistant.slack.workspaces import TokenUnavailable
 
 log = logging.getLogger(__name__)
 
 
-def register(app: AsyncApp) -> None:
-    @app.error
-    async def handle_error(error: Exception, body: dict[str, Any]) -> None:
-        what = f"{_request(body)} not handled; Slack is answered 500"
-        if isinstance(error, TokenUnavailable):  # Slack's own failure: no traceback to show
-            log.warning("%s: %s", what, error)
-        else:
-            log_failure(error, what, log)
+async def handle_error(error: Exception, body: dict[str, Any]) -> None:
+    what = f"{_request(body)} not handled; Slack is answered 500"
+    if isinstance(error, TokenUnavailable):  # Slack's own failure: no traceback to show
+        log.warning("%s: %s", what, error)
+    else:
+        log_failure(error, what, log)
 
 
 def _request(body: dict[str, Any]) -> str:

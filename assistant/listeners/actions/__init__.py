@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.intake.approvals import ApprovalButtons
-from assistant.listeners.actions import approvals as approval_buttons
-from assistant.listeners.actions import feedback as feedback_buttons
-from assistant.panel.feedback import Feedback
+from assistant.listeners.actions.approvals import handle_approval
+from assistant.listeners.actions.feedback import handle_feedback
+from assistant.run.progress.feedback_buttons import ACTION_ID as FEEDBACK
+from assistant.run.tools.approvals import ACTION_IDS as APPROVAL
 
 
-def register(app: AsyncApp, feedback: Feedback, approvals: ApprovalButtons) -> None:
-    feedback_buttons.register(app, feedback)
-    approval_buttons.register(app, approvals)
+def register(app: AsyncApp) -> None:
+    app.action(FEEDBACK)(handle_feedback)
+    for action_id in APPROVAL:
+        app.action(action_id)(handle_approval)

@@ -10,9 +10,9 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.request.payload_utils import is_other_message_sub_event_in_assistant_thread
 from slack_bolt.response import BoltResponse
 
-from assistant.intake.events import EventRecorder
-from assistant.listeners.assistant import context_changed, thread_started, user_message
-from assistant.panel.events import Panel
+from assistant.listeners.assistant.context_changed import handle_thread_context_changed
+from assistant.listeners.assistant.thread_started import handle_thread_started
+from assistant.listeners.assistant.user_message import handle_user_message
 
 
 class PanelAssistant(AsyncAssistant):
@@ -32,8 +32,9 @@ class PanelAssistant(AsyncAssistant):
         return await super().async_process(req=req, resp=resp, next=next)
 
 
-def register(app: AsyncApp, events: EventRecorder, panel: Panel) -> None:
+def register(app: AsyncApp) -> None:
     assistant = PanelAssistant()
-    for module in (thread_started, context_changed, user_message):
-        module.register(assistant, events, panel)
+    assistant.thread_started(handle_thread_started)
+    assistant.thread_context_changed(handle_thread_context_changed)
+    assistant.user_message(handle_user_message)
     app.assistant(assistant)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncAssistant, AsyncBoltContext
+from slack_bolt.async_app import AsyncBoltContext
 from slack_bolt.context.set_title.async_set_title import AsyncSetTitle
 
 from assistant.intake.event_shapes import person_message
@@ -14,20 +14,20 @@ from assistant.listeners.events.filters import from_person
 from assistant.panel.events import Panel
 
 
-def register(assistant: AsyncAssistant, events: EventRecorder, panel: Panel) -> None:
-    @assistant.user_message
-    async def handle_user_message(
-        body: dict[str, Any],
-        event: dict[str, Any],
-        context: AsyncBoltContext,
-        set_title: AsyncSetTitle,
-    ) -> None:
-        if not from_person(event, events.settings) or not (message := person_message(body, event)):
-            return
-        # The title first: the run the record starts creates the session with it.
-        titled = await panel.claim_title(body["team_id"], event)
-        await events.message(
-            message, context.bot_user_id, mention=False, received_at=context.get("received_at")
-        )
-        if titled is not None:
-            await panel.show_title(*titled, set_title)
+async def handle_user_message(
+    body: dict[str, Any],
+    event: dict[str, Any],
+    context: AsyncBoltContext,
+    set_title: AsyncSetTitle,
+    events: EventRecorder,
+    panel: Panel,
+) -> None:
+    if not from_person(event, events.settings) or not (message := person_message(body, event)):
+        return
+    # The title first: the run the record starts creates the session with it.
+    titled = await panel.claim_title(body["team_id"], event)
+    await events.message(
+        message, context.bot_user_id, mention=False, received_at=context.get("received_at")
+    )
+    if titled is not None:
+        await panel.show_title(*titled, set_title)

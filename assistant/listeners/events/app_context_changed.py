@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp
-
 from assistant.intake.event_shapes import ContextChangedFields, checked
 from assistant.intake.events import EventRecorder
 
 
-def register(app: AsyncApp, events: EventRecorder) -> None:
-    @app.event("app_context_changed")
-    async def handle_app_context_changed(body: dict[str, Any], event: dict[str, Any]) -> None:
-        if (found := checked(body, event, ContextChangedFields)) is not None:
-            await events.viewing_changed(found.team, event)
+async def handle_app_context_changed(
+    body: dict[str, Any], event: dict[str, Any], events: EventRecorder
+) -> None:
+    if (found := checked(body, event, ContextChangedFields)) is not None:
+        await events.viewing_changed(found.team, event)

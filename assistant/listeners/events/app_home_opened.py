@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.async_app import AsyncBoltContext
 
 from assistant.panel.messages_tab import MessagesTab
 
@@ -14,10 +14,11 @@ async def on_messages_tab(event: dict[str, Any]) -> bool:
     return event.get("tab") == "messages"
 
 
-def register(app: AsyncApp, tab: MessagesTab) -> None:
-    @app.event("app_home_opened", matchers=[on_messages_tab])
-    async def handle_app_home_opened(
-        body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
-    ) -> None:
-        # Bolt gives set_suggested_prompts for the Messages tab only, bound to the DM.
-        await tab.opened(body, event, context.get("set_suggested_prompts"), context.client)
+async def handle_messages_tab_opened(
+    body: dict[str, Any],
+    event: dict[str, Any],
+    context: AsyncBoltContext,
+    messages_tab: MessagesTab,
+) -> None:
+    # Bolt gives set_suggested_prompts for the Messages tab only, bound to the DM.
+    await messages_tab.opened(body, event, context.get("set_suggested_prompts"), context.client)

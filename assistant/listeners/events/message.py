@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.async_app import AsyncBoltContext
 
 from assistant.intake.event_shapes import person_message
 from assistant.intake.events import EventRecorder
@@ -14,12 +14,10 @@ from assistant.listeners.events.filters import from_person
 PERSON_SUBTYPES = (None, "file_share", "thread_broadcast")
 
 
-def register(app: AsyncApp, events: EventRecorder) -> None:
-    @app.event({"type": "message", "subtype": PERSON_SUBTYPES})
-    async def handle_message(
-        body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
-    ) -> None:
-        if from_person(event, events.settings) and (message := person_message(body, event)):
-            await events.message(
-                message, context.bot_user_id, mention=False, received_at=context.get("received_at")
-            )
+async def handle_message(
+    body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext, events: EventRecorder
+) -> None:
+    if from_person(event, events.settings) and (message := person_message(body, event)):
+        await events.message(
+            message, context.bot_user_id, mention=False, received_at=context.get("received_at")
+        )

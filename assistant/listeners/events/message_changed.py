@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.async_app import AsyncBoltContext
 
 from assistant.intake.event_shapes import EditFields, checked
 from assistant.intake.events import EventRecorder
 from assistant.listeners.events.filters import from_person
 
 
-def register(app: AsyncApp, events: EventRecorder) -> None:
-    @app.event({"type": "message", "subtype": "message_changed"})
-    async def handle_message_changed(
-        body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext
-    ) -> None:
-        edit = checked(body, event, EditFields)
-        if edit is not None and from_person(event["message"], events.settings):
-            await events.edited(edit.team, event, edit.event_id, context.bot_user_id)
+async def handle_message_changed(
+    body: dict[str, Any], event: dict[str, Any], context: AsyncBoltContext, events: EventRecorder
+) -> None:
+    edit = checked(body, event, EditFields)
+    if edit is not None and from_person(event["message"], events.settings):
+        await events.edited(edit.team, event, edit.event_id, context.bot_user_id)

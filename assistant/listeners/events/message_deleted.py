@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp
-
 from assistant.intake.event_shapes import DeletionFields, checked
 from assistant.intake.events import EventRecorder
 
 
-def register(app: AsyncApp, events: EventRecorder) -> None:
-    @app.event({"type": "message", "subtype": "message_deleted"})
-    async def handle_message_deleted(body: dict[str, Any], event: dict[str, Any]) -> None:
-        deletion = checked(body, event, DeletionFields)
-        if deletion is not None:
-            await events.deleted(deletion.team, event, deletion.event_id)
+async def handle_message_deleted(
+    body: dict[str, Any], event: dict[str, Any], events: EventRecorder
+) -> None:
+    deletion = checked(body, event, DeletionFields)
+    if deletion is not None:
+        await events.deleted(deletion.team, event, deletion.event_id)

@@ -5,12 +5,6 @@ Acknowledged quietly: an unhandled event would be answered 404 and retried by Sl
 
 from __future__ import annotations
 
-from slack_bolt.async_app import AsyncApp
 
-from assistant.intake.events import EventRecorder
-
-
-def register(app: AsyncApp, events: EventRecorder) -> None:
-    @app.event("message")
-    async def handle_other_message() -> None:
-        return None
+async def handle_other_message() -> None:
+    return None

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from assistant.intake.events import EventRecorder
-from assistant.listeners.shortcuts import ask_about_this
+from assistant.listeners.shortcuts.ask_about_this import CALLBACK_ID, handle_ask_about_this
 
 
-def register(app: AsyncApp, events: EventRecorder) -> None:
-    ask_about_this.register(app, events)
+def register(app: AsyncApp) -> None:
+    app.shortcut(CALLBACK_ID)(handle_ask_about_this)
