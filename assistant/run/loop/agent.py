@@ -52,7 +52,7 @@ from assistant.run.progress.indicators import Progress
 from assistant.run.progress.panel_status import PanelStatus
 from assistant.run.progress.sessions import AgentSessions, initiator, session_title
 from assistant.run.scheduling.deferral import RESTARTED, ApprovalPending, RunDeferred
-from assistant.run.scheduling.lease import LeaseLost, ensure_lease
+from assistant.run.scheduling.lease import LeaseLost, RunStopped, ensure_lease
 from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.run.scheduling.slack_outage import SlackOutages
 from assistant.run.scheduling.store_errors import store_unavailable
@@ -68,6 +68,7 @@ from assistant.run.tools.approvals import (
     pending_approval,
     request_message,
     requested_text,
+    started_text,
 )
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
@@ -82,6 +83,7 @@ from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.run.tools.search_slack import search_slack
 from assistant.run.tools.server_tools import ServerCaps
 from assistant.run.tools.toolbox import Toolbox, toolbox
+from assistant.run.tools.unfinished import unanswered_calls, unknown_outcome
 from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
@@ -256,6 +258,7 @@ class Agent:
                 await finish_interrupted_streams(ctx, self.recorder, why)
                 await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
             await self._settle_approval(ctx)
+            await self._settle_unfinished(ctx)
             await self._steps(ctx, steps_taken)
             if ctx.cards is not None:
                 await ctx.cards.close()
@@ -594,7 +597,7 @@ class Agent:
         call = ctx.log.entries[pending.index].content
         result: str | None
         if pending.decision == "allowed" and isinstance(call, ServerToolCall) and ctx.toolbox:
-            result = await ctx.toolbox.approved(call, ctx, pending.index)
+            result = await self._allowed(ctx, pending, call)
         else:
             if pending.decision is None and isinstance(call, ServerToolCall):
                 await self._show_expired(ctx, pending, call)
@@ -605,6 +608,51 @@ class Agent:
         entry = await self.recorder.record(ctx.key, result)
         if entry is not None:
             ctx.log.add(entry)
+
+    async def _allowed(self, ctx: RunContext, pending: Pending, call: ServerToolCall) -> str | None:
+        """The result of a call a person allowed. Its start is recorded before the request
+        leaves: a run that finds it started and without a result (its process stopped during
+        the call) makes it again only if the tool's server says that changes nothing more;
+        else the outcome is unknown, for the model and the person to decide."""
+        assert ctx.toolbox is not None
+        replay = self.client is None  # carries nothing out: the recorded result stands in
+        if pending.started and not replay and not ctx.toolbox.may_repeat(call):
+            return unknown_outcome(call.called, pending.index)
+        if not replay:
+            # A stop pressed since the click: the scheduler records it, and the call is not made.
+            store = self.recorder.store
+            stop = await async_store(store).read(store.stop_requested, ctx.key)
+            if stop is not None:
+                raise RunStopped(stop)
+        if not pending.started:
+            ensure_lease()
+            entry = await self.recorder.record(ctx.key, started_text(pending, datetime.now(UTC)))
+            if entry is not None:
+                ctx.log.add(entry)
+        return await ctx.toolbox.approved(call, ctx, pending.index)
+
+    async def _settle_unfinished(self, ctx: RunContext) -> None:
+        """Calls of MCP servers' tools an earlier run of this answer recorded and was making
+        when it stopped, with no result (assistant/run/tools/unfinished.py): made again only
+        where that changes nothing more; else the outcome is unknown. One that needed an
+        approval not yet asked for (the run stopped first) was not made: it is asked now."""
+        if self.client is None or ctx.toolbox is None:
+            return  # a replay: the recorded log's calls are not this run's to settle
+        start = answer_start(ctx.log.entries, ctx.answer_from)
+        for index in unanswered_calls(ctx.log.entries, start):
+            call = ctx.log.entries[index].content
+            assert isinstance(call, ServerToolCall)
+            result: str | None
+            if ctx.toolbox.needs_approval(call):
+                result = await self._ask_approval(ctx, call, index)
+            elif ctx.toolbox.may_repeat(call):
+                result = await ctx.toolbox.function(call)(call, ctx, index)
+            else:
+                result = unknown_outcome(call.called, index)
+            ensure_lease()
+            entry = await self.recorder.record(ctx.key, result) if result is not None else None
+            if entry is not None:
+                ctx.log.add(entry)
 
     async def _show_expired(self, ctx: RunContext, pending: Pending, call: ServerToolCall) -> None:
         """The buttons' message says the approval expired (a courtesy: the log has it)."""
