@@ -24,6 +24,7 @@ from assistant.model.tool_calls import (
     ToolCallError,
     Tools,
     parse_tool_call,
+    tool_names,
 )
 from assistant.run.loop.answer_so_far import (
     NO_ANSWER,
@@ -105,7 +106,6 @@ NO_ONE_ALLOWED = (
     "Not answered: the channel's settings do not list the people this run would answer, "
     "as Slack said once it could be asked."
 )
-NOT_CARRIED_OUT = "Error: the {name} of entry {index} was not carried out: {why}."
 # Not an `Error:` entry: the run goes on (those end it).
 IMAGES_REFUSED = (
     "The model {model!r} refused the thread's images ({why}); it is asked without images "
@@ -406,14 +406,20 @@ class Agent:
         `estimate`: the request's tokens by the budget's counter."""
         tools = ctx.toolbox.schemas if ctx.toolbox is not None else TOOL_SCHEMAS
         if self.streaming is not None and ctx.client is not None:
-            return await streamed_step(
-                self.model.stream_step(prompt_text, images, ctx.model, tools, estimate),
-                self.streaming,
-                ctx,
-                seen_through,
-                self._one_call,
-                self._carry_out,
-            )
+            try:
+                finished = await streamed_step(
+                    self.model.stream_step(prompt_text, images, ctx.model, tools, estimate),
+                    self.streaming,
+                    ctx,
+                    seen_through,
+                    self._one_call,
+                    self._carry_out,
+                )
+            except ModelError:
+                await self._record_skipped(ctx)  # the calls of the reply before it broke off
+                raise
+            await self._record_skipped(ctx)
+            return finished
         reply = await self.model.next_step(prompt_text, images, ctx.model, tools, estimate)
         return await self._carry_out(ctx, reply, seen_through)
 
@@ -438,7 +444,15 @@ class Agent:
             if finished:
                 return True
             meta = None  # usage belongs to the first entry a reply produced
+        await self._record_skipped(ctx)
         return False
+
+    async def _record_skipped(self, ctx: RunContext) -> None:
+        """The one entry for the reply's calls past ASSISTANT_MAX_TOOL_CALLS_PER_REPLY, if
+        any: how many, of which tools."""
+        note = ctx.posts.skipped_note()
+        if note is not None:
+            await self.recorder.record(ctx.key, note)
 
     async def _one_call(
         self,
@@ -447,10 +461,17 @@ class Agent:
         meta: EntryMeta | None,
         seen_through: int,
         stream: PostStream | None = None,
-    ) -> tuple[bool, int]:
+    ) -> tuple[bool, int | None]:
         """Record and carry out one tool call as the model made it: (whether it finished
-        the request, the index of its entry)."""
-        refused = ctx.posts.call_refusal()
+        the request, the index of its entry; None when it has none)."""
+        if ctx.posts.call_refusal() is not None and raw.name != "finishRequest":
+            # Past the reply's cap: not recorded one by one (a reply of hundreds of calls
+            # would flood the next prompt); one entry says how many, as the reply ends.
+            if stream is not None:
+                await stream.discard()
+            offered = tool_names(ctx.toolbox.schemas if ctx.toolbox is not None else TOOL_SCHEMAS)
+            ctx.posts.skip(raw.name if raw.name in offered else "of no tool offered")
+            return False, None
         try:
             if ctx.toolbox is not None:
                 call = ctx.toolbox.parse(raw.name, raw.arguments)
@@ -468,20 +489,11 @@ class Agent:
             entry = await self.recorder.record(ctx.key, NOT_FINISHED, meta=meta)
             assert entry is not None
             return False, entry.index
+        if finished:
+            await self._record_skipped(ctx)  # before the entry that ends the run
         if silent == "end" and ctx.addressed:
             # Someone who asked the bot itself is never left with silence: the apology.
             return True, await self._fail(ctx, NO_ANSWER, SORRY_NO_ANSWER, seen_through)
-        if refused is not None and not finished:
-            # Recorded as the model made it, then why it was not carried out, as a post past
-            # the caps is (assistant.run.loop.post_limits).
-            if stream is not None:
-                await stream.discard()
-            entry = await self.recorder.record(ctx.key, call, meta=meta)
-            assert entry is not None
-            why = NOT_CARRIED_OUT.format(name=call.called, index=entry.index, why=refused)
-            left = still_there(stream.left) if stream is not None else ""
-            await self.recorder.record(ctx.key, f"{why} {left}".strip())
-            return False, entry.index
         index = await self._call(ctx, call, meta, seen_through, stream)
         return finished, index
 
