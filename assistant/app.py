@@ -306,7 +306,7 @@ def _scheduler(
 
     def stopper(client: AsyncWebClient) -> StopRecorder:
         stream_client = streaming.client_for(client) if streaming is not None else None
-        return StopRecorder(recorder, client, sessions.for_client(client), stream_client)
+        return StopRecorder(recorder, client, sessions.for_client(client), stream_client, languages)
 
     runs = WorkspaceRuns(
         recorder,

@@ -13,12 +13,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.i18n.words import Words
+from assistant.i18n.words import N_, Words
 from assistant.intake.event_shapes import ClickPlace
 from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
@@ -26,11 +26,13 @@ from assistant.run.scheduling.elsewhere import RunRequests
 from assistant.run.tools.approvals import (
     ALLOW,
     Decision,
+    Outcome,
     decided_text,
     outcome_message,
     parse_button,
     pending_approval,
     refused_click_text,
+    stopped_request,
 )
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import EntryMeta, ThreadKey
@@ -38,6 +40,8 @@ from context.storage.async_store import async_store
 from context.toolcalls import ServerToolCall
 
 log = logging.getLogger(__name__)
+
+STOPPED = N_("This request was stopped.")
 
 
 @dataclass(frozen=True)
@@ -66,17 +70,31 @@ class ApprovalButtons:
             log.warning("an approval click that names no call of its thread was ignored")
             return
         key = ThreadKey(where.team, where.channel, where.thread_ts)
-        pending = pending_approval(await self.recorder.entries(key))
+        entries = await self.recorder.entries(key)
+        pending = pending_approval(entries)
         now = datetime.now(UTC)
         words = (await self.languages.of(client, key.team, where.user)).words
         if pending is None or pending.index != value.index or pending.decision is not None:
+            if stopped_request(entries, value.index):
+                await self._tell(client, key, where.user, words.gettext(STOPPED))
+                return
             await self._tell(client, key, where.user, words.gettext(
                 "This request was already decided, or no longer waits."))  # fmt: skip
             return
+        store = self.recorder.store
+        if await async_store(store).read(store.stop_requested, key) is not None:
+            # Stopped, its entries not recorded yet: the run that records the stop says why
+            # the call was not made.
+            await self._tell(client, key, where.user, words.gettext(STOPPED))
+            return
         if where.user != pending.requester:
-            meta = EntryMeta(event_id=f"approval click {where.user} {action.get('action_ts')}")
+            # One refusal per person per waiting call: a person clicking on and on fills
+            # neither the log nor their screen.
+            meta = EntryMeta(event_id=f"approval refused {pending.index} {where.user}")
             text = refused_click_text(pending, where.user, now)
-            await self.recorder.record(key, text, meta=meta)
+            if await self.recorder.record(key, text, meta=meta) is None:
+                log.info("a repeated click by %s on entry %d in %s", where.user, pending.index, key)
+                return
             await self._tell(client, key, where.user, words.gettext(
                 "Only <@{user}> can allow or deny this.", user=pending.requester))  # fmt: skip
             return
@@ -113,7 +131,7 @@ class ApprovalButtons:
         name: str,
         arguments: dict[str, Any],
         user: str,
-        outcome: Decision | Literal["expired"],
+        outcome: Outcome,
         at: datetime,
         words: Words,
     ) -> None:

@@ -51,6 +51,7 @@ class ServerTool:
     schema: dict[str, Any]  # its input JSON Schema, as the server gave it
     read_only: bool  # the server says so (MCP's readOnlyHint)
     approve: Approval | None  # what the file says of it, if anything
+    idempotent: bool = False  # the server says a second call changes nothing more (idempotentHint)
 
     @property
     def qualified(self) -> str:
@@ -63,6 +64,13 @@ class ServerTool:
         if self.approve is not None:
             return self.approve == "always"
         return not self.read_only
+
+    @property
+    def may_repeat(self) -> bool:
+        """Whether calling it again for one call of the model changes nothing more: a call
+        a stopped process may have made is made again only then
+        (assistant/run/tools/unfinished.py)."""
+        return self.read_only or self.idempotent
 
 
 @dataclass(frozen=True)
@@ -227,6 +235,7 @@ class Connection:
                     schema=dict(tool.input_schema),
                     read_only=bool(annotations and annotations.read_only_hint),
                     approve=self.config.approve.get(tool.name),
+                    idempotent=bool(annotations and annotations.idempotent_hint),
                 )
             )
         if len(offered) > MAX_TOOLS:

@@ -21,7 +21,7 @@ from assistant.model.client import ModelClient
 from assistant.run.loop.agent import Agent
 from assistant.run.loop.recorder import Recorder
 from assistant.run.scheduling.scheduler import AnswerRequest
-from assistant.run.tools.approvals import WAIT_PREFIXES
+from assistant.run.tools.approvals import BEFORE_RESULT
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import HistoryLine, format_history, history_lines
@@ -87,12 +87,13 @@ def _recorded_server_call(recorded: Sequence[Entry]) -> ToolFunction:
 
     async def stand_in(call: ServerToolCall, ctx: RunContext, index: int) -> str | None:
         was = recorded[index] if index + 1 < len(recorded) else None
-        # Its result: the first entry after it that is not of an approval's wait (the log's
-        # approvals are shown as recorded; the result says if it was denied or expired).
+        # Its result: the first entry after it that is not of an approval's wait or its start
+        # (the log's approvals are shown as recorded; the result says if it was denied or
+        # expired).
         after = next(
             (
                 e for e in recorded[index + 1 :]
-                if not (isinstance(e, SystemEntry) and e.content.startswith(WAIT_PREFIXES))
+                if not (isinstance(e, SystemEntry) and e.content.startswith(BEFORE_RESULT))
             ),
             None,
         ) if was is not None else None  # fmt: skip

@@ -1,11 +1,10 @@
 """How much one model reply may do (issue 32): a reply of 300 `expandEntry` calls carries out
-the first ASSISTANT_MAX_TOOL_CALLS_PER_REPLY and records the others as refused, as posts past
-their cap are; and a streamed run's task cards stay within what one Slack message holds.
-Through the real app and the fakes."""
+the first ASSISTANT_MAX_TOOL_CALLS_PER_REPLY, and the others are one entry that says how many
+were not carried out (issue 43, point 16: one entry each made the next prompt 14 times the
+first); and a streamed run's task cards stay within what one Slack message holds. Through the
+real app and the fakes."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
@@ -15,19 +14,22 @@ from tests.e2e.test_model_failures import answered
 from tests.e2e.test_steps import HISTORY, cards
 from tests.e2e.test_streaming import FINISH, answer, bot_messages, post
 from tests.harness import mention as say
-from tests.harness import prompt_log
 
 # How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
 pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
-REFUSED = re.compile(r"Error: the (\w+) of entry (\d+) was not carried out: (.*)\.")
+SKIPPED = (
+    "Error: {n} more tool calls of this reply ({tools}) were not carried out or recorded: this "
+    "reply already made {cap} tool calls, the most one reply may "
+    "(ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)."
+)
 
 
 def expand(index: int) -> tuple[str, dict[str, object]]:
     return ("expandEntry", {"index": index, "reasoning": "read it all"})
 
 
-def test_a_reply_of_300_calls_carries_out_ten_and_records_why_not_the_rest(app, slack, model):
+def test_a_reply_of_300_calls_carries_out_ten_and_records_the_rest_as_one_entry(app, slack, model):
     model.script(
         replies.tool_calls(*[expand(1) for _ in range(300)]),
         replies.tool_calls(post("Read it."), FINISH),
@@ -38,39 +40,55 @@ def test_a_reply_of_300_calls_carries_out_ten_and_records_why_not_the_rest(app, 
     calls = [
         e for e in log if e["role"] == "assistant" and e["content"]["toolCall"] == "expandEntry"
     ]
-    assert len(calls) == 300  # every call the model made is on record
+    assert len(calls) == 10  # the ones carried out, each with its result
     results = [e for e in log if str(e["content"]).startswith("Entry 1 in full:")]
     assert len(results) == 10
-    refused = {}
-    for entry in log:
-        match = REFUSED.fullmatch(str(entry["content"]))
-        if match:
-            assert log[int(match[2])]["content"]["toolCall"] == match[1] == "expandEntry"
-            refused[int(match[2])] = match[3]
-    assert sorted(refused) == [call["index"] for call in calls[10:]]
-    assert set(refused.values()) == {
-        "this reply already made 10 tool calls, the most one reply may "
-        "(ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)"
-    }
-    # The next prompt holds ten copies of the entry, not three hundred.
-    second = model.requests[1]["messages"][1]["content"]
-    assert len(second) < 20 * len(long), len(second)
-    assert (
-        sum(str(e["content"]).startswith("Entry 1 in full:") for e in prompt_log(model.requests[1]))
-        <= 10
-    )
+    skipped = SKIPPED.format(n=290, tools="290 expandEntry", cap=10)
+    assert [e["content"] for e in log].count(skipped) == 1
+    assert log[results[-1]["index"] + 1]["content"] == skipped  # as the reply ends
+    # The persona, the question, 10 calls, 10 results, the note; the answer's post and finish.
+    assert len(log) == 2 + 10 + 10 + 1 + 2
+    # The next prompt holds ten copies of the entry and one line for the rest.
+    first, second = (r["messages"][1]["content"] for r in model.requests[:2])
+    assert len(second) < 12 * len(first), (len(first), len(second))
     assert log[-1]["content"]["toolCall"] == "finishRequest"
     assert [c.params["text"] for c in slack.calls_to("chat.postMessage")] == ["Read it."]
 
 
 def test_finish_request_past_the_cap_still_ends_the_answer(make_app, slack, model):
     app = make_app(assistant_max_tool_calls_per_reply=2)
-    model.script(replies.tool_calls(expand(1), post("Here."), post("And more."), FINISH))
+    model.script(
+        replies.tool_calls(expand(1), post("Here."), post("And more."), ("nope", {}), FINISH)
+    )
     log = answered(app, slack, "hi")
 
     assert [m.params["text"] for m in slack.calls_to("chat.postMessage") if m.ok] == ["Here."]
-    assert REFUSED.fullmatch(log[-2]["content"])[1] == "postMessage"
+    # Before the entry that ends the run: what was not carried out, a tool not offered too.
+    assert log[-2]["content"] == (
+        "Error: 2 more tool calls of this reply (1 postMessage, 1 of no tool offered) were not "
+        "carried out or recorded: this reply already made 2 tool calls, the most one reply may "
+        "(ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)."
+    )
     assert log[-1]["content"]["toolCall"] == "finishRequest"  # carried out: the run ended
+
+
+def test_a_streamed_reply_past_the_cap_records_one_entry_for_the_rest(make_app, slack, model):
+    app = make_app(assistant_stream="auto", assistant_max_tool_calls_per_reply=2)
+    model.script(replies.tool_calls(*[HISTORY] * 5), replies.tool_calls(post("Done."), FINISH))
+    log = answered(app, slack, "what did we decide?")
+
+    histories = [
+        e
+        for e in log
+        if e["role"] == "assistant" and e["content"]["toolCall"] == "getThreadHistory"
+    ]
+    assert len(histories) == 2
+    assert [e["content"] for e in log].count(
+        "Error: 3 more tool calls of this reply (3 getThreadHistory) were not carried out or "
+        "recorded: this reply already made 2 tool calls, the most one reply may "
+        "(ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)."
+    ) == 1
+    assert log[-1]["content"]["toolCall"] == "finishRequest"
 
 
 def test_a_streamed_message_shows_at_most_max_cards_task_cards(make_app, slack, model):

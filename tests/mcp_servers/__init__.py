@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from mcp.server.mcpserver import MCPServer
 
 from tests.mcp_servers.shop import shop
 
@@ -18,9 +19,10 @@ STDIO_COMMAND = [sys.executable, str(SHOP_SCRIPT)]
 
 
 class ShopServer:
-    """tests/mcp_servers/shop.py over streamable HTTP, on a port the OS chose."""
+    """tests/mcp_servers/shop.py (or another of these servers) over streamable HTTP, on a port
+    the OS chose."""
 
-    def __init__(self, port: int = 0) -> None:
+    def __init__(self, port: int = 0, server: MCPServer = shop) -> None:
         """`port`: 0 for one the OS chooses; another to come back where a stopped one was."""
         # Made as a uvicorn on a host and port makes it (proto TCP), so that asyncio sets
         # TCP_NODELAY on each connection: with proto 0 it does not, and every answer's body
@@ -32,7 +34,7 @@ class ShopServer:
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.peers: list[tuple[str, int]] = []  # each HTTP request's client address, in order
-        app = shop.streamable_http_app()
+        app = server.streamable_http_app()
 
         async def recorded(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] == "http":

@@ -4,11 +4,13 @@
 Its tools: `lookup_order` (read-only), `cancel_order` (changes something: needs approval),
 `slow` (read-only, never answers), `hostile` (read-only, a result that tries to order the bot
 about), `whoami` (read-only, echoes the request's Authorization header back, to show it
-arrived)."""
+arrived). `CALLS` counts the calls of `cancel_order` (over HTTP, `ShopServer` serves them in the
+tests' own process)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
@@ -21,6 +23,7 @@ HOSTILE = (
 )
 
 shop = MCPServer("shop")
+CALLS: Counter[str] = Counter()
 
 
 @shop.tool(annotations=READ_ONLY)
@@ -32,6 +35,7 @@ def lookup_order(order: str) -> str:
 @shop.tool()
 def cancel_order(order: str) -> str:
     """Cancel an order."""
+    CALLS["cancel_order"] += 1
     return f"Order {order} cancelled"
 
 

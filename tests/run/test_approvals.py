@@ -1,5 +1,6 @@
 """The approval's message and the log's entries (assistant/run/tools/approvals.py): the model's
-arguments shown to a person, and button values from Slack, are hostile."""
+arguments shown to a person, and button values from Slack, are hostile. What a call's entries
+say of it: waiting, allowed, being made, stopped (assistant/run/tools/unfinished.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from assistant.run.tools.approvals import (
     pending_approval,
     request_message,
     requested_text,
+    stopped_request,
 )
-from context.entry import SystemEntry
+from assistant.run.tools.unfinished import unanswered_calls
+from context.entry import ENTRY_ADAPTER, SystemEntry
 
 UNTIL = datetime(2026, 11, 26, 18, 10, tzinfo=UTC)
 
@@ -51,3 +54,61 @@ def test_a_request_quoted_inside_arguments_is_not_a_request():
         "shop__x", 2, "U1",
     )  # fmt: skip
     assert pending.message_ts == "1.2" and pending.until == UNTIL
+
+
+def _log(*contents: object) -> list:
+    return [
+        ENTRY_ADAPTER.validate_python(
+            {
+                "index": i,
+                "turn": 1,
+                "timestamp": "2026-11-26T18:00:00Z",
+                "role": "system" if isinstance(c, str) else "assistant",
+                "content": c,
+            }
+        )
+        for i, c in enumerate(contents)
+    ]
+
+
+CALL = {"toolCall": "shop__cancel_order", "order": "A1"}
+ASKED = requested_text("shop__cancel_order", 1, "U1", UNTIL, "1.2", {"order": "A1"})
+ALLOWED = "Approval of shop__cancel_order (entry 1): allowed by <@U1> at 2026-11-26T18:02:13Z."
+CALLING = "Calling shop__cancel_order (entry 1) at 2026-11-26T18:02:14Z."
+STOP = "Stopped: <@U1> pressed stop at 2026-11-26 18:03:00 UTC; the answer stopped there, …"
+
+
+def test_an_allowed_call_is_started_once_its_calling_entry_is_recorded():
+    allowed = pending_approval(_log("persona", CALL, ASKED, ALLOWED))
+    assert allowed is not None and allowed.decision == "allowed" and not allowed.started
+    started = pending_approval(_log("persona", CALL, ASKED, ALLOWED, CALLING))
+    assert started is not None and started.started
+    # A `Calling` entry before the Allow is no start (only the run writes it, after it).
+    early = pending_approval(_log("persona", CALL, ASKED, CALLING))
+    assert early is not None and not early.started
+
+
+def test_a_stop_ends_the_wait_and_the_click_is_told_so():
+    stopped = "Not carried out: shop__cancel_order (entry 1): the request was stopped by <@U1> at …"
+    for ended in (stopped, STOP):  # its result, or (a log from before it was recorded) the stop
+        log = _log("persona", CALL, ASKED, ALLOWED, ended)
+        assert pending_approval(log) is None
+        assert stopped_request(log, 1)
+    denied = "Not carried out: shop__cancel_order (entry 1) was denied by <@U1> at …"
+    assert not stopped_request(_log("persona", CALL, ASKED, denied, STOP), 1)
+    assert not stopped_request(_log("persona", CALL, ASKED), 1)
+
+
+def test_calls_without_a_result_are_found_in_the_answer():
+    result = "Result of shop__cancel_order (entry 1), data from the MCP server shop, not …:\nok"
+    other = {"toolCall": "shop__lookup_order", "order": "A1"}
+    assert unanswered_calls(_log("persona", CALL), 0) == [1]
+    assert unanswered_calls(_log("persona", CALL), 2) == []  # before the answer
+    assert unanswered_calls(_log("persona", CALL, result), 0) == []
+    assert unanswered_calls(_log("persona", CALL, ASKED), 0) == []  # its approval's to settle
+    assert unanswered_calls(_log("persona", CALL, STOP), 0) == []
+    assert unanswered_calls(_log("persona", CALL, {"toolCall": "finishRequest"}), 0) == []
+    assert unanswered_calls(_log("persona", CALL, result, other), 0) == [3]
+    # Recorded past the per-reply cap by an earlier version: not carried out, so answered.
+    capped = "Error: the shop__cancel_order of entry 1 was not carried out: this reply …"
+    assert unanswered_calls(_log("persona", CALL, capped), 0) == []

@@ -151,3 +151,21 @@ def test_a_text_an_earlier_run_of_the_answer_posted_is_refused() -> None:
     limits = PostLimits()
     limits.count_earlier("Noodles at noon.")
     assert limits.refusal("Noodles at noon.", 1) == "this answer already posted the same text"
+
+
+def test_the_calls_past_the_cap_are_one_note_said_once() -> None:
+    limits = PostLimits(PostCaps(calls_per_reply=1))
+    assert limits.skipped_note() is None
+    limits.skip("expandEntry")
+    assert limits.skipped_note() == (
+        "Error: 1 more tool call of this reply (1 expandEntry) was not carried out or recorded: "
+        "this reply already made 1 tool call, the most one reply may "
+        "(ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)."
+    )
+    assert limits.skipped_note() is None  # said once
+    for tool in ["postMessage"] * 1_500 + ["expandEntry"]:
+        limits.skip(tool)
+    note = limits.skipped_note()
+    assert note is not None and note.startswith(
+        "Error: 1,501 more tool calls of this reply (1,500 postMessage, 1 expandEntry) were not"
+    )

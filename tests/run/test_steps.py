@@ -72,3 +72,24 @@ def test_posts_and_the_end_of_a_request_are_not_steps():
 
 def test_links_are_counted_as_the_recorder_reads_them():
     assert MAX_LINKS == MAX_REFERENCES
+
+
+def test_an_allowed_call_being_made_is_in_progress_not_waiting():
+    call = {"toolCall": "shop__cancel_order", "order": "A1"}
+    asked = (
+        "Approval requested: shop__cancel_order (entry 1) waits for <@U1> to allow or deny it "
+        "until 2026-11-26T18:10:00Z (message 1.2). Arguments: {}"
+    )
+    allowed = "Approval of shop__cancel_order (entry 1): allowed by <@U1> at 2026-11-26T18:02:13Z."
+    calling = "Calling shop__cancel_order (entry 1) at 2026-11-26T18:02:14Z."
+    base = [("system", "You are Aya."), ("assistant", call), ("system", asked)]
+    assert steps(log_of(*base, ("system", allowed))) == [
+        Step("entry-1", "Waiting for approval: shop__cancel_order", "in_progress")
+    ]
+    assert steps(log_of(*base, ("system", allowed), ("system", calling))) == [
+        Step("entry-1", "Calling shop__cancel_order", "in_progress")
+    ]
+    result = "Result of shop__cancel_order (entry 1), data from the MCP server shop, not …:\nok"
+    assert steps(log_of(*base, ("system", allowed), ("system", calling), ("system", result))) == [
+        Step("entry-1", "Calling shop__cancel_order", "complete")
+    ]

@@ -24,6 +24,7 @@ from assistant.model.tool_calls import (
     ToolCallError,
     Tools,
     parse_tool_call,
+    tool_names,
 )
 from assistant.run.loop.answer_so_far import (
     NO_ANSWER,
@@ -52,7 +53,7 @@ from assistant.run.progress.indicators import Progress
 from assistant.run.progress.panel_status import PanelStatus
 from assistant.run.progress.sessions import AgentSessions, initiator, session_title
 from assistant.run.scheduling.deferral import RESTARTED, ApprovalPending, RunDeferred
-from assistant.run.scheduling.lease import LeaseLost, ensure_lease
+from assistant.run.scheduling.lease import LeaseLost, RunStopped, ensure_lease
 from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.run.scheduling.slack_outage import SlackOutages
 from assistant.run.scheduling.store_errors import store_unavailable
@@ -68,6 +69,7 @@ from assistant.run.tools.approvals import (
     pending_approval,
     request_message,
     requested_text,
+    started_text,
 )
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
@@ -82,6 +84,7 @@ from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.run.tools.search_slack import search_slack
 from assistant.run.tools.server_tools import ServerCaps
 from assistant.run.tools.toolbox import Toolbox, toolbox
+from assistant.run.tools.unfinished import unanswered_calls, unknown_outcome
 from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
@@ -103,7 +106,6 @@ NO_ONE_ALLOWED = (
     "Not answered: the channel's settings do not list the people this run would answer, "
     "as Slack said once it could be asked."
 )
-NOT_CARRIED_OUT = "Error: the {name} of entry {index} was not carried out: {why}."
 # Not an `Error:` entry: the run goes on (those end it).
 IMAGES_REFUSED = (
     "The model {model!r} refused the thread's images ({why}); it is asked without images "
@@ -256,6 +258,7 @@ class Agent:
                 await finish_interrupted_streams(ctx, self.recorder, why)
                 await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
             await self._settle_approval(ctx)
+            await self._settle_unfinished(ctx)
             await self._steps(ctx, steps_taken)
             if ctx.cards is not None:
                 await ctx.cards.close()
@@ -403,14 +406,20 @@ class Agent:
         `estimate`: the request's tokens by the budget's counter."""
         tools = ctx.toolbox.schemas if ctx.toolbox is not None else TOOL_SCHEMAS
         if self.streaming is not None and ctx.client is not None:
-            return await streamed_step(
-                self.model.stream_step(prompt_text, images, ctx.model, tools, estimate),
-                self.streaming,
-                ctx,
-                seen_through,
-                self._one_call,
-                self._carry_out,
-            )
+            try:
+                finished = await streamed_step(
+                    self.model.stream_step(prompt_text, images, ctx.model, tools, estimate),
+                    self.streaming,
+                    ctx,
+                    seen_through,
+                    self._one_call,
+                    self._carry_out,
+                )
+            except ModelError:
+                await self._record_skipped(ctx)  # the calls of the reply before it broke off
+                raise
+            await self._record_skipped(ctx)
+            return finished
         reply = await self.model.next_step(prompt_text, images, ctx.model, tools, estimate)
         return await self._carry_out(ctx, reply, seen_through)
 
@@ -435,7 +444,15 @@ class Agent:
             if finished:
                 return True
             meta = None  # usage belongs to the first entry a reply produced
+        await self._record_skipped(ctx)
         return False
+
+    async def _record_skipped(self, ctx: RunContext) -> None:
+        """The one entry for the reply's calls past ASSISTANT_MAX_TOOL_CALLS_PER_REPLY, if
+        any: how many, of which tools."""
+        note = ctx.posts.skipped_note()
+        if note is not None:
+            await self.recorder.record(ctx.key, note)
 
     async def _one_call(
         self,
@@ -444,10 +461,17 @@ class Agent:
         meta: EntryMeta | None,
         seen_through: int,
         stream: PostStream | None = None,
-    ) -> tuple[bool, int]:
+    ) -> tuple[bool, int | None]:
         """Record and carry out one tool call as the model made it: (whether it finished
-        the request, the index of its entry)."""
-        refused = ctx.posts.call_refusal()
+        the request, the index of its entry; None when it has none)."""
+        if ctx.posts.call_refusal() is not None and raw.name != "finishRequest":
+            # Past the reply's cap: not recorded one by one (a reply of hundreds of calls
+            # would flood the next prompt); one entry says how many, as the reply ends.
+            if stream is not None:
+                await stream.discard()
+            offered = tool_names(ctx.toolbox.schemas if ctx.toolbox is not None else TOOL_SCHEMAS)
+            ctx.posts.skip(raw.name if raw.name in offered else "of no tool offered")
+            return False, None
         try:
             if ctx.toolbox is not None:
                 call = ctx.toolbox.parse(raw.name, raw.arguments)
@@ -465,20 +489,11 @@ class Agent:
             entry = await self.recorder.record(ctx.key, NOT_FINISHED, meta=meta)
             assert entry is not None
             return False, entry.index
+        if finished:
+            await self._record_skipped(ctx)  # before the entry that ends the run
         if silent == "end" and ctx.addressed:
             # Someone who asked the bot itself is never left with silence: the apology.
             return True, await self._fail(ctx, NO_ANSWER, SORRY_NO_ANSWER, seen_through)
-        if refused is not None and not finished:
-            # Recorded as the model made it, then why it was not carried out, as a post past
-            # the caps is (assistant.run.loop.post_limits).
-            if stream is not None:
-                await stream.discard()
-            entry = await self.recorder.record(ctx.key, call, meta=meta)
-            assert entry is not None
-            why = NOT_CARRIED_OUT.format(name=call.called, index=entry.index, why=refused)
-            left = still_there(stream.left) if stream is not None else ""
-            await self.recorder.record(ctx.key, f"{why} {left}".strip())
-            return False, entry.index
         index = await self._call(ctx, call, meta, seen_through, stream)
         return finished, index
 
@@ -594,7 +609,7 @@ class Agent:
         call = ctx.log.entries[pending.index].content
         result: str | None
         if pending.decision == "allowed" and isinstance(call, ServerToolCall) and ctx.toolbox:
-            result = await ctx.toolbox.approved(call, ctx, pending.index)
+            result = await self._allowed(ctx, pending, call)
         else:
             if pending.decision is None and isinstance(call, ServerToolCall):
                 await self._show_expired(ctx, pending, call)
@@ -605,6 +620,51 @@ class Agent:
         entry = await self.recorder.record(ctx.key, result)
         if entry is not None:
             ctx.log.add(entry)
+
+    async def _allowed(self, ctx: RunContext, pending: Pending, call: ServerToolCall) -> str | None:
+        """The result of a call a person allowed. Its start is recorded before the request
+        leaves: a run that finds it started and without a result (its process stopped during
+        the call) makes it again only if the tool's server says that changes nothing more;
+        else the outcome is unknown, for the model and the person to decide."""
+        assert ctx.toolbox is not None
+        replay = self.client is None  # carries nothing out: the recorded result stands in
+        if pending.started and not replay and not ctx.toolbox.may_repeat(call):
+            return unknown_outcome(call.called, pending.index)
+        if not replay:
+            # A stop pressed since the click: the scheduler records it, and the call is not made.
+            store = self.recorder.store
+            stop = await async_store(store).read(store.stop_requested, ctx.key)
+            if stop is not None:
+                raise RunStopped(stop)
+        if not pending.started:
+            ensure_lease()
+            entry = await self.recorder.record(ctx.key, started_text(pending, datetime.now(UTC)))
+            if entry is not None:
+                ctx.log.add(entry)
+        return await ctx.toolbox.approved(call, ctx, pending.index)
+
+    async def _settle_unfinished(self, ctx: RunContext) -> None:
+        """Calls of MCP servers' tools an earlier run of this answer recorded and was making
+        when it stopped, with no result (assistant/run/tools/unfinished.py): made again only
+        where that changes nothing more; else the outcome is unknown. One that needed an
+        approval not yet asked for (the run stopped first) was not made: it is asked now."""
+        if self.client is None or ctx.toolbox is None:
+            return  # a replay: the recorded log's calls are not this run's to settle
+        start = answer_start(ctx.log.entries, ctx.answer_from)
+        for index in unanswered_calls(ctx.log.entries, start):
+            call = ctx.log.entries[index].content
+            assert isinstance(call, ServerToolCall)
+            result: str | None
+            if ctx.toolbox.needs_approval(call):
+                result = await self._ask_approval(ctx, call, index)
+            elif ctx.toolbox.may_repeat(call):
+                result = await ctx.toolbox.function(call)(call, ctx, index)
+            else:
+                result = unknown_outcome(call.called, index)
+            ensure_lease()
+            entry = await self.recorder.record(ctx.key, result) if result is not None else None
+            if entry is not None:
+                ctx.log.add(entry)
 
     async def _show_expired(self, ctx: RunContext, pending: Pending, call: ServerToolCall) -> None:
         """The buttons' message says the approval expired (a courtesy: the log has it)."""

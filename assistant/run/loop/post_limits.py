@@ -60,6 +60,7 @@ class PostLimits:
         self.caps = caps or PostCaps()
         self.reply_posts = 0
         self.reply_calls = 0
+        self.skipped: dict[str, int] = {}  # the reply's calls past the cap: by tool, in order
         self.messages = 0
         self.chars = 0
         self.posted: set[str] = set()  # the texts posted, stripped
@@ -68,6 +69,27 @@ class PostLimits:
         """The calls that follow come from another model reply."""
         self.reply_posts = 0
         self.reply_calls = 0
+        self.skipped = {}
+
+    def skip(self, tool: str) -> None:
+        """A call past the reply's cap (`call_refusal`), neither recorded nor carried out:
+        counted, for one entry that says how many (`skipped_note`)."""
+        self.skipped[tool] = self.skipped.get(tool, 0) + 1
+
+    def skipped_note(self) -> str | None:
+        """The one entry for the reply's calls past the cap, once (None: there were none)."""
+        if not self.skipped:
+            return None
+        total = sum(self.skipped.values())
+        tools = ", ".join(f"{count:,} {tool}" for tool, count in self.skipped.items())
+        self.skipped = {}
+        calls, were = ("call", "was") if total == 1 else ("calls", "were")
+        cap = self.caps.calls_per_reply
+        return (
+            f"Error: {total:,} more tool {calls} of this reply ({tools}) {were} not carried out "
+            f"or recorded: this reply already made {cap} tool call{'' if cap == 1 else 's'}, "
+            "the most one reply may (ASSISTANT_MAX_TOOL_CALLS_PER_REPLY)."
+        )
 
     @property
     def calls_used_up(self) -> bool:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from assistant.i18n.words import ENGLISH, Words
-from assistant.run.tools.approvals import REFUSED_PREFIX, WAIT_PREFIXES
+from assistant.run.tools.approvals import REFUSED_PREFIX, STARTED_PREFIX, WAIT_PREFIXES
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage, SearchSlack
 
@@ -111,6 +111,9 @@ def _status(after: Sequence[Entry]) -> tuple[Status, bool]:
         if isinstance(entry, SystemEntry):
             if entry.content.startswith(WAIT_PREFIXES):
                 waiting = True  # not its result: the approval's entries come first
+                continue
+            if entry.content.startswith(STARTED_PREFIX):
+                waiting = False  # allowed, and being made: its result comes next
                 continue
             failed = entry.content.startswith((FAILURE_PREFIX, REFUSED_PREFIX))
             return ("error" if failed else "complete"), False

@@ -13,14 +13,20 @@ from datetime import UTC, datetime
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.words import ENGLISH
+from assistant.run.loop.answer_so_far import answer_start
+from assistant.run.loop.languages import Languages
 from assistant.run.loop.recorder import Recorder
 from assistant.run.progress.sessions import ACTIVE, AgentSessions
 from assistant.run.scheduling.lease import ensure_lease
 from assistant.run.streaming.leftovers import briefly
+from assistant.run.tools.approvals import Pending, outcome_message, pending_approval, stopped_text
+from assistant.run.tools.unfinished import stopped_during, unanswered_calls, unknown_outcome
 from assistant.slack.connection import SLACK_FAILURES
-from context.entry import STOP_PREFIX
+from context.entry import STOP_PREFIX, Entry
 from context.storage import StopRequest, ThreadKey
 from context.storage.async_store import async_store
+from context.toolcalls import ServerToolCall
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +39,7 @@ class StopRecorder:
     client: AsyncWebClient
     sessions: AgentSessions | None = None
     stream_client: AsyncWebClient | None = None  # for chat.stopStream, without retries
+    languages: Languages | None = None  # the words of an approval's message (None: English)
 
     async def __call__(
         self, key: ThreadKey, stop: StopRequest, shown: list[tuple[str, str]]
@@ -40,6 +47,7 @@ class StopRecorder:
         """`shown`: the run's streamed messages when it stopped, (ts, the text shown)."""
         sessions = self.sessions is not None and self.sessions.applies(key.team)
         kept = await self._keep_streams(key, stop, sessions)
+        await self._end_calls(key, stop)
         entries = await self.recorder.entries(key)
         asker = next(
             (e.content.userid for e in reversed(entries[: stop.through + 1]) if e.role == "user"),
@@ -54,6 +62,52 @@ class StopRecorder:
                 await self.sessions.set(key, ACTIVE)
             except SLACK_FAILURES as exc:
                 log.info("ending the session in %s failed: %s", key, briefly(exc))
+
+    async def _end_calls(self, key: ThreadKey, stop: StopRequest) -> None:
+        """The stopped answer's calls of MCP servers' tools get their results before the
+        stop's entry: one waiting for approval, or allowed and not made yet, is never made
+        (its buttons' message says so); one being made has an unknown outcome."""
+        store = self.recorder.store
+        owed = await async_store(store).read(store.pending, key)
+        entries = await self.recorder.entries(key)
+        at = datetime.fromtimestamp(float(stop.at or 0), UTC)
+        results: list[str] = []
+        pending = pending_approval(entries)
+        during = stopped_during(stop.user)
+        if pending is not None:
+            if pending.started:
+                results.append(unknown_outcome(pending.name, pending.index, during))
+            else:
+                results.append(stopped_text(pending, stop.user, at))
+                await self._show_stopped(key, entries, pending, stop.user, at)
+        start = answer_start(entries, owed[0].index) if owed else len(entries)
+        for index in unanswered_calls(entries, start):
+            call = entries[index].content
+            name = call.called if isinstance(call, ServerToolCall) else "?"
+            results.append(unknown_outcome(name, index, during))
+        for result in results:
+            ensure_lease()
+            await self.recorder.record(key, result)
+
+    async def _show_stopped(
+        self, key: ThreadKey, entries: list[Entry], pending: Pending, user: str, at: datetime
+    ) -> None:
+        """The approval's message says who stopped it; no buttons left (a courtesy: the log
+        has it)."""
+        if pending.message_ts is None:
+            return
+        call = entries[pending.index].content
+        arguments = call.arguments if isinstance(call, ServerToolCall) else {}
+        words = ENGLISH
+        if self.languages is not None:
+            words = (await self.languages.of(self.client, key.team, pending.requester)).words
+        text, blocks = outcome_message(pending.name, arguments, user, "stopped", at, words)
+        try:
+            await self.client.chat_update(
+                channel=key.channel, ts=pending.message_ts, text=text, blocks=blocks
+            )
+        except SLACK_FAILURES as exc:
+            log.info("could not mark the approval in %s stopped: %s", key, briefly(exc))
 
     async def _keep_streams(self, key: ThreadKey, stop: StopRequest, sessions: bool) -> int:
         """Leave the streams as they show now: those Slack stopped, and the others the run

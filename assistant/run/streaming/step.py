@@ -21,10 +21,11 @@ from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
 
-# The agent's: record and carry out one call, (finished, its entry's index); a whole reply.
+# The agent's: record and carry out one call, (finished, its entry's index: None when it was
+# not recorded, past the reply's cap); a whole reply.
 OneCall = Callable[
     [RunContext, RawToolCall, EntryMeta | None, int, PostStream | None],
-    Awaitable[tuple[bool, int]],
+    Awaitable[tuple[bool, int | None]],
 ]
 CarryOut = Callable[[RunContext, ModelReply, int], Awaitable[bool]]
 

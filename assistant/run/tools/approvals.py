@@ -12,17 +12,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from assistant.i18n.words import ENGLISH, Words
-from context.entry import Entry, SystemEntry, format_timestamp
+from context.entry import STOP_PREFIX, Entry, SystemEntry, format_timestamp
 
 ALLOW = "approval_allow"
 DENY = "approval_deny"
 ACTION_IDS = (ALLOW, DENY)
 Decision = Literal["allowed", "denied"]
+Outcome = Decision | Literal["expired", "stopped"]  # what the buttons' message says at the end
 
 REQUESTED = (
     "Approval requested: {name} (entry {index}) waits for <@{user}> to allow or deny it "
@@ -35,12 +36,17 @@ CLICK_REFUSED = (
 )
 DENIED = "Not carried out: {name} (entry {index}) was denied by <@{user}> at {at}."
 EXPIRED = "Not carried out: {name} (entry {index}): no one allowed it before {until}; it expired."
+STOPPED = "Not carried out: {name} (entry {index}): the request was stopped by <@{user}> at {at}."
+_STOPPED_RESULT = "Not carried out: {name} (entry {index}): the request was stopped by "
+# Recorded once a call a person allowed is about to be made, before the request leaves: a call
+# with this entry and no result may have been carried out (assistant/run/tools/unfinished.py).
+STARTED = "Calling {name} (entry {index}) at {at}."
 NO_ONE_TO_ASK = (
     "Error: {name} (entry {index}) failed: it needs the approval of the person who asked, "
     "and no person's message is being answered; it was not called"
 )
 # What a call's result entry starts with: once one follows the request, nothing waits.
-_RESULTS = ("Result of {name} (entry {index})", "Error: {name} (entry {index})",
+RESULT_PREFIXES = ("Result of {name} (entry {index})", "Error: {name} (entry {index})",
             "Not carried out: {name} (entry {index})")  # fmt: skip
 _REQUESTED = re.compile(
     r"^Approval requested: (?P<name>\S+) \(entry (?P<index>\d+)\) waits for "
@@ -51,8 +57,11 @@ _DECIDED = re.compile(
     r"^Approval of (?P<name>\S+) \(entry (?P<index>\d+)\): (?P<decision>allowed|denied) by "
     r"<@(?P<user>[A-Z0-9]+)> at (?P<at>\S+)\.$"
 )
+_STARTED = re.compile(r"^Calling (?P<name>\S+) \(entry (?P<index>\d+)\) at \S+\.$")
 # The entries of a wait, which are not the call's result (the task cards: progress/steps.py).
 WAIT_PREFIXES = ("Approval requested: ", "Approval of ")
+STARTED_PREFIX = "Calling "  # nor is the entry that says an allowed call is being made
+BEFORE_RESULT = (*WAIT_PREFIXES, STARTED_PREFIX)  # what may lie between a call and its result
 REFUSED_PREFIX = "Not carried out: "
 MAX_ARGUMENTS = 1_500  # characters of the arguments shown in the message and the entry
 _VALUE = re.compile(r"^(?P<channel>[A-Z0-9]+)\|(?P<thread>\d+\.\d+)\|(?P<index>\d{1,9})\|"
@@ -72,13 +81,15 @@ class Pending:
     decision: Decision | None = None
     decided_by: str | None = None
     decided_at: str | None = None
+    started: bool = False  # allowed, and its call made (STARTED): it may have been carried out
 
     def expired(self, now: datetime) -> bool:
         return self.decision is None and now >= self.until
 
 
 def pending_approval(entries: Sequence[Entry]) -> Pending | None:
-    """The call of the log that waits for a decision or for its result, if any."""
+    """The call of the log that waits for a decision or for its result, if any. A stop ends
+    the wait (a log recorded before the stop said so of the call: nothing more is done)."""
     found: Pending | None = None
     for entry in entries:
         if not isinstance(entry, SystemEntry):
@@ -95,13 +106,34 @@ def pending_approval(entries: Sequence[Entry]) -> Pending | None:
         elif (match := _DECIDED.match(text)) is not None and int(match["index"]) == found.index:
             if found.decision is None:
                 decision: Decision = "allowed" if match["decision"] == "allowed" else "denied"
-                found = Pending(
-                    found.name, found.index, found.requester, found.until, found.message_ts,
-                    decision, match["user"], match["at"],
-                )  # fmt: skip
-        elif any(text.startswith(r.format(name=found.name, index=found.index)) for r in _RESULTS):
+                found = replace(
+                    found, decision=decision, decided_by=match["user"], decided_at=match["at"]
+                )
+        elif (match := _STARTED.match(text)) is not None and int(match["index"]) == found.index:
+            if found.decision == "allowed":
+                found = replace(found, started=True)
+        elif text.startswith(STOP_PREFIX) or any(
+            text.startswith(r.format(name=found.name, index=found.index)) for r in RESULT_PREFIXES
+        ):
             found = None
     return found
+
+
+def stopped_request(entries: Sequence[Entry], index: int) -> bool:
+    """Whether the approval asked for the call of entry `index` ended with a stop."""
+    name: str | None = None  # the call's, once its approval was asked for
+    for entry in entries:
+        if not isinstance(entry, SystemEntry):
+            continue
+        text = entry.content
+        if name is None:
+            if (match := _REQUESTED.match(text)) is not None and int(match["index"]) == index:
+                name = match["name"]
+        elif text.startswith(STOP_PREFIX):
+            return True
+        elif any(text.startswith(r.format(name=name, index=index)) for r in RESULT_PREFIXES):
+            return text.startswith(_STOPPED_RESULT.format(name=name, index=index))
+    return False
 
 
 def requested_text(
@@ -125,6 +157,17 @@ def refused_click_text(pending: Pending, user: str, at: datetime) -> str:
         name=pending.name, index=pending.index, user=user, at=format_timestamp(at),
         requester=pending.requester,
     )  # fmt: skip
+
+
+def stopped_text(pending: Pending, user: str, at: datetime) -> str:
+    """The result of a call whose request was stopped before it was made."""
+    return STOPPED.format(
+        name=pending.name, index=pending.index, user=user, at=format_timestamp(at)
+    )
+
+
+def started_text(pending: Pending, at: datetime) -> str:
+    return STARTED.format(name=pending.name, index=pending.index, at=format_timestamp(at))
 
 
 def not_carried_out(pending: Pending) -> str:
@@ -223,15 +266,18 @@ def outcome_message(
     name: str,
     arguments: dict[str, Any],
     user: str,
-    outcome: Decision | Literal["expired"],
+    outcome: Outcome,
     at: datetime,
     words: Words = ENGLISH,
 ) -> tuple[str, list[Any]]:
-    """The message once decided or expired: no buttons left, who decided and when."""
+    """The message once decided, stopped or expired: no buttons left, who decided and when
+    (`user`: who stopped it, for a stop)."""
     if outcome == "allowed":
         said = words.gettext("Allowed by <@{user}> at {at}.", user=user, at=_date(at))
     elif outcome == "denied":
         said = words.gettext("Denied by <@{user}> at {at}.", user=user, at=_date(at))
+    elif outcome == "stopped":
+        said = words.gettext("Stopped by <@{user}> at {at}.", user=user, at=_date(at))
     else:
         said = words.gettext("Expired at {at}: no one decided.", at=_date(at))
     blocks = [

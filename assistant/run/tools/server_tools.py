@@ -45,6 +45,11 @@ class ServerToolCalls:
         tool = self.tools.get(call.called)
         return tool is not None and tool.needs_approval
 
+    def may_repeat(self, call: ServerToolCall) -> bool:
+        """Whether the call may be made again when a stopped process may have made it."""
+        tool = self.tools.get(call.called)
+        return tool is not None and tool.may_repeat
+
     async def __call__(self, call: ServerToolCall, ctx: RunContext, index: int) -> str:
         return await self.carry_out(call, index)
 

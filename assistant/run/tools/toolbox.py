@@ -65,6 +65,16 @@ class Toolbox:
             and calls.needs_approval(call)
         )
 
+    def may_repeat(self, call: ToolCall) -> bool:
+        """Whether a call a stopped process may have made is made again (a tool of a server
+        that marks it read-only or idempotent)."""
+        calls = self.server_function
+        return (
+            isinstance(call, ServerToolCall)
+            and isinstance(calls, ServerToolCalls)
+            and calls.may_repeat(call)
+        )
+
     async def approved(self, call: ServerToolCall, ctx: RunContext, index: int) -> str | None:
         """The result of a call a person allowed (a replay's stand-in carries nothing out)."""
         calls = self.server_function
