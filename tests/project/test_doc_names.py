@@ -120,7 +120,12 @@ def test_every_code_name_a_doc_cites_exists(doc: Path) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    ["assistant/run/loop/nowhere.py", "nowhere_pacing.py", "_finish_refused", "Recorder.renamed_away"],
+    [
+        "assistant/run/loop/nowhere.py",
+        "nowhere_pacing.py",
+        "_finish_refused",
+        "Recorder.renamed_away",
+    ],
 )
 def test_a_name_that_was_renamed_away_is_found(name: str) -> None:
     assert missing(name)
