@@ -101,6 +101,7 @@ class ReplyAssembler:
     def __init__(self) -> None:
         self._calls: list[_Call] = []
         self._text: list[str] = []
+        self._taken = 0  # the text pieces `take_text` handed on
         self._model: str | None = None
         self._usage: Usage | None = None
         self._id: str | None = None
@@ -132,6 +133,13 @@ class ReplyAssembler:
                     self._finish = finish
                     events += self._end_calls(len(self._calls))
         return _joined(events)
+
+    def take_text(self) -> str:
+        """The answer's text that arrived since the last call (the constrained mode reads
+        its JSON as it comes: `assistant.model.json_mode.JsonCallStream`)."""
+        pieces = self._text[self._taken :]
+        self._taken = len(self._text)
+        return "".join(pieces)
 
     def end(self, latency_ms: float = 0.0) -> list[StepEvent]:
         """The stream is over: the last calls are complete, and the reply with them."""

@@ -13,11 +13,13 @@ import pytest
 
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.responses import Error, Raw
-from assistant.model.client import ModelClient
+from assistant.model.client import PROBE_TOKENS, ModelClient
 from assistant.model.json_mode import JSON_MODE_NOTE
+from assistant.model.limits import JSON_RECHECK_SECONDS, PLAIN_TEXT_SWITCH
 from assistant.model.options import ModelOptions
 from assistant.run.loop.apologies import SORRY_MODEL
 from context.tokens import counter_for
+from tests.e2e.test_streaming import answer_streaming
 from tests.harness import answered_log, prompt_log, script_answers
 from tests.harness import mention as say
 
@@ -278,28 +280,119 @@ def answer(text: str) -> replies.Completion:
 def test_a_server_that_ignores_tool_choice_is_asked_for_json_from_then_on(
     make_app, slack, model, caplog, stream
 ):
+    """Three replies in plain text in a row are a habit (issue 43): the model is asked in the
+    constrained mode from then on, streamed where the server streams."""
     app = make_app(assistant_stream=stream)
     caplog.set_level(logging.WARNING)
     model.server.kind, model.server.tool_choice = "llama.cpp", "ignored"
-    model.script(answer("Hi there."), answer("Still here."))
-    first = answered_log(app, slack, say(slack, "hello"))
-    # The plain text is still the answer, and the log says how it came.
-    assert system_texts(first)[0].startswith("The model answered in plain text")
-    assert [c.get("text") for c in tool_calls_of(first)] == ["Hi there.", None]
+    model.script(*[answer(f"Reply {n}.") for n in range(PLAIN_TEXT_SWITCH)], answer("Still here."))
+    for n in range(PLAIN_TEXT_SWITCH):
+        first = answered_log(app, slack, say(slack, f"hello {n}"))
+        # The plain text is still the answer, and the log says how it came.
+        assert system_texts(first)[0].startswith("The model answered in plain text")
+        assert [c.get("text") for c in tool_calls_of(first)] == [f"Reply {n}.", None]
+    assert all("tools" in r for r in model.requests)
     second = answered_log(app, slack, say(slack, "are you there?"))
     assert system_texts(second) == []
     assert [(c["toolCall"], c.get("text")) for c in tool_calls_of(second)] == [
         ("postMessage", "Still here."),
         ("finishRequest", None),
     ]
-    asked = model.requests[1:]
+    asked = model.requests[PLAIN_TEXT_SWITCH:]
     assert len(asked) == 2  # one call an answer in this mode
     for request in asked:
-        assert "tools" not in request and "tool_choice" not in request and "stream" not in request
+        assert "tools" not in request and "tool_choice" not in request
+        assert request.get("stream", False) is (stream == "auto")
         assert request["response_format"]["type"] == "json_schema"
-        assert request["messages"][0]["content"].endswith(JSON_MODE_NOTE)
+        assert JSON_MODE_NOTE in request["messages"][0]["content"]
     said = [r.getMessage() for r in caplog.records if "as JSON" in r.getMessage()]
-    assert len(said) == 1 and MODEL in said[0]
+    assert len(said) == 1 and MODEL in said[0] and f"{PLAIN_TEXT_SWITCH} times in a row" in said[0]
+
+
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_plain_text_hiccups_switch_nothing(make_app, slack, model, stream):
+    """A gateway's hiccup (issue 43): replies in plain text fewer than PLAIN_TEXT_SWITCH in a
+    row, a tool call between them, and every later request still goes out with tools (and
+    streamed, where it was)."""
+    app = make_app(assistant_stream=stream)
+    hiccups = PLAIN_TEXT_SWITCH - 1
+    model.server.kind, model.server.plain_text_hiccups = "llama.cpp", hiccups
+    model.script(*[answer(f"Reply {n}.") for n in range(hiccups * 2 + 1)])
+    for n in range(hiccups * 2 + 1):
+        if n == hiccups + 1:
+            model.server.plain_text_hiccups = hiccups
+        log = answered_log(app, slack, say(slack, f"hello {n}"))
+        plain = n != hiccups
+        assert system_texts(log)[:1] == (
+            ["The model answered in plain text instead of calling a tool; the text was posted "
+             "with postMessage and the request finished."] if plain else []
+        )  # fmt: skip
+    assert all(r["tool_choice"] == "required" for r in model.requests)
+    assert all("response_format" not in r for r in model.requests)
+    assert all(r.get("stream", False) is (stream == "auto") for r in model.requests)
+    assert not app.assistant.model.in_json(MODEL)
+
+
+def test_a_model_asked_as_json_is_probed_again_after_a_while(model):
+    """The constrained mode is looked at again JSON_RECHECK_SECONDS after the evidence, by a
+    probe in the background: a server that now honours tool_choice gets tools again, one that
+    still does not stays asked as JSON (and is probed again only after as long again)."""
+    options = ModelOptions("key", model.base_url, 10, 0, MODEL, "whisper-1", 500)
+    model.server.tool_choice = "ignored"
+    model.default = replies.finish_request()
+    now = [1000.0]
+    steps: list[list[str]] = []  # each step's requests: the probe's may come before its own
+
+    def kind(request: dict) -> str:
+        if request.get("max_tokens") == PROBE_TOKENS:
+            return "probe"
+        return "json" if "response_format" in request else "tools"
+
+    async def step(client: ModelClient) -> bool:
+        before = len(model.requests)
+        await client.next_step("[]")
+        await client.settled()
+        steps.append(sorted(kind(r) for r in model.requests[before:]))
+        return client.in_json(MODEL)
+
+    async def scenario() -> list[bool]:
+        client = ModelClient(options)
+        client.limits.clock = lambda: now[0]
+        modes = []
+        try:
+            await client.probe()  # the start's probe: plain text
+            modes.append(await step(client))
+            now[0] += JSON_RECHECK_SECONDS
+            modes.append(await step(client))  # as JSON; probed again: still plain text
+            modes.append(await step(client))  # not probed again so soon
+            model.server.tool_choice = "honoured"
+            now[0] += JSON_RECHECK_SECONDS
+            modes.append(await step(client))  # as JSON; the probe gets a tool call
+            modes.append(await step(client))
+        finally:
+            await client.close()
+        return modes
+
+    assert asyncio.run(scenario()) == [True, True, True, False, False]
+    assert steps == [["json"], ["json", "probe"], ["json"], ["json", "probe"], ["tools"]]
+
+
+def test_the_constrained_mode_streams_a_post_into_slack_as_it_is_written(make_app, slack, model):
+    """Asked as JSON, a server that streams streams the answer (issue 43): the JSON is read as
+    the tool call it is while it arrives, and the post's text shows in Slack meanwhile."""
+    app = make_app(assistant_stream="auto", assistant_tool_mode="json")
+    text = "A thread is a conversation under one message, kept together. " * 3
+    event = say(slack, "what is a thread?")
+    log = answer_streaming(app, slack, model, event, answer(text), after=(20,))  # in the text
+    assert [(c["toolCall"], c.get("text")) for c in tool_calls_of(log)] == [
+        ("postMessage", text),
+        ("finishRequest", None),
+    ]
+    assert all(r["stream"] is True and "response_format" in r for r in model.requests)
+    (start,) = slack.calls_to("chat.startStream")
+    stopped = slack.calls_to("chat.stopStream")[-1]
+    assert stopped.params["channel"] == start.params["channel"]
+    assert system_texts(log) == []
 
 
 def test_the_log_is_the_same_in_both_modes(make_app, slack, model):
