@@ -46,6 +46,7 @@ from assistant.model.stream import (
     ReplyAssembler,
     ReplyEnded,
     StepEvent,
+    TimedOut,
     parse_chunks,
     whole_events,
 )
@@ -94,7 +95,7 @@ def _watched(watch: CallWatch, event: StepEvent) -> None:
         watch.call_ended(event.name, event.id)
     elif isinstance(event, ReplyEnded):
         watch.ended(event.reply)
-    else:
+    elif not isinstance(event, TimedOut):
         watch.first_chunk()
 
 
@@ -501,6 +502,7 @@ class ModelClient:
 
         body = self._body(prompt_text, images, model, tools)
         in_json = "response_format" in body
+        cut = _Cut(self._attempts.timeout)
 
         async def attempt() -> ModelReply:
             async with self._request(body, False) as response:
@@ -509,19 +511,20 @@ class ModelClient:
                     response.content, response.headers.get("content-type", "")
                 )
             reply = reply_of(completion, (time.perf_counter() - started) * 1000)
-            return calls_from_json(reply) if in_json else reply
+            return cut.said(calls_from_json(reply) if in_json else reply)
 
-        return await self._run(attempt, model=body["model"])
+        return await self._run(attempt, model=body["model"], timed_out=cut.count)
 
     async def _run(
         self,
         attempt: Callable[[], Awaitable[T]],
         model: str,
         used: Callable[[], bool] = lambda: False,
+        timed_out: Callable[[], None] = lambda: None,
     ) -> T:
         """The call's attempts; a model that refused images gets none from then on."""
         try:
-            return await self._attempts.run(attempt, used=used, model=model)
+            return await self._attempts.run(attempt, used=used, model=model, timed_out=timed_out)
         except ImagesRefused:
             self.limits.refuse_images(model)
             raise
@@ -540,6 +543,15 @@ class ModelClient:
             emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
+        cut = _Cut(self._attempts.timeout)
+
+        def emit_said(events: list[StepEvent]) -> None:
+            """The answer's events, after what the timeout cut before them (said once)."""
+            nonlocal sent
+            if not sent and cut.attempts:
+                events = [TimedOut(cut.attempts, cut.seconds), *events]
+            sent = True
+            emit(events)
 
         async def attempt() -> bool:
             """One streamed request; False when the server refused to stream it."""
@@ -555,7 +567,7 @@ class ModelClient:
                         completion = parse_completion(await response.aread(), kind)
                         self.limits.stop_streaming(asked, "answered a streamed request whole")
                         reply = reply_of(completion, (time.perf_counter() - started) * 1000)
-                        emit(whole_events(calls_from_json(reply) if in_json else reply))
+                        emit_said(whole_events(calls_from_json(reply) if in_json else reply))
                         return True
                     # The constrained mode's JSON is read as the tool call it is, as it comes.
                     assembler = JsonCallStream() if in_json else ReplyAssembler()
@@ -566,15 +578,14 @@ class ModelClient:
                     # whole answer.
                     async for data in _reads(response):
                         if batch := assembler.feed(sse.feed(data), checked=True):
-                            sent = True
-                            emit(batch)
+                            emit_said(batch)
                         if error := sse.error:
                             request = response.request
                             raise openai.APIError(str(error), request, body=error.body)
                     if not assembler.finished:
                         what = "the model service's stream ended before its answer did"
                         raise AttemptFailed(what, retry=False)
-                    emit(assembler.end((time.perf_counter() - started) * 1000))
+                    emit_said(assembler.end((time.perf_counter() - started) * 1000))
                     return True
             except openai.APIStatusError as exc:
                 if refuses_model(exc, asked) or not refuses_streaming(exc):
@@ -592,7 +603,7 @@ class ModelClient:
                     raise AttemptFailed(what, retry=False) from None
                 raise
 
-        if not await self._run(attempt, used=lambda: sent, model=asked):
+        if not await self._run(attempt, used=lambda: sent, model=asked, timed_out=cut.count):
             emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
 
     def _body(
@@ -636,6 +647,23 @@ class ModelClient:
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise TranscriptionError(what_failed(exc, "the service", "the service")) from None
         return result.text
+
+
+class _Cut:
+    """The attempts of one call the timeout cut (`Attempts.run`'s `timed_out`)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.attempts = 0
+
+    def count(self) -> None:
+        self.attempts += 1
+
+    def said(self, reply: ModelReply) -> ModelReply:
+        """The reply, carrying how many attempts before it were cut."""
+        if not self.attempts:
+            return reply
+        return replace(reply, timeouts=self.attempts, timeout=self.seconds)
 
 
 async def _reads(response: httpx2.Response) -> AsyncIterator[bytes]:

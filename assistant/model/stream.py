@@ -15,7 +15,7 @@ the argument pieces of one call in them handed on as one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 
@@ -78,13 +78,22 @@ class CallEnded:
 
 
 @dataclass(frozen=True)
+class TimedOut:
+    """Before the answer's first event: `attempts` attempts of the call were cut by the
+    client's timeout of `seconds` (OPENAI_TIMEOUT) and it was asked again."""
+
+    attempts: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class ReplyEnded:
     """The answer is complete: all of it, with its usage."""
 
     reply: ModelReply
 
 
-StepEvent = CallStarted | CallArguments | CallEnded | ReplyEnded
+StepEvent = CallStarted | CallArguments | CallEnded | ReplyEnded | TimedOut
 
 
 @dataclass
@@ -237,8 +246,12 @@ def _arguments_of(event: StepEvent) -> int | None:
 
 
 def whole_events(reply: ModelReply) -> list[StepEvent]:
-    """The events of an answer that came whole (a server that does not stream)."""
+    """The events of an answer that came whole (a server that does not stream); the
+    attempts the timeout cut before it, first (and no more in its reply: said once)."""
     events: list[StepEvent] = []
+    if reply.timeouts:
+        events.append(TimedOut(reply.timeouts, reply.timeout))
+        reply = replace(reply, timeouts=0)
     for index, call in enumerate(reply.calls):
         events += [
             CallStarted(index, call.name),

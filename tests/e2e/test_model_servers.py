@@ -17,10 +17,10 @@ from assistant.model.client import PROBE_TOKENS, ModelClient
 from assistant.model.json_mode import JSON_MODE_NOTE
 from assistant.model.limits import JSON_RECHECK_SECONDS, PLAIN_TEXT_SWITCH
 from assistant.model.options import ModelOptions
-from assistant.run.loop.apologies import SORRY_MODEL
+from assistant.run.loop.apologies import SORRY_MODEL, SORRY_WINDOW
 from context.tokens import counter_for
 from tests.e2e.test_streaming import answer_streaming
-from tests.harness import answered_log, prompt_log, script_answers
+from tests.harness import answered_log, prompt_log, script_answers, thread_of
 from tests.harness import mention as say
 
 # How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
@@ -183,6 +183,9 @@ def test_a_window_too_small_for_the_answer_s_reserve_ends_the_run_saying_so(make
         "Error: the prompt does not fit the context budget: the model server's context window "
         "of 2400 tokens leaves no room for the log after the "
     )
+    # What would help: no new thread would fit either (issue 49).
+    assert error.endswith(f'The user was told: "{SORRY_WINDOW.english()}"')
+    assert "start a new thread" not in SORRY_WINDOW.english()
     assert len(model.requests) == 1
 
 
@@ -395,6 +398,27 @@ def test_the_constrained_mode_streams_a_post_into_slack_as_it_is_written(make_ap
     assert system_texts(log) == []
 
 
+@pytest.mark.parametrize("stream", ["off", "auto"])
+@pytest.mark.parametrize(
+    ("answers_as", "recorded"),
+    [
+        ("/models/SmolLM2-135M-Instruct.Q4_1.gguf", MODEL),  # llama.cpp: the file's path
+        (f"{MODEL}-2024-07-18", f"{MODEL}-2024-07-18"),  # OpenAI: a snapshot of the name
+    ],
+)
+def test_the_metadata_names_the_model_asked_not_the_server_s_file(
+    make_app, slack, model, stream, answers_as, recorded
+):
+    """Issue 49: what `assistant usage` and reports show is the configured name."""
+    app = make_app(assistant_stream=stream)
+    model.server.answers_as = answers_as
+    script_answers(model)
+    event = say(slack, "hello")
+    answered_log(app, slack, event)
+    metas = app.assistant.store.metadata(thread_of(event))
+    assert [m.model for m in metas if m.latency_ms is not None] == [recorded]
+
+
 def test_the_log_is_the_same_in_both_modes(make_app, slack, model):
     script = [
         replies.tool_calls(("getThreadHistory", {"limit": 5, "reasoning": "look back"})),
@@ -432,7 +456,11 @@ def test_a_reply_in_json_that_names_no_tool_is_an_error_the_model_reads(make_app
     # The call it was making is named (not "unknown tool ''"): SmolLM2 on llama-server cut
     # a call at its cap so (tests/real_model).
     (error,) = system_texts(log)
-    assert error.startswith("Error: the arguments of postMessage are not valid JSON")
+    # Where it broke (issue 49): the string that starts at character 36 runs to the end.
+    assert error == (
+        "Error: the arguments of postMessage are not valid JSON (Unterminated string starting "
+        "at character 36 of 43)"
+    )
     assert [c.get("text") for c in tool_calls_of(log)] == ["Whole this time.", None]
 
 

@@ -79,6 +79,9 @@ class ServerRefusals:
     # on an answer (`-n`, `params.n_predict`; -1: none); `props_window` False: /props names
     # no n_ctx, which /slots then tells (one entry a slot).
     template_tools: bool | None = None
+    # The model its answers name (None: the one asked): llama.cpp's is its GGUF file's path
+    # (its --alias, by default), OpenAI's a dated snapshot of the name asked.
+    answers_as: str | None = None
     n_predict: int = -1
     props_window: bool = True
 
