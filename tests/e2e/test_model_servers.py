@@ -235,6 +235,27 @@ def test_the_window_a_server_tells_is_read_before_the_first_prompt(make_app, sla
     assert "expandEntry" in prompt_log(request)[1]["content"]["text"]
 
 
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_the_answer_s_cap_is_learned_from_the_window_unless_set(make_app, slack, model, stream):
+    """Issue 49: without ASSISTANT_ANSWER_TOKENS a server telling a window of 8,192 tokens
+    gets answers capped at an eighth of it, and the prompt keeps only that much for the
+    answer: a message the default's reserve would cut is shown whole."""
+    model.server.kind, model.server.tells_window = "llama.cpp", True
+    model.server.context_tokens = 8_192
+    message = "word " * 4_000  # about 4,000 tokens: under 8,192 - 1,024 - the fixed part
+    for answer_tokens in (None, 4_000):
+        settings = {} if answer_tokens is None else {"assistant_answer_tokens": answer_tokens}
+        app = make_app(assistant_stream=stream, **settings)
+        script_answers(model)
+        log = answered_log(app, slack, say(slack, message))
+        assert system_texts(log) == []
+        app.stop()
+    learned, configured = model.requests
+    assert (learned["max_tokens"], configured["max_tokens"]) == (1_024, 4_000)
+    assert "expandEntry" not in prompt_log(learned)[1]["content"]["text"]  # whole
+    assert "expandEntry" in prompt_log(configured)[1]["content"]["text"]  # cut to fit
+
+
 def test_a_server_that_tells_no_window_is_asked_once_and_nothing_fails(make_app, slack, model):
     app = make_app()
     script_answers(model, 2)
