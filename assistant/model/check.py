@@ -89,6 +89,8 @@ ANSWERED_CHECKS = ("tool calls", "streaming with usage", "images")
 
 
 def _chat_fix(probe: Probe) -> str:
+    if probe.too_long:
+        return "a larger window: see the window's line"
     if probe.failed.startswith("no answer in"):
         return "OPENAI_TIMEOUT (a model on a CPU: docs/model-servers.md), or a faster model"
     return "OPENAI_BASE_URL: a server with OpenAI's Chat Completions at its /v1/chat/completions"

@@ -38,7 +38,12 @@ from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
-from assistant.model.server_errors import refuses_images, refuses_streaming, server_said
+from assistant.model.server_errors import (
+    refuses_images,
+    refuses_streaming,
+    server_said,
+    window_exceeded,
+)
 from assistant.model.server_window import ServerSettings, answer_cap, settings_of
 from assistant.model.sse import SseData
 from assistant.model.stream import (
@@ -83,6 +88,7 @@ class Probe:
     streamed: bool = False
     usage: bool = False  # it reported the prompt's tokens
     refused_stream: str = ""  # what it said refusing to stream the probe
+    too_long: bool = False  # it refused the probe's short prompt as over its window
 
 
 # A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
@@ -426,7 +432,8 @@ class ModelClient:
                 if ask is streamed and refuses_streaming(exc):
                     refused_stream = what_failed(exc, "the server", "the model")
                     continue
-                return Probe(failed=what_failed(exc, "the server", "the model"))
+                failed = what_failed(exc, "the server", "the model")
+                return Probe(failed=failed, too_long=window_exceeded(exc) is not None)
             except openai.APIError as exc:
                 return Probe(failed=what_failed(exc, "the server", "the model"))
             except TimeoutError:

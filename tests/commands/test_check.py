@@ -159,6 +159,10 @@ def test_a_window_that_cannot_hold_the_instructions_and_the_answer_fails_the_che
     ) in line
     assert line.endswith(f"a window of {least} or more (llama.cpp -c, vLLM --max-model-len, "
                          "Ollama num_ctx)")  # fmt: skip
+    # The probe's own short prompt does not fit either: the chat line says where to look.
+    chat = next(row for row in result.stdout.splitlines() if row.split("  ")[1:2] == ["chat"])
+    assert "exceeds the available context size (256 tokens)" in chat
+    assert chat.endswith("a larger window: see the window's line")
     with fake(kind="llama.cpp", tells_window=True, context_tokens=2_000) as model:
         env = env_for(model, tmp_path, ASSISTANT_ANSWER_TOKENS="800")
         result = run_assistant("check", env=env, cwd=tmp_path)
