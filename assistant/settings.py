@@ -302,7 +302,13 @@ class Settings(ChannelSettings):
             transcription_model=self.assistant_transcription_model,
             answer_tokens=self.assistant_answer_tokens,
             tool_mode=self.assistant_tool_mode,
+            answer_tokens_set=self.answer_tokens_set,
         )
+
+    @property
+    def answer_tokens_set(self) -> bool:
+        """Whether ASSISTANT_ANSWER_TOKENS was set (else a cap is learned from the server)."""
+        return "assistant_answer_tokens" in self.model_fields_set
 
     def model_wanted(self) -> Wanted:
         """What the settings ask of the model server (`assistant check`)."""
@@ -312,6 +318,8 @@ class Settings(ChannelSettings):
             stream=self.assistant_stream == "auto",
             images=self.assistant_max_images > 0,
             tool_mode=self.assistant_tool_mode,
+            fixed_tokens=self.prompt_budget().fixed,
+            answer_tokens_set=self.answer_tokens_set,
         )
 
     def slack_search(self) -> SearchDefault:

@@ -489,6 +489,7 @@ async def _run(
 
     async with contextlib.AsyncExitStack() as stack:
         model = await stack.enter_async_context(ModelClient(Asker.options(config, options)))
+        mode = await _probed(model, config, settings.assistant_model_check == "on")
         asker = Asker(config, model, _budgets(config, settings))
         judge = None
         if args.judge:
@@ -507,7 +508,21 @@ async def _run(
             shown=bool(args.json or args.report),
         )
     progress.end()
-    return Run(config, spool, totals)
+    return Run(config, spool, totals, mode)
+
+
+async def _probed(model: ModelClient, config: Config, check: bool) -> str:
+    """The server probed once before the first case, as `serve` does at start (unless
+    ASSISTANT_MODEL_CHECK=off), so that no trial is asked in a mode the server ignores and
+    scored for it (ASSISTANT_TOOL_MODE=auto: a server that ignores tool_choice is asked as
+    JSON from the first case); its window read too (and the answer's cap learned from it).
+    The mode the cases are asked in."""
+    if check:
+        probe = await model.probe(config.model)
+        if not probe.answered:
+            print(f"eval {config.label}: the probe failed: {probe.failed}", file=sys.stderr)
+        await model.window(config.model)
+    return "json" if model.in_json(config.model) else "tools"
 
 
 class Progress:

@@ -27,6 +27,15 @@ class Run:
     config: Config
     results: ResultSpool
     totals: Totals
+    # How its tool calls were asked for: "tools" (tool_choice "required") or "json" (the
+    # constrained mode), as the probe before the first case found (`assistant eval`).
+    mode: str = "tools"
+
+
+MODES = {
+    "tools": 'tool calls with tool_choice "required"',
+    "json": "tool calls asked as JSON (the constrained mode: the server ignores tool_choice)",
+}
 
 
 def summary_line(run: Run, k: int) -> str:
@@ -37,7 +46,8 @@ def summary_line(run: Run, k: int) -> str:
     line += f", pass^{k} {_rate(t.pass_k)}"
     if k > 1:
         line += f" {_interval(wilson(t.all_passed, t.cases))}"
-    return f"{line}, {t.errors} errors"
+    line += f", {t.errors} errors"
+    return line + (", tool calls asked as JSON" if run.mode == "json" else "")
 
 
 def table(runs: Sequence[Run], rows: Rows, k: int, out: TextIO) -> None:
@@ -69,7 +79,7 @@ def _cells(rows: Rows, labels: list[str]) -> Iterable[list[str]]:
 def write_json(runs: Sequence[Run], rows: Rows, k: int, out: TextIO) -> None:
     """One JSON document, `{"configs", "summary", "cases"}`, written a case at a time."""
     head = {
-        "configs": [run.config.describe() for run in runs],
+        "configs": [run.config.describe() | {"tool_mode": run.mode} for run in runs],
         "summary": [run.totals.as_json(k) for run in runs],
     }
     text = json.dumps(head, ensure_ascii=False, indent=2)
@@ -96,7 +106,8 @@ def markdown(runs: Sequence[Run], rows: Rows, k: int, out: TextIO) -> None:
             model += " (a channel's own where it sets one)"
         head.append(
             f"- **{inline(c.label)}**: model {model}, persona {inline(persona)}, "
-            f"instructions {inline(instructions)}, temperature {heat}"
+            f"instructions {inline(instructions)}, temperature {heat}, "
+            f"{MODES.get(run.mode, inline(run.mode))}"
         )
     head += ["", "## Summary", ""]
     head += [f"- {inline(summary_line(run, k))}" for run in runs]

@@ -47,6 +47,17 @@ RETRIED_STATUSES = frozenset({408, 409, 429})  # and every 5xx
 DID_NOT_ANSWER = "the model did not answer in time"
 
 
+def timed_out_note(attempts: int, seconds: float) -> str:
+    """The log's system entry for a model call whose attempts the timeout cut before one
+    answered (docs/log-format.md#how-a-run-ends)."""
+    cut = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    return (
+        f"The model's answer did not come within OPENAI_TIMEOUT ({seconds:g} s) and was asked "
+        f"for again ({cut} cut off): a slow model server needs a smaller "
+        "ASSISTANT_ANSWER_TOKENS or a longer OPENAI_TIMEOUT."
+    )
+
+
 class ModelError(Exception):
     """The model could not be reached or gave no usable answer; the message is for the log
     and holds no secret. `kind`: the failure in a word, for telemetry's `error.type` (an HTTP
@@ -122,10 +133,12 @@ class Attempts:
         attempt: Callable[[], Awaitable[T]],
         used: Callable[[], bool] = lambda: False,
         model: str = "",
+        timed_out: Callable[[], None] = lambda: None,
     ) -> T:
         """The first attempt that succeeds; raises ModelError (ModelRefused when the server
         refused `model`, the model asked for). `used`: whether the failed attempt's answer has
-        begun to be used (a stream's first calls): then it is final."""
+        begun to be used (a stream's first calls): then it is final. `timed_out`: told of each
+        attempt the timeout cut that is followed by another."""
         for number in range(self.retries + 1):
             deadline = asyncio.timeout(self.timeout)
             try:
@@ -145,8 +158,17 @@ class Attempts:
                 wait = min(RETRY_DELAY * 2**number, MAX_RETRY_DELAY, self.timeout)
             if not failed.retry or used() or number == self.retries or wait > self.timeout:
                 raise ModelError(failed.what, failed.kind, failed.reason) from None
-            # The client's own retries were info; an answer that is not a completion warned.
-            log.log(logging.INFO if quiet else logging.WARNING, "%s; retrying", failed.what)
+            if failed.kind == "timeout":
+                # A slow server's answer cut by the timeout: asked again, said plainly (a
+                # model on a CPU writing past its cap takes minutes and looks like a hang).
+                log.warning(
+                    "the model %r did not answer within OPENAI_TIMEOUT (%g s); asking again "
+                    "(attempt %d of %d)", model, self.timeout, number + 2, self.retries + 1,
+                )  # fmt: skip
+                timed_out()
+            else:
+                # The client's own retries were info; an answer that is not a completion warned.
+                log.log(logging.INFO if quiet else logging.WARNING, "%s; retrying", failed.what)
             await asyncio.sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
 

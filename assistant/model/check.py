@@ -13,8 +13,10 @@ from assistant.model.options import Wanted
 
 if TYPE_CHECKING:  # the settings import this module's callers' types without the client
     from assistant.model.client import ModelClient, Probe
+    from assistant.model.server_window import ServerSettings
 
 NOT_REACHED = "could not be reached"
+MIN_LOG_TOKENS = 1_000  # as the settings ask of ASSISTANT_CONTEXT_TOKENS (run/loop/prompt.py)
 WINDOW_FIX = (
     "ASSISTANT_CONTEXT_TOKENS about 10% below the server's context for one request "
     "(llama.cpp -c per slot, vLLM --max-model-len, Ollama num_ctx)"
@@ -56,9 +58,16 @@ async def _model_findings(
         fix = "ASSISTANT_MODEL (or the channel's model) to a model the server serves"
         return [Finding(model, "model present", False, probe.failed, fix)]
     if not probe.answered:
-        return [Finding(model, "model present", None, f"the probe failed: {probe.failed}")]
+        # A server that answers no chat request answers no question: nothing else can be
+        # told of the model, and every line says so.
+        found = [Finding(model, "chat", False, f"no answer: {probe.failed}", _chat_fix(probe))]
+        said = "not known: the server answered no chat request"
+        found += [Finding(model, what, None, said) for what in ANSWERED_CHECKS]
+        found.append(await _window(client, model, wanted))
+        return found
     found = [Finding(model, "model present", True, "answered")]
-    found.append(_tool_calls(model, probe, wanted.tool_mode))
+    window = await _window(client, model, wanted)  # what the server tells of itself too
+    found.append(_tool_calls(model, probe, wanted.tool_mode, client.told.get(model)))
     found.append(_streaming(model, probe, wanted.stream))
     if not wanted.images:
         found.append(Finding(model, "images", True, "none sent (ASSISTANT_MAX_IMAGES=0)"))
@@ -71,11 +80,23 @@ async def _model_findings(
             found.append(Finding(model, "images", None, "refused: none sent from now on", fix))
         else:
             found.append(Finding(model, "images", None, "could not tell", fix))
-    found.append(await _window(client, model, wanted))
+    found.append(window)
     return found
 
 
-def _tool_calls(model: str, probe: Probe, mode: str) -> Finding:
+# What only an answer to a chat request tells: each a line of its own, "not known" without one.
+ANSWERED_CHECKS = ("tool calls", "streaming with usage", "images")
+
+
+def _chat_fix(probe: Probe) -> str:
+    if probe.too_long:
+        return "a larger window: see the window's line"
+    if probe.failed.startswith("no answer in"):
+        return "OPENAI_TIMEOUT (a model on a CPU: docs/model-servers.md), or a faster model"
+    return "OPENAI_BASE_URL: a server with OpenAI's Chat Completions at its /v1/chat/completions"
+
+
+def _tool_calls(model: str, probe: Probe, mode: str, told: ServerSettings | None) -> Finding:
     if probe.tool_call:
         return Finding(model, "tool calls", True, 'tool_choice "required" honoured')
     said = 'answered in plain text where tool_choice "required" asked for a tool call'
@@ -83,9 +104,16 @@ def _tool_calls(model: str, probe: Probe, mode: str) -> Finding:
         return Finding(model, "tool calls", False, said, "ASSISTANT_TOOL_MODE=auto (or json)")
     if mode == "json":
         return Finding(model, "tool calls", True, f"{said}; asked as JSON (ASSISTANT_TOOL_MODE)")
-    fix = (
-        "ASSISTANT_TOOL_MODE=json to skip this probe; or a template with tools (llama.cpp --jinja)"
-    )
+    skip = "ASSISTANT_TOOL_MODE=json to skip this probe"
+    tools = told.template_tools if told is not None else None
+    if tools is None:  # no llama.cpp /props to read: the flag it may lack
+        fix = f"{skip}; or a template with tools (llama.cpp --jinja)"
+    elif tools:
+        said += " (its chat template takes tools: the model wrote text)"
+        fix = f"{skip}; or a model that calls tools"
+    else:
+        said += " (its chat template takes no tools, llama.cpp's /props says)"
+        fix = f"{skip}; or a template with tools (llama.cpp --chat-template-file)"
     return Finding(model, "tool calls", None, f"{said}; asked as JSON from now on", fix)
 
 
@@ -107,19 +135,40 @@ def _streaming(model: str, probe: Probe, stream: bool) -> Finding:
 async def _window(client: ModelClient, model: str, wanted: Wanted) -> Finding:
     window = await client.window(model)
     named = window.tokens if window is not None else None
+    answer = client.answer_tokens(model)
+    learned = not wanted.answer_tokens_set and answer != wanted.answer_tokens
+    capped = (
+        f"the answer's cap ({answer}, learned from the server)"
+        if learned
+        else f"ASSISTANT_ANSWER_TOKENS ({answer})"
+    )
     if named is None:
         said = f"not told: ASSISTANT_CONTEXT_TOKENS ({wanted.context_tokens}) is taken"
         return Finding(model, "window", None, said, WINDOW_FIX)
-    if named <= wanted.answer_tokens * 2:
-        said = f"{named} tokens, too few beside ASSISTANT_ANSWER_TOKENS ({wanted.answer_tokens})"
+    least = wanted.fixed_tokens + answer + MIN_LOG_TOKENS
+    if named < least:
+        # No thread could be answered: the instructions, the tools and the answer's cap
+        # leave the log too little for a persona and a question.
+        said = (
+            f"{named} tokens cannot hold the instructions and tools ({wanted.fixed_tokens}), "
+            f"{capped} and a log of {MIN_LOG_TOKENS}: {least} at least"
+        )
+        fix = f"a window of {least} or more (llama.cpp -c, vLLM --max-model-len, Ollama num_ctx)"
+        room = named - wanted.fixed_tokens - MIN_LOG_TOKENS
+        if room >= 100:
+            fix += f", or ASSISTANT_ANSWER_TOKENS={room}"
+        return Finding(model, "window", False, said, fix)
+    if not learned and named <= answer * 2:
+        said = f"{named} tokens, too few beside ASSISTANT_ANSWER_TOKENS ({answer})"
         return Finding(model, "window", False, said, f"ASSISTANT_ANSWER_TOKENS={named // 4}")
+    cap = f"; answers capped at {answer} tokens (learned)" if learned else ""
     if named < wanted.context_tokens:
         said = (
             f"{named} tokens, below ASSISTANT_CONTEXT_TOKENS ({wanted.context_tokens}): "
-            "prompts are cut to it"
+            f"prompts are cut to it{cap}"
         )
         return Finding(model, "window", None, said, f"ASSISTANT_CONTEXT_TOKENS={named * 9 // 10}")
-    return Finding(model, "window", True, f"{named} tokens")
+    return Finding(model, "window", True, f"{named} tokens{cap}")
 
 
 def table(findings: Sequence[Finding]) -> str:

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
@@ -27,19 +28,30 @@ from assistant.model.attempts import (
 from assistant.model.completion import ModelReply, NotACompletion, parse_completion, reply_of
 from assistant.model.handoff import Handoff
 from assistant.model.instructions import SYSTEM_MESSAGE
-from assistant.model.json_mode import JSON_MODE_NOTE, calls_from_json, response_format
+from assistant.model.json_mode import (
+    JsonCallStream,
+    calls_from_json,
+    json_instructions,
+    response_format,
+)
 from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.observer import CallWatch, CallWatcher
 from assistant.model.options import ModelOptions
 from assistant.model.request import ImagePart, answer_limit, build_messages
-from assistant.model.server_errors import refuses_images, refuses_streaming, server_said
-from assistant.model.server_window import window_of
+from assistant.model.server_errors import (
+    refuses_images,
+    refuses_streaming,
+    server_said,
+    window_exceeded,
+)
+from assistant.model.server_window import ServerSettings, answer_cap, settings_of
 from assistant.model.sse import SseData
 from assistant.model.stream import (
     CallEnded,
     ReplyAssembler,
     ReplyEnded,
     StepEvent,
+    TimedOut,
     parse_chunks,
     whole_events,
 )
@@ -76,6 +88,7 @@ class Probe:
     streamed: bool = False
     usage: bool = False  # it reported the prompt's tokens
     refused_stream: str = ""  # what it said refusing to stream the probe
+    too_long: bool = False  # it refused the probe's short prompt as over its window
 
 
 # A streamed answer's text goes to the run at most this often (Slack gets it 4 times a second).
@@ -88,7 +101,7 @@ def _watched(watch: CallWatch, event: StepEvent) -> None:
         watch.call_ended(event.name, event.id)
     elif isinstance(event, ReplyEnded):
         watch.ended(event.reply)
-    else:
+    elif not isinstance(event, TimedOut):
         watch.first_chunk()
 
 
@@ -112,6 +125,7 @@ class ModelClient:
         # Every call caps the answer at the room the context budget keeps for it.
         self._answer_limit = answer_limit(self._model, options.answer_tokens)
         self._answer_tokens = options.answer_tokens
+        self._answer_tokens_set = options.answer_tokens_set
         self._temperature = options.temperature
         self._instructions = options.instructions
         self._tool_mode = options.tool_mode
@@ -123,6 +137,7 @@ class ModelClient:
         self.limits = ModelLimits()
         # The models whose server was asked its window (OpenAI's own API is not: it tells none).
         self._asked_window: set[str] = set()
+        self.told: dict[str, ServerSettings] = {}  # what the server told of itself, per model
         self._ask_windows = options.base_url is not None
         self._client = AsyncOpenAI(
             api_key=options.api_key,
@@ -139,6 +154,8 @@ class ModelClient:
         # own deadline (assistant/intake/deadline.py).
         self._transcriber = self._client.with_options(max_retries=options.max_retries)
         self.watcher: CallWatcher | None = None  # telemetry, when it is on
+        self._background: set[concurrent.futures.Future[None]] = set()
+        self._background_lock = threading.Lock()
 
     async def __aenter__(self) -> Self:
         """`async with ModelClient(options) as model:` the one way a command owns a client
@@ -186,7 +203,7 @@ class ModelClient:
         if watch is not None:
             watch.ended(reply)
         learn(reply)
-        return reply
+        return self._named(reply, model)
 
     async def stream_step(
         self,
@@ -222,6 +239,7 @@ class ModelClient:
                     _watched(watch, event)
                 if isinstance(event, ReplyEnded):
                     learn(event.reply)
+                    event = ReplyEnded(self._named(event.reply, model))
                 yield event
         except BaseException as exc:
             if watch is not None:
@@ -250,20 +268,35 @@ class ModelClient:
 
     async def window(self, model: str | None) -> ServerWindow | None:
         """The window the server named for the model a call with `model` asks: from its
-        refusal of a prompt as too long, else as the server tells it (asked once per model)."""
+        refusal of a prompt as too long, else as the server tells it (asked once per model);
+        with the answer's cap learned from it when ASSISTANT_ANSWER_TOKENS is not set."""
         name = self.asked(model)
         if self._ask_windows and name not in self._asked_window:
             self._asked_window.add(name)
-            tokens = await self._on_own_loop(window_of(self._client, name))
-            if tokens is not None:
+            told = await self._on_own_loop(settings_of(self._client, name))
+            self.told[name] = told
+            if told.window is not None:
                 log.info(
                     "the model server at %s has a window of %d tokens for %r",
                     self.where,
-                    tokens,
+                    told.window,
                     name,
                 )
-                self.limits.remember_window(name, ServerWindow(tokens))
+                self.limits.remember_window(name, ServerWindow(told.window))
+            cap = answer_cap(told, self._answer_tokens)
+            if not self._answer_tokens_set and cap is not None:
+                self.limits.remember_answer_tokens(name, cap)
+                log.info(
+                    "answers of %r are capped at %d tokens, from what the model server at %s "
+                    "tells of its window (ASSISTANT_ANSWER_TOKENS sets the cap)",
+                    name, cap, self.where,
+                )  # fmt: skip
         return self.limits.window(name)
+
+    def answer_tokens(self, model: str | None) -> int:
+        """The cap on an answer of the model a call with `model` asks."""
+        learned = self.limits.answer_tokens(self.asked(model))
+        return self._answer_tokens if learned is None else learned
 
     async def ask_json(self, instructions: str, text: str) -> ModelReply:
         """One plain answer in JSON mode (`assistant eval --judge`): `instructions` as the
@@ -297,19 +330,47 @@ class ModelClient:
     ) -> Callable[[ModelReply], None]:
         """What a reply teaches about the model's server: how it counts tokens, from the
         prompt tokens of a request of `estimate` tokens (not when it carries images: the
-        server counts them too); whether it ignores tool_choice, from a reply in plain text
-        to a request that required a tool call (ASSISTANT_TOOL_MODE=auto only)."""
+        server counts them too); whether it ignores tool_choice, from replies in plain text
+        in a row to requests that required a tool call (ASSISTANT_TOOL_MODE=auto only; a
+        model asked as JSON for long enough is probed again meanwhile)."""
         name = self.asked(model)
         calibrating = estimate is not None and not (images and self.limits.takes_images(name))
         detecting = self._tool_mode == "auto" and not self.in_json(name)
+        if self._tool_mode == "auto" and self.limits.recheck_due(name):
+            self._in_background(self._recheck(name))
 
         def learn(reply: ModelReply) -> None:
             if calibrating and estimate is not None and reply.prompt_tokens is not None:
                 self.limits.calibrate(name, reply.prompt_tokens, estimate)
-            if detecting and not reply.calls and (reply.text or "").strip():
-                self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
+            if detecting and reply.calls:
+                self.limits.honours_tool_choice(name)
+            elif detecting and (reply.text or "").strip():
+                self.limits.answered_in_plain_text(name, IGNORED_TOOL_CHOICE)
 
         return learn
+
+    def _in_background(self, work: Coroutine[Any, Any, None]) -> None:
+        """`work` on the client's loop, not waited for (`settled` waits; `close` ends it)."""
+        future = asyncio.run_coroutine_threadsafe(work, self._loop)
+        with self._background_lock:
+            self._background.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: concurrent.futures.Future[None]) -> None:
+        with self._background_lock:
+            self._background.discard(future)
+
+    async def settled(self) -> None:
+        """Once the probes made in the background (a recheck of the constrained mode) end."""
+        with self._background_lock:
+            pending = list(self._background)
+        for future in pending:
+            with contextlib.suppress(BaseException):
+                await asyncio.wrap_future(future)
+
+    async def _recheck(self, name: str) -> None:
+        """The constrained mode's recheck: the probe again, its answer applied."""
+        self._applied(name, await self._probe(name, self._probe_body(name)))
 
     def in_json(self, model: str) -> bool:
         """Whether `model` is asked in the constrained mode (assistant/model/json_mode.py)."""
@@ -320,19 +381,32 @@ class ModelClient:
     async def probe(self, model: str | None = None) -> Probe:
         """One short call that requires a tool call, streamed with usage (asked again whole
         when the server refuses to stream it): what the server does with it. A server that
-        answers it in plain text is asked in the constrained mode from then on
-        (ASSISTANT_TOOL_MODE=auto). Never raises for the server's failures: they are said."""
+        answers it in plain text is asked in the constrained mode from then on, one that
+        answers with a tool call with tools (ASSISTANT_TOOL_MODE=auto). Never raises for the
+        server's failures: they are said."""
         name = self.asked(model)
-        body: dict[str, Any] = {
+        probe = await self._on_own_loop(self._probe(name, self._probe_body(name)))
+        return self._applied(name, probe)
+
+    def _probe_body(self, name: str) -> dict[str, Any]:
+        return {
             "messages": build_messages(PROBE_PROMPT),
             "tools": TOOL_SCHEMAS,
             "tool_choice": "required",
             "model": name,
             **answer_limit(name, PROBE_TOKENS),
         }
-        probe = await self._on_own_loop(self._probe(name, body))
-        if probe.answered and not probe.tool_call and self._tool_mode == "auto":
+
+    def _applied(self, name: str, probe: Probe) -> Probe:
+        """What the probe found about tool_choice, applied (ASSISTANT_TOOL_MODE=auto)."""
+        if self._tool_mode != "auto":
+            return probe
+        if probe.answered and probe.tool_call:
+            self.limits.honours_tool_choice(name)
+        elif probe.answered:
             self.limits.ask_in_json(name, IGNORED_TOOL_CHOICE)
+        else:
+            self.limits.recheck_failed(name)
         return probe
 
     async def _probe(self, name: str, body: dict[str, Any]) -> Probe:
@@ -358,7 +432,8 @@ class ModelClient:
                 if ask is streamed and refuses_streaming(exc):
                     refused_stream = what_failed(exc, "the server", "the model")
                     continue
-                return Probe(failed=what_failed(exc, "the server", "the model"))
+                failed = what_failed(exc, "the server", "the model")
+                return Probe(failed=failed, too_long=window_exceeded(exc) is not None)
             except openai.APIError as exc:
                 return Probe(failed=what_failed(exc, "the server", "the model"))
             except TimeoutError:
@@ -399,15 +474,29 @@ class ModelClient:
 
         return await self._on_own_loop(ask())
 
+    def _named(self, reply: ModelReply, model: str | None) -> ModelReply:
+        """The reply, its `model` the name the app asked for (what the log's metadata,
+        `assistant usage` and reports show), unless the server named a version of it
+        (OpenAI's `gpt-4o-mini-2024-07-18`): llama.cpp answers with its GGUF file's path.
+        Telemetry's response model is what the server said."""
+        asked = self.asked(model)
+        if reply.model is not None and reply.model.startswith(asked):
+            return reply
+        return replace(reply, model=asked)
+
     def asked(self, model: str | None) -> str:
         """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""
         return self._model if model is None else model
 
     def _model_args(self, model: str | None) -> dict[str, Any]:
         """The model and the answer's cap in the argument that model takes."""
-        if model is None or model == self._model:
+        name = self.asked(model)
+        learned = self.limits.answer_tokens(name)
+        if learned is not None:
+            return {"model": name, **answer_limit(name, learned)}
+        if name == self._model:
             return {"model": self._model, **self._answer_limit}
-        return {"model": model, **answer_limit(model, self._answer_tokens)}
+        return {"model": name, **answer_limit(name, self._answer_tokens)}
 
     async def _next_step(
         self,
@@ -420,6 +509,7 @@ class ModelClient:
 
         body = self._body(prompt_text, images, model, tools)
         in_json = "response_format" in body
+        cut = _Cut(self._attempts.timeout)
 
         async def attempt() -> ModelReply:
             async with self._request(body, False) as response:
@@ -428,19 +518,20 @@ class ModelClient:
                     response.content, response.headers.get("content-type", "")
                 )
             reply = reply_of(completion, (time.perf_counter() - started) * 1000)
-            return calls_from_json(reply) if in_json else reply
+            return cut.said(calls_from_json(reply) if in_json else reply)
 
-        return await self._run(attempt, model=body["model"])
+        return await self._run(attempt, model=body["model"], timed_out=cut.count)
 
     async def _run(
         self,
         attempt: Callable[[], Awaitable[T]],
         model: str,
         used: Callable[[], bool] = lambda: False,
+        timed_out: Callable[[], None] = lambda: None,
     ) -> T:
         """The call's attempts; a model that refused images gets none from then on."""
         try:
-            return await self._attempts.run(attempt, used=used, model=model)
+            return await self._attempts.run(attempt, used=used, model=model, timed_out=timed_out)
         except ImagesRefused:
             self.limits.refuse_images(model)
             raise
@@ -455,17 +546,26 @@ class ModelClient:
     ) -> None:
         started = time.perf_counter()
         asked = self.asked(model)
-        if not self.limits.streams(asked) or self.in_json(asked):
-            # The constrained mode's JSON is read once whole: its text is no post to stream.
+        if not self.limits.streams(asked):
             emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
             return
         sent = False  # whether events of the answer went out: then it is not retried
+        cut = _Cut(self._attempts.timeout)
+
+        def emit_said(events: list[StepEvent]) -> None:
+            """The answer's events, after what the timeout cut before them (said once)."""
+            nonlocal sent
+            if not sent and cut.attempts:
+                events = [TimedOut(cut.attempts, cut.seconds), *events]
+            sent = True
+            emit(events)
 
         async def attempt() -> bool:
             """One streamed request; False when the server refused to stream it."""
             nonlocal sent
             try:
                 body = self._body(prompt_text, images, model, tools)
+                in_json = "response_format" in body
                 body |= {"stream": True, "stream_options": {"include_usage": True}}
                 async with self._request(body, True) as response:
                     kind = response.headers.get("content-type", "")
@@ -473,25 +573,26 @@ class ModelClient:
                         # A server that ignores `stream` answers whole: so be it, from now on.
                         completion = parse_completion(await response.aread(), kind)
                         self.limits.stop_streaming(asked, "answered a streamed request whole")
-                        latency_ms = (time.perf_counter() - started) * 1000
-                        emit(whole_events(reply_of(completion, latency_ms)))
+                        reply = reply_of(completion, (time.perf_counter() - started) * 1000)
+                        emit_said(whole_events(calls_from_json(reply) if in_json else reply))
                         return True
-                    assembler, sse = ReplyAssembler(), SseData(parse_chunks)
+                    # The constrained mode's JSON is read as the tool call it is, as it comes.
+                    assembler = JsonCallStream() if in_json else ReplyAssembler()
+                    sse = SseData(parse_chunks)
                     # A read at a time, its chunks parsed and checked in one pass into plain
                     # dicts, their events handed on in one batch: per chunk, typed objects and
                     # a hand-off each cost a streamed answer several times the CPU of the
                     # whole answer.
                     async for data in _reads(response):
                         if batch := assembler.feed(sse.feed(data), checked=True):
-                            sent = True
-                            emit(batch)
+                            emit_said(batch)
                         if error := sse.error:
                             request = response.request
                             raise openai.APIError(str(error), request, body=error.body)
                     if not assembler.finished:
                         what = "the model service's stream ended before its answer did"
                         raise AttemptFailed(what, retry=False)
-                    emit(assembler.end((time.perf_counter() - started) * 1000))
+                    emit_said(assembler.end((time.perf_counter() - started) * 1000))
                     return True
             except openai.APIStatusError as exc:
                 if refuses_model(exc, asked) or not refuses_streaming(exc):
@@ -509,7 +610,7 @@ class ModelClient:
                     raise AttemptFailed(what, retry=False) from None
                 raise
 
-        if not await self._run(attempt, used=lambda: sent, model=asked):
+        if not await self._run(attempt, used=lambda: sent, model=asked, timed_out=cut.count):
             emit(whole_events(await self._next_step(prompt_text, images, model, tools)))
 
     def _body(
@@ -521,7 +622,7 @@ class ModelClient:
         instructions = self._instructions or SYSTEM_MESSAGE
         asking: dict[str, Any] = {"tools": tools, "tool_choice": "required"}
         if self.in_json(name):
-            instructions = f"{instructions}\n\n{JSON_MODE_NOTE}"
+            instructions = json_instructions(instructions, tools)
             asking = {"response_format": response_format(tools)}
         return {
             "messages": build_messages(prompt_text, images, instructions),
@@ -553,6 +654,23 @@ class ModelClient:
         except (openai.APIStatusError, openai.APIConnectionError) as exc:
             raise TranscriptionError(what_failed(exc, "the service", "the service")) from None
         return result.text
+
+
+class _Cut:
+    """The attempts of one call the timeout cut (`Attempts.run`'s `timed_out`)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.attempts = 0
+
+    def count(self) -> None:
+        self.attempts += 1
+
+    def said(self, reply: ModelReply) -> ModelReply:
+        """The reply, carrying how many attempts before it were cut."""
+        if not self.attempts:
+            return reply
+        return replace(reply, timeouts=self.attempts, timeout=self.seconds)
 
 
 async def _reads(response: httpx2.Response) -> AsyncIterator[bytes]:

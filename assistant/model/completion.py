@@ -35,6 +35,10 @@ class ModelReply:
     latency_ms: float = 0.0
     response_id: str | None = None
     finish_reason: str | None = None
+    # Attempts of this call cut by OPENAI_TIMEOUT before the one that answered
+    # (`assistant.model.attempts`), and that timeout in seconds.
+    timeouts: int = 0
+    timeout: float = 0.0
 
 
 class NotACompletion(Exception):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 log = logging.getLogger(__name__)
@@ -19,6 +21,14 @@ CALIBRATION_EASING = 0.25
 MAX_SCALE = 4.0
 MIN_CALIBRATION_TOKENS = 200  # a smaller prompt is mostly the fixed part: its ratio is noise
 
+# A model is asked in the constrained mode on evidence that its server ignores tool_choice: a
+# probe answered in plain text (at start, `ModelClient.probe`), or this many replies in plain
+# text in a row to requests that required a tool call (one is a gateway's hiccup as often as a
+# server's habit). After JSON_RECHECK_SECONDS the server is probed again, in the background: a
+# server restarted with a template that takes tools gets its tool calls back.
+PLAIN_TEXT_SWITCH = 3
+JSON_RECHECK_SECONDS = 1800.0
+
 
 @dataclass(frozen=True)
 class ServerWindow:
@@ -29,19 +39,26 @@ class ServerWindow:
 
     tokens: int | None
     scale: float = 1.0
+    answer: int | None = None  # the answer's cap learned from the server (else the setting's)
 
 
 @dataclass
 class ModelLimits:
-    """Per model name: asked for whole answers (not streamed), asked without images, and the
-    window its server named. Read and written from the model client's thread and the runs'."""
+    """Per model name: asked for whole answers (not streamed), asked without images, asked in
+    the constrained mode, and the window its server named. Read and written from the model
+    client's thread and the runs'. `clock`: seconds, for the constrained mode's recheck."""
 
     _whole: set[str] = field(default_factory=set)
     _no_images: set[str] = field(default_factory=set)
-    _json: set[str] = field(default_factory=set)  # asked in the constrained mode (json_mode.py)
+    # Asked in the constrained mode (json_mode.py): since when (the clock's), and why.
+    _json: dict[str, float] = field(default_factory=dict)
+    _plain: dict[str, int] = field(default_factory=dict)  # plain-text replies in a row
+    _rechecking: set[str] = field(default_factory=set)  # a probe is under way
     _windows: dict[str, int] = field(default_factory=dict)
     _scales: dict[str, float] = field(default_factory=dict)
+    _answers: dict[str, int] = field(default_factory=dict)  # learned answer caps
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    clock: Callable[[], float] = time.monotonic
 
     def streams(self, model: str) -> bool:
         with self._lock:
@@ -62,16 +79,66 @@ class ModelLimits:
             return model in self._json
 
     def ask_in_json(self, model: str, why: str) -> None:
-        """From now on `model` is asked for its tool call in the constrained mode."""
+        """From now on `model` is asked for its tool call in the constrained mode (until a
+        probe JSON_RECHECK_SECONDS later finds tool_choice honoured)."""
         with self._lock:
             first = model not in self._json
-            self._json.add(model)
+            self._json[model] = self.clock()
+            self._plain.pop(model, None)
+            self._rechecking.discard(model)
         if first:
             log.warning(
                 "the model service %s for %r; asking that model for its tool calls as JSON "
                 "(response_format) from now on (ASSISTANT_TOOL_MODE=tools keeps tool calls)",
                 why, model,
             )  # fmt: skip
+
+    def answered_in_plain_text(self, model: str, why: str) -> bool:
+        """A reply in plain text to a request that required a tool call; whether it was the
+        PLAIN_TEXT_SWITCH-th in a row, and `model` is asked in the constrained mode from now on."""
+        with self._lock:
+            count = self._plain.get(model, 0) + 1
+            self._plain[model] = count
+        if count < PLAIN_TEXT_SWITCH:
+            log.info(
+                "the model service %s for %r (%d of %d in a row before asking it as JSON)",
+                why, model, count, PLAIN_TEXT_SWITCH,
+            )  # fmt: skip
+            return False
+        self.ask_in_json(model, f"{why} {count} times in a row")
+        return True
+
+    def honours_tool_choice(self, model: str) -> None:
+        """`model` answered with a tool call where one was required: the plain-text replies
+        before it were no habit, and a model asked as JSON is asked with tools again."""
+        with self._lock:
+            self._plain.pop(model, None)
+            self._rechecking.discard(model)
+            switched = self._json.pop(model, None) is not None
+        if switched:
+            log.warning(
+                "the model service answered a probe for %r with a tool call, as tool_choice "
+                '"required" asks; asking that model with tools again', model,
+            )  # fmt: skip
+
+    def recheck_due(self, model: str) -> bool:
+        """Whether `model`, asked as JSON for JSON_RECHECK_SECONDS, is to be probed again
+        now: True once (the caller probes), until the probe's answer is known."""
+        with self._lock:
+            since = self._json.get(model)
+            if since is None or model in self._rechecking:
+                return False
+            if self.clock() - since < JSON_RECHECK_SECONDS:
+                return False
+            self._rechecking.add(model)
+            return True
+
+    def recheck_failed(self, model: str) -> None:
+        """The probe got no answer: `model` stays asked as JSON, probed again later."""
+        with self._lock:
+            if model in self._json:
+                self._json[model] = self.clock()
+            self._rechecking.discard(model)
 
     def takes_images(self, model: str) -> bool:
         with self._lock:
@@ -85,13 +152,24 @@ class ModelLimits:
         return first
 
     def window(self, model: str) -> ServerWindow | None:
-        """The window named for `model` and the scale learned for it; None when neither is."""
+        """The window named for `model`, the scale and the answer's cap learned for it; None
+        when none is."""
         with self._lock:
             tokens, scale = self._windows.get(model), self._scales.get(model)
+            answer = self._answers.get(model)
         scale = 1.0 if scale is None else scale
-        if tokens is None and scale == 1.0:
+        if tokens is None and scale == 1.0 and answer is None:
             return None
-        return ServerWindow(tokens, scale)
+        return ServerWindow(tokens, scale, answer)
+
+    def answer_tokens(self, model: str) -> int | None:
+        """The answer's cap learned for `model` (None: ASSISTANT_ANSWER_TOKENS holds)."""
+        with self._lock:
+            return self._answers.get(model)
+
+    def remember_answer_tokens(self, model: str, tokens: int) -> None:
+        with self._lock:
+            self._answers[model] = tokens
 
     def remember_window(self, model: str, window: ServerWindow) -> None:
         """The smaller window and the larger correction hold."""

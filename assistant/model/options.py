@@ -26,6 +26,9 @@ class ModelOptions:
     temperature: float | None = None  # None: the service's default (`assistant eval` sets it)
     instructions: str | None = None  # None: SYSTEM_MESSAGE (`assistant eval` may replace it)
     tool_mode: ToolMode = "auto"
+    # Whether ASSISTANT_ANSWER_TOKENS was set: if not, a cap is learned from what the server
+    # tells of its window (assistant/model/server_window.py), `answer_tokens` at most.
+    answer_tokens_set: bool = True
 
 
 @dataclass(frozen=True)
@@ -38,3 +41,5 @@ class Wanted:
     stream: bool
     images: bool
     tool_mode: str
+    fixed_tokens: int = 0  # the instructions' and the tools' (`PromptBudget.fixed`)
+    answer_tokens_set: bool = True

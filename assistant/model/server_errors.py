@@ -10,8 +10,10 @@ are made.
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
+from http import HTTPStatus
 
 import openai
 
@@ -47,6 +49,9 @@ _IMAGES = re.compile(
 _STREAMING = re.compile(r"\bstream|\btool", re.I)
 _STREAM = re.compile(r"\bstream", re.I)
 _STREAMING_PARAMS = frozenset({"stream", "stream_options", "tools", "tool_choice"})
+_HTML = re.compile(r"\s*(?:<!doctype\s+html|<html\b|<head\b|<body\b|<title\b)", re.I)
+_TITLE = re.compile(r"<title[^>]*>([^<]*)</title", re.I)
+PAGE_CHARS = 65_536  # of a page, looked through for its title
 
 
 @dataclass(frozen=True)
@@ -63,8 +68,12 @@ class ServerSaid:
 
 
 def server_said(error: openai.APIStatusError) -> ServerSaid | None:
-    """What the server's error answer says, or None when it says nothing readable."""
+    """What the server's error answer says, or None when it says nothing readable. An HTML
+    page (a proxy's, a web server's without the endpoint) is named by its status and title:
+    its markup on one line says nothing."""
     body = error.body
+    if isinstance(body, str) and _HTML.match(body):
+        return ServerSaid(_page(error.status_code, body))
     if isinstance(body, dict):
         message = body.get("message") or body.get("detail") or ""
         kind, code = body.get("type"), body.get("code")
@@ -86,6 +95,17 @@ def shown_text(text: str, limit: int = SHOWN_CHARS) -> str:
     text = SECRET.sub("[secret]", text)
     text = _URL.sub(lambda match: shown_url(match.group()), text).strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _page(status: int, body: str) -> str:
+    try:
+        phrase = HTTPStatus(status).phrase
+    except ValueError:
+        phrase = ""
+    title = _TITLE.search(body[:PAGE_CHARS])
+    named = shown_text(html.unescape(title[1]), 120) if title else ""
+    page = f'an HTML page titled "{named}"' if named else "an HTML page"
+    return f"{phrase}, {page}" if phrase else page
 
 
 @dataclass(frozen=True)

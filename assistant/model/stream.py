@@ -15,7 +15,7 @@ the argument pieces of one call in them handed on as one.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from typing import Any
 
@@ -78,13 +78,22 @@ class CallEnded:
 
 
 @dataclass(frozen=True)
+class TimedOut:
+    """Before the answer's first event: `attempts` attempts of the call were cut by the
+    client's timeout of `seconds` (OPENAI_TIMEOUT) and it was asked again."""
+
+    attempts: int
+    seconds: float
+
+
+@dataclass(frozen=True)
 class ReplyEnded:
     """The answer is complete: all of it, with its usage."""
 
     reply: ModelReply
 
 
-StepEvent = CallStarted | CallArguments | CallEnded | ReplyEnded
+StepEvent = CallStarted | CallArguments | CallEnded | ReplyEnded | TimedOut
 
 
 @dataclass
@@ -101,6 +110,7 @@ class ReplyAssembler:
     def __init__(self) -> None:
         self._calls: list[_Call] = []
         self._text: list[str] = []
+        self._taken = 0  # the text pieces `take_text` handed on
         self._model: str | None = None
         self._usage: Usage | None = None
         self._id: str | None = None
@@ -132,6 +142,13 @@ class ReplyAssembler:
                     self._finish = finish
                     events += self._end_calls(len(self._calls))
         return _joined(events)
+
+    def take_text(self) -> str:
+        """The answer's text that arrived since the last call (the constrained mode reads
+        its JSON as it comes: `assistant.model.json_mode.JsonCallStream`)."""
+        pieces = self._text[self._taken :]
+        self._taken = len(self._text)
+        return "".join(pieces)
 
     def end(self, latency_ms: float = 0.0) -> list[StepEvent]:
         """The stream is over: the last calls are complete, and the reply with them."""
@@ -229,8 +246,12 @@ def _arguments_of(event: StepEvent) -> int | None:
 
 
 def whole_events(reply: ModelReply) -> list[StepEvent]:
-    """The events of an answer that came whole (a server that does not stream)."""
+    """The events of an answer that came whole (a server that does not stream); the
+    attempts the timeout cut before it, first (and no more in its reply: said once)."""
     events: list[StepEvent] = []
+    if reply.timeouts:
+        events.append(TimedOut(reply.timeouts, reply.timeout))
+        reply = replace(reply, timeouts=0)
     for index, call in enumerate(reply.calls):
         events += [
             CallStarted(index, call.name),

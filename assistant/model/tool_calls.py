@@ -92,7 +92,9 @@ def _arguments(name: str, arguments: str) -> dict[str, Any]:
     try:
         args = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
-        raise ToolCallError(f"the arguments of {name} are not valid JSON ({exc.msg})") from None
+        # Where it broke, and how long the text is: an answer cut at its cap breaks at its end.
+        where = f"{exc.msg.removesuffix(' at')} at character {exc.pos} of {len(arguments or '{}')}"
+        raise ToolCallError(f"the arguments of {name} are not valid JSON ({where})") from None
     if not isinstance(args, dict):
         raise ToolCallError(f"the arguments of {name} must be a JSON object")
     return args

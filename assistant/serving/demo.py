@@ -64,11 +64,13 @@ def demo_settings(
     (`mcp_servers_file`), instead of any ASSISTANT_MCP_FILE."""
     where: dict[str, object]
     if isinstance(model, RealModel):
+        # The operator's own server: their settings for it hold (ASSISTANT_MAX_STEPS among
+        # them: a small model on a CPU may be given fewer).
         where = {"openai_base_url": model.url, "openai_api_key": model.api_key,
                  "assistant_model": model.name}  # fmt: skip
     else:
         where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
-                 "openai_max_retries": 0}  # fmt: skip
+                 "openai_max_retries": 0, "assistant_max_steps": 8}  # fmt: skip
     return load_settings(
         "http",
         database_url=database_url,
@@ -78,7 +80,6 @@ def demo_settings(
         slack_api_url=slack.api_url,
         # What the conversation needs, whatever the environment says.
         assistant_answer_followups=True,
-        assistant_max_steps=8,
         assistant_mcp_file=mcp_file,
         **where,
     )

@@ -14,6 +14,7 @@ import pytest
 from assistant.fakes._server import Hold
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle, Trickled
+from assistant.model.attempts import timed_out_note
 from assistant.run.loop.apologies import SORRY_MODEL
 from tests.e2e.test_streaming import ANSWER, FINISH, bot_messages, post
 from tests.harness import RunningApp, thread_of
@@ -88,18 +89,28 @@ def test_a_whole_answer_trickled_ends_at_the_deadline(make_app, slack, model):
     assert model.requests[0].get("stream") is None
 
 
-def test_each_retry_gets_a_deadline_of_its_own(make_app, slack, model):
-    """The first attempt uses up its whole deadline; the retry still gets a full one."""
-    app = make_app(openai_timeout=2, openai_max_retries=1)
-    model.script(
-        Trickled(replies.tool_calls(post(ANSWER), FINISH), **SLOW_BODY),
-        replies.tool_calls(post("The noodle bar."), FINISH),
+@pytest.mark.parametrize("stream", ["off", "auto"])
+def test_each_retry_gets_a_deadline_of_its_own_and_the_log_says_so(make_app, slack, model, stream):
+    """The first attempt uses up its whole deadline; the retry still gets a full one. The log
+    says the answer was cut and asked again (issue 49: a CPU model writing past its cap)."""
+    app = make_app(openai_timeout=2, openai_max_retries=1, assistant_stream=stream)
+    slow = (
+        Trickled(replies.tool_calls(post(ANSWER), FINISH), **SLOW_BODY)
+        if stream == "off"
+        else replies.hold(replies.tool_calls(post(ANSWER), FINISH))  # nothing of it comes
     )
+    model.script(slow, replies.tool_calls(post("The noodle bar."), FINISH))
     event = say(slack, "where do we eat?")
     assert app.send_event(event).status == 200
     log = ended(app, slack, event)
     assert [m["text"] for m in bot_messages(slack, event)] == ["The noodle bar."]
-    assert [e["content"].get("toolCall") for e in log[2:]] == ["postMessage", "finishRequest"]
+    assert log[2] == {**log[2], "role": "system", "content": timed_out_note(1, 2)}
+    assert log[2]["content"] == (
+        "The model's answer did not come within OPENAI_TIMEOUT (2 s) and was asked for again "
+        "(1 attempt cut off): a slow model server needs a smaller ASSISTANT_ANSWER_TOKENS or a "
+        "longer OPENAI_TIMEOUT."
+    )
+    assert [e["content"].get("toolCall") for e in log[3:]] == ["postMessage", "finishRequest"]
     assert len(model.requests) == 2
 
 

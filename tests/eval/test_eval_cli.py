@@ -553,3 +553,29 @@ def test_a_judge_that_fails_is_an_error_after_the_client_s_retries(env, model, l
     assert len(asked) == 2  # the first attempt and one retry
     assert asked[0]["temperature"] == 0 and asked[0]["response_format"] == {"type": "json_object"}
     assert "tools" not in asked[0]
+
+
+def test_the_server_is_probed_before_the_first_case_and_the_report_says_the_mode(
+    env, model, log_file, tmp_path
+):
+    """Issue 49: against a server that ignores tool_choice no trial goes out with tools
+    (scored "plain text" for the server's doing): the probe before the first case finds it,
+    as `serve`'s check does at start, and every case is asked as JSON; the report says so."""
+    model.server.kind, model.server.tool_choice = "llama.cpp", "ignored"
+    model.script(
+        replies.finish_request(),  # the probe's answer: plain text, as the server ignores it
+        replies.tool_calls(history_call()),
+        replies.tool_calls(post_call()),
+    )
+    report = tmp_path / "eval.md"
+    env = {**env, "ASSISTANT_MODEL_CHECK": "on"}
+    result = evaluate(env, tmp_path, str(log_file), "--json", "--report", str(report))
+    assert result.returncode == 0, result.stderr
+    probe, *cases = model.requests
+    assert probe["tool_choice"] == "required" and len(cases) == 2
+    assert all("response_format" in case and "tools" not in case for case in cases)
+    document = results(result)
+    assert document["summary"][0]["pass@1"] == 1.0
+    assert document["configs"][0]["tool_mode"] == "json"
+    assert "tool calls asked as JSON (the constrained mode" in report.read_text(encoding="utf-8")
+    assert result.stderr.splitlines()[-1].endswith("0 errors, tool calls asked as JSON")

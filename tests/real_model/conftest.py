@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import importlib.util
+import json
 import os
 import signal
 import subprocess
@@ -14,10 +15,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
+import aiohttp
 import pytest
+from aiohttp import web
 
+from assistant.fakes._server import BackgroundServer
 from tests.e2e.test_socket_mode import free_port
 from tests.process import COMMAND_TIMEOUT, ProcessGroup
 
@@ -102,3 +106,48 @@ def llama_server(tmp_path: Path) -> Iterator[LlamaServer]:
             process.wait(LOAD_TIMEOUT)
         except subprocess.TimeoutExpired:
             pytest.fail(f"llama-server did not stop on SIGTERM:\n{process.stderr.text}")
+
+
+class RecordingProxy(BackgroundServer):
+    """A loopback HTTP proxy in front of `llama-server` that keeps the JSON body of every chat
+    completion request: what the app sent the real server, which its log cannot show (the
+    constrained mode's system message). Answers, streamed or whole, go back as they come."""
+
+    def __init__(self, target: LlamaServer) -> None:
+        super().__init__()
+        self.target = f"http://127.0.0.1:{target.port}"
+        self.requests: list[dict[str, Any]] = []
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def _build_app(self) -> web.Application:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_route("*", "/{path:.*}", self._forward)
+        return app
+
+    async def _forward(self, request: web.Request) -> web.StreamResponse:
+        body = await request.read()
+        if request.path.endswith("/chat/completions"):
+            with self._cond:
+                self.requests.append(json.loads(body))
+        headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP}
+        timeout = aiohttp.ClientTimeout(total=LOAD_TIMEOUT)
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as session,
+            session.request(
+                request.method, self.target + request.path_qs, data=body, headers=headers
+            ) as answer,
+        ):
+            kept = {k: v for k, v in answer.headers.items() if k.lower() not in HOP}
+            response = web.StreamResponse(status=answer.status, headers=kept)
+            await response.prepare(request)
+            async for data in answer.content.iter_any():
+                await response.write(data)
+            await response.write_eof()
+            return response
+
+
+# Headers of one connection, not of the request: never passed on.
+HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})

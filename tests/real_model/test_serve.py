@@ -248,9 +248,9 @@ def assert_every_run_ended_and_shown_once(slack: FakeSlack, talk: Conversation) 
 def test_the_constrained_mode_ends_every_run_and_shows_it_once(slack, llama_server, tmp_path):
     """Tool mode auto, as the bot runs by default: the model check at start finds that
     SmolLM2's template leaves tool_choice "required" unenforced, and the runs ask for their
-    tool calls as JSON (response_format), which llama-server holds to by a grammar (not
-    streamed: the model's answers come whole). The mentions come once the check
-    has switched (a mention during the check is asked with tools, and answered in plain text)."""
+    tool calls as JSON (response_format), which llama-server holds to by a grammar (streamed
+    as llama-server streams it). The mentions come once the check has switched (a mention
+    during the check is asked with tools, and answered in plain text)."""
     talk = converse(
         slack, llama_server, tmp_path, threads=3, follow_ups=1, ready=re.escape(SWITCHED_TO_JSON),
         ASSISTANT_MODEL_CHECK="on", ASSISTANT_STREAM="auto",

@@ -64,13 +64,13 @@ def test_the_servers_count_of_a_refused_prompt_scales_ours_never_below_one() -> 
 
 
 def test_what_expand_entry_brought_back_in_the_run_is_shown_whole() -> None:
-    long_text = "word " * 4_000  # 4,000 tokens: one fits the log's 6,556, two do not
+    long_text = "word " * 4_000  # 4,000 tokens: one fits the log's 6,553, two do not
     log = ContextLog()
     log.append("You are Aya.", TS)
     log.append(UserContent(userid="<@U1>", text=long_text), TS)
     log.append(UserContent(userid="<@U1>", text="and what did I say first?"), TS)
     budget = PromptBudget.for_window(MODEL, 8_000, 1_000)
-    assert budget.tokens == 6_556
+    assert budget.tokens == 6_553
     prompts = budget.prompts(log)
     assert prompts.next().shortened == ()  # it fits whole, as yet
 

@@ -206,7 +206,7 @@ def _completion(
         "id": f"chatcmpl-fake{next(_completion_ids):08d}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": body.get("model", "fake-model"),
+        "model": (server.answers_as if server else None) or body.get("model", "fake-model"),
         "choices": [
             {
                 "index": 0,

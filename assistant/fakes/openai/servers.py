@@ -21,7 +21,8 @@ server it plays.
 Tool calls: with `tool_choice` "ignored" (llama.cpp's `llama-server` for many chat templates,
 Ollama, whose compatibility page lists `tool_choice` unsupported) a scripted tool-call answer to
 a request with tools comes as plain text (its `postMessage` text, else "Done."), as a model the
-server does not hold to a tool call answers; every kind honours a `response_format` of type
+server does not hold to a tool call answers; `plain_text_hiccups` answers so the next few only
+(a gateway's hiccup); every kind honours a `response_format` of type
 `json_schema` (llama.cpp, vLLM and Ollama constrain the answer by a grammar): a scripted tool
 call comes as one JSON object `{"toolCall": NAME, …arguments}`, one call an answer, the
 script's other calls of the same answer kept for the next request.
@@ -38,6 +39,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, Literal
 
 from aiohttp import web
@@ -66,13 +68,29 @@ class ServerRefusals:
     served: tuple[str, ...] = ("gpt-4o-mini",)  # the models vLLM's /v1/models lists
     window_questions: int = 0  # requests to /props and /v1/models, answered or not
     tool_choice: Literal["honoured", "ignored"] = "honoured"
+    # A server (or a gateway before it) that honours tool_choice but answers this many of the
+    # next requests with tools in plain text all the same: a hiccup, not a habit.
+    plain_text_hiccups: int = 0
+    # Every chat completion answered with this HTTP status and an HTML page (a proxy, or a
+    # server without OpenAI's endpoint: `python -m http.server` answers POST so, with 501).
+    chat_page: int | None = None
+    # llama.cpp's /props beside the window: whether the chat template takes tools
+    # (`chat_template_caps.supports_tools`; None: a server too old to say) and its own cap
+    # on an answer (`-n`, `params.n_predict`; -1: none); `props_window` False: /props names
+    # no n_ctx, which /slots then tells (one entry a slot).
+    template_tools: bool | None = None
+    # The model its answers name (None: the one asked): llama.cpp's is its GGUF file's path
+    # (its --alias, by default), OpenAI's a dated snapshot of the name asked.
+    answers_as: str | None = None
+    n_predict: int = -1
+    props_window: bool = True
 
     def routes(self) -> list[web.RouteDef]:
         """Where the server tells its window: llama.cpp's `GET /props`, vLLM's `GET
         /v1/models`, Ollama's `POST /api/show` (each only for its kind, and only with
         `tells_window`)."""
         return [web.get("/props", self._props), web.get("/v1/models", self._models),
-                web.post("/api/show", self._show)]  # fmt: skip
+                web.post("/api/show", self._show), web.get("/slots", self._slots)]  # fmt: skip
 
     async def _show(self, request: web.Request) -> web.Response:
         self.window_questions += 1
@@ -90,8 +108,25 @@ class ServerRefusals:
         self.window_questions += 1
         if self.kind != "llama.cpp" or not self.tells_window or self.context_tokens is None:
             return web.json_response({"detail": "Not Found"}, status=404)
-        settings = {"n_ctx": self.context_tokens, "params": {"n_predict": -1}}
-        return web.json_response({"default_generation_settings": settings, "total_slots": 1})
+        settings: dict[str, Any] = {"params": {"n_predict": self.n_predict}}
+        if self.props_window:
+            settings["n_ctx"] = self.context_tokens
+        props: dict[str, Any] = {"default_generation_settings": settings, "total_slots": 2}
+        if self.template_tools is not None:
+            caps = {
+                "supports_tools": self.template_tools,
+                "supports_tool_calls": self.template_tools,
+                "supports_system_role": True,
+            }
+            props["chat_template_caps"] = caps
+        return web.json_response(props)
+
+    async def _slots(self, request: web.Request) -> web.Response:
+        self.window_questions += 1
+        if self.kind != "llama.cpp" or not self.tells_window or self.context_tokens is None:
+            return web.json_response({"detail": "Not Found"}, status=404)
+        slot = {"n_ctx": self.context_tokens, "speculative": False, "is_processing": False}
+        return web.json_response([{"id": n, **slot} for n in range(2)])
 
     async def _models(self, request: web.Request) -> web.Response:
         self.window_questions += 1
@@ -103,6 +138,8 @@ class ServerRefusals:
 
     def refusal(self, body: dict[str, Any]) -> web.Response | None:
         """The refusal of a request (its parsed body), or None when it is served."""
+        if self.chat_page is not None:
+            return _page(self.chat_page)
         if not self.images and _has_images(body):
             return self._no_images()
         if self.context_tokens is None or self.kind == "ollama":
@@ -131,7 +168,10 @@ class ServerRefusals:
             if calls[1:]:
                 left = Completion({**message, "tool_calls": calls[1:]}, response.finish_reason)
             return _prose(content, response.usage), left
-        if calls and self.tool_choice == "ignored" and body.get("tools"):
+        hiccup = self.plain_text_hiccups > 0 and bool(body.get("tools"))
+        if calls and hiccup:
+            self.plain_text_hiccups -= 1
+        if calls and (self.tool_choice == "ignored" or hiccup) and body.get("tools"):
             posts = [_arguments(c["function"]["arguments"]) for c in calls
                      if c["function"]["name"] == "postMessage"]  # fmt: skip
             said = next((p["text"] for p in posts if p and isinstance(p.get("text"), str)), None)
@@ -199,6 +239,19 @@ def _arguments(text: str) -> dict[str, Any] | None:
 
 def _prose(content: str, usage: dict[str, Any] | None) -> Completion:
     return Completion({"role": "assistant", "content": content, "refusal": None}, "stop", usage)
+
+
+def _page(status: int) -> web.Response:
+    """An error page as Python's http.server writes one (on one line it is unreadable)."""
+    phrase = HTTPStatus(status).phrase
+    page = (
+        '<!DOCTYPE HTML>\n<html lang="en">\n    <head>\n        <meta charset="utf-8">\n'
+        f"        <title>Error response</title>\n    </head>\n    <body>\n"
+        f"        <h1>Error response</h1>\n        <p>Error code: {status}</p>\n"
+        f"        <p>Message: Unsupported method ('POST').</p>\n"
+        f"        <p>Error code explanation: {status} - {phrase}.</p>\n    </body>\n</html>\n"
+    )
+    return web.Response(text=page, status=status, content_type="text/html")
 
 
 def _has_images(body: dict[str, Any]) -> bool:

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Literal, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, Message
-from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, ModelRefused
+from assistant.model.attempts import (
+    ContextTooLong,
+    ImagesRefused,
+    ModelError,
+    ModelRefused,
+    timed_out_note,
+)
 from assistant.model.completion import ModelReply, RawToolCall
 from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.request import ImagePart
@@ -40,6 +46,7 @@ from assistant.run.loop.apologies import (
     SORRY_SLACK,
     SORRY_STEPS,
     SORRY_UNEXPECTED,
+    SORRY_WINDOW,
     sorry_refused,
 )
 from assistant.run.loop.channel_access import ChannelAccess
@@ -47,7 +54,7 @@ from assistant.run.loop.channel_rules import ChannelRules, Channels
 from assistant.run.loop.images import ImageParts
 from assistant.run.loop.languages import LOCALE_LINE, Languages
 from assistant.run.loop.post_limits import PostCaps, PostLimits
-from assistant.run.loop.prompt import PromptBudget, RunPrompts
+from assistant.run.loop.prompt import PromptBudget, RunPrompts, WindowTooSmall
 from assistant.run.loop.recorder import Recorder
 from assistant.run.progress.indicators import Progress
 from assistant.run.progress.panel_status import PanelStatus
@@ -323,6 +330,10 @@ class Agent:
                 # tokens (learned from each call's usage): the prompt narrowed to them.
                 prompts.narrow(budget.within(await self.model.window(ctx.model)))
                 finished = await self._within_limits(ctx, budget, prompts, images, seen_through)
+            except WindowTooSmall as exc:
+                reason = f"the prompt does not fit the context budget: {exc}"
+                await self._fail(ctx, reason, SORRY_WINDOW, seen_through)
+                return
             except BudgetError as exc:
                 reason = f"the prompt does not fit the context budget: {exc}"
                 await self._fail(ctx, reason, SORRY_BUDGET, seen_through)
@@ -428,6 +439,8 @@ class Agent:
         (its finishRequest also records that the entries through `seen_through` are answered)."""
         ctx.posts.new_reply()
         meta: EntryMeta | None = usage_of(reply)
+        if reply.timeouts:
+            await self.recorder.record(ctx.key, timed_out_note(reply.timeouts, reply.timeout))
         if not reply.calls:
             await self.recorder.record(
                 ctx.key,

@@ -19,6 +19,16 @@ SORRY_BUDGET = Message(
         "read at once. Please start a new thread."
     )
 )
+# The model's window cannot hold the fixed instructions, the tools and the answer's cap: no
+# thread can be answered, a new one no more than this, until an admin changes a setting.
+SORRY_WINDOW = Message(
+    N_(
+        "Sorry, I can't answer: the language model's context window is too small for my "
+        "instructions and an answer. Trying again won't help until an admin gives the model "
+        "server a larger context window or lowers ASSISTANT_ANSWER_TOKENS (`assistant check` "
+        "says by how much)."
+    )
+)
 SORRY_STEPS = Message(
     N_(
         "Sorry, I had to stop before finishing: this took more steps than I'm allowed. "

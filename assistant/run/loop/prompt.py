@@ -8,8 +8,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assistant.model.instructions import SYSTEM_MESSAGE
+from assistant.model.json_mode import JSON_MODE_NOTE, tools_note
 from assistant.model.limits import ServerWindow
-from assistant.model.tool_calls import TOOL_SCHEMAS
+from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from context.budget import BudgetError, BuiltPrompt, PromptBuilder, carries_instructions
 from context.log import ContextLog
 from context.tokens import TokenCounter, counter_for
@@ -28,10 +29,27 @@ SCALE_MARGIN = 1.05
 def fixed_tokens(counter: TokenCounter, instructions: str | None = None) -> int:
     """What every call spends before the log: the system message (`instructions`, where
     `assistant eval --instructions-file` replaces it) and the schemas of the tools every run
-    has (a run offered more takes them off its log's share: `offering`)."""
-    tools = json.dumps(TOOL_SCHEMAS, ensure_ascii=False, separators=(",", ":"))
+    has (a run offered more takes them off its log's share: `with_tools`), or in the
+    constrained mode what the system message says of them instead, whichever is more."""
     system = SYSTEM_MESSAGE if instructions is None else instructions
-    return counter.count(system) + counter.count(tools) + MESSAGE_FRAMING_TOKENS
+    return (
+        counter.count(system)
+        + tools_tokens(counter, TOOL_SCHEMAS, JSON_MODE_NOTE)
+        + (MESSAGE_FRAMING_TOKENS)
+    )
+
+
+def tools_tokens(counter: TokenCounter, schemas: Tools, note: str = "") -> int:
+    """What `schemas` cost a call: their JSON in the tools mode, or `note` and their lines of
+    the system message in the constrained mode (assistant/model/json_mode.py), the larger."""
+    shown = json.dumps(schemas, ensure_ascii=False, separators=(",", ":"))
+    described = f"\n\n{note}\n{tools_note(schemas)}"
+    return max(counter.count(shown), counter.count(described))
+
+
+class WindowTooSmall(BudgetError):
+    """The model's context window cannot hold the instructions, the tools and the answer's
+    cap with any log: no thread can be answered until the window or the cap changes."""
 
 
 @dataclass(frozen=True)
@@ -56,22 +74,25 @@ class PromptBudget:
 
     def within(self, window: ServerWindow | None) -> PromptBudget:
         """This budget, made no larger than what the window a server named (else the
-        configured one) leaves the log, in the server's tokens: `window.scale` of ours each.
-        Raises BudgetError when the window leaves the log nothing."""
+        configured one) leaves the log, in the server's tokens: `window.scale` of ours each;
+        with the answer's cap learned from the server (`window.answer`) kept for the answer.
+        Raises WindowTooSmall when the window leaves the log nothing."""
         if window is None:
             return self
         named = window.tokens
-        whole = named if named is not None else self.tokens + self.answer + self.fixed
-        tokens = int(whole / window.scale) - self.answer - self.fixed
+        answer = self.answer if window.answer is None else window.answer
+        configured = self.tokens + self.answer - answer  # the configured window's share
+        whole = named if named is not None else configured + answer + self.fixed
+        tokens = int(whole / window.scale) - answer - self.fixed
         if tokens < 1:
             what = "model server's" if named is not None else "configured"
-            raise BudgetError(
+            raise WindowTooSmall(
                 f"the {what} context window of {whole} tokens leaves no room "
-                f"for the log after the {self.answer + self.fixed} kept for the instructions "
+                f"for the log after the {answer + self.fixed} kept for the instructions "
                 f"and the answer (ASSISTANT_ANSWER_TOKENS), the server counting {window.scale:.2f} "
                 "tokens for each of the estimate's"
             )
-        return PromptBudget(min(tokens, self.tokens), self.counter, self.answer, self.fixed)
+        return PromptBudget(min(tokens, configured), self.counter, answer, self.fixed)
 
     def server_window(
         self, window: int, server_tokens: int | None, prompt: BuiltPrompt
@@ -89,7 +110,7 @@ class PromptBudget:
         server's) add to every call; BudgetError when they leave the log nothing."""
         if not schemas:
             return self
-        extra = self.counter.count(json.dumps(schemas, ensure_ascii=False, separators=(",", ":")))
+        extra = tools_tokens(self.counter, schemas)
         if self.tokens - extra < 1:
             raise BudgetError(
                 f"the tools offered ({extra} tokens of schemas) leave no room for the log"

@@ -9,9 +9,16 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from assistant.model.attempts import ModelError
+from assistant.model.attempts import ModelError, timed_out_note
 from assistant.model.completion import ModelReply, RawToolCall
-from assistant.model.stream import CallArguments, CallEnded, CallStarted, ReplyEnded, StepEvent
+from assistant.model.stream import (
+    CallArguments,
+    CallEnded,
+    CallStarted,
+    ReplyEnded,
+    StepEvent,
+    TimedOut,
+)
 from assistant.run.scheduling.lease import note_shown, run_stopping
 from assistant.run.streaming.post import PostStream
 from assistant.run.streaming.streams import SlackStreaming
@@ -56,12 +63,12 @@ async def streamed_step(
                 raw = RawToolCall(event.name, event.arguments, event.id)
                 finished, index = await one_call(ctx, raw, None, seen_through, stream)
                 stream, first = None, index if first is None else first
+            elif isinstance(event, TimedOut):
+                await _note_timed_out(ctx, event)
             elif isinstance(event, ReplyEnded):
                 if not event.reply.calls:  # plain text: as the agent does with it
                     return await carry_out(ctx, event.reply, seen_through)
-                if first is not None:
-                    usage = usage_of(event.reply)
-                    await async_store(ctx.store).write(ctx.store.set_usage, ctx.key, first, usage)
+                await _record_usage(ctx, first, event.reply)
     except ModelError:
         if stream is not None:
             await stream.discard()
@@ -81,6 +88,19 @@ async def streamed_step(
             note_shown([(part.ts, part.shown) for part in stream.parts])
         raise
     return finished
+
+
+async def _record_usage(ctx: RunContext, first: int | None, reply: ModelReply) -> None:
+    """The reply's usage, on its first entry (a streamed answer's usage comes last)."""
+    if first is not None:
+        usage = usage_of(reply)
+        await async_store(ctx.store).write(ctx.store.set_usage, ctx.key, first, usage)
+
+
+async def _note_timed_out(ctx: RunContext, event: TimedOut) -> None:
+    """The log says why the answer took so long, before its calls (docs/log-format.md)."""
+    if ctx.recorder is not None:
+        await ctx.recorder.record(ctx.key, timed_out_note(event.attempts, event.seconds))
 
 
 def usage_of(reply: ModelReply) -> EntryMeta:
