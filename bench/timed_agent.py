@@ -29,10 +29,10 @@ from assistant.model.limits import ModelLimits
 from assistant.model.request import ImagePart, build_messages
 from assistant.model.stream import ReplyEnded, StepEvent
 from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
+from assistant.run.core.prompt import PromptBudget, RunPrompts
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.loop.agent import Agent
-from assistant.run.loop.prompt import PromptBudget, RunPrompts
-from assistant.run.loop.recorder import Recorder
-from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.settings import Settings
 from bench.report import median
 from context.budget import BuiltPrompt

@@ -29,7 +29,7 @@ from opentelemetry.trace import (
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from assistant.model.observer import CallWatch
-from assistant.run.loop.recorder import Recording
+from assistant.run.core.recorder import Recording
 from assistant.run.scheduling.scheduler import AnswerRequest, RunFunction, StopFunction
 from assistant.slack.connection import slack_error_type
 from assistant.telemetry import genai
@@ -184,7 +184,7 @@ class Telemetry:
 
         return ChatWatch(span, self.metrics, request, self._capture, on_call)
 
-    # The recorder's observer (assistant.run.loop.recorder.EntryObserver).
+    # The recorder's observer (assistant.run.core.recorder.EntryObserver).
 
     def recording(self, key: ThreadKey, content: Content, meta: EntryMeta | None) -> Recording:
         run = _RUN.get()

@@ -17,7 +17,7 @@ from assistant.fakes.events import builders as events
 from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle, tokens
-from assistant.run.loop.post_limits import CUT_NOTE
+from assistant.run.core.post_limits import CUT_NOTE
 from assistant.run.tools import post_message
 from assistant.run.tools.post_message import post_metadata
 from assistant.settings import SettingsError

@@ -26,6 +26,29 @@ from assistant.model.tool_calls import (
     parse_tool_call,
     tool_names,
 )
+from assistant.run.approvals.entries import (
+    NO_ONE_TO_ASK,
+    Pending,
+    not_carried_out,
+    outcome_message,
+    pending_approval,
+    request_message,
+    requested_text,
+    started_text,
+)
+from assistant.run.approvals.unfinished import unanswered_calls, unknown_outcome
+from assistant.run.channels.channel_rules import ChannelRules, Channels
+from assistant.run.channels.languages import LOCALE_LINE, Languages
+from assistant.run.core.deferral import RESTARTED, ApprovalPending, RunDeferred
+from assistant.run.core.lease import LeaseLost, RunStopped, ensure_lease
+from assistant.run.core.leftovers import NOTICE_METADATA, Undeleted, still_there
+from assistant.run.core.post_limits import PostCaps, PostLimits
+from assistant.run.core.prompt import PromptBudget, RunPrompts
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.run_context import RunContext, ToolFunction
+from assistant.run.core.sessions import AgentSessions, initiator, session_title
+from assistant.run.core.slack_outage import SlackOutages
+from assistant.run.core.store_errors import store_unavailable
 from assistant.run.loop.answer_so_far import (
     NO_ANSWER,
     NOT_FINISHED,
@@ -43,34 +66,13 @@ from assistant.run.loop.apologies import (
     sorry_refused,
 )
 from assistant.run.loop.channel_access import ChannelAccess
-from assistant.run.loop.channel_rules import ChannelRules, Channels
 from assistant.run.loop.images import ImageParts
-from assistant.run.loop.languages import LOCALE_LINE, Languages
-from assistant.run.loop.post_limits import PostCaps, PostLimits
-from assistant.run.loop.prompt import PromptBudget, RunPrompts
-from assistant.run.loop.recorder import Recorder
 from assistant.run.progress.indicators import Progress
 from assistant.run.progress.panel_status import PanelStatus
-from assistant.run.progress.sessions import AgentSessions, initiator, session_title
-from assistant.run.scheduling.deferral import RESTARTED, ApprovalPending, RunDeferred
-from assistant.run.scheduling.lease import LeaseLost, RunStopped, ensure_lease
 from assistant.run.scheduling.scheduler import AnswerRequest
-from assistant.run.scheduling.slack_outage import SlackOutages
-from assistant.run.scheduling.store_errors import store_unavailable
-from assistant.run.streaming.leftovers import NOTICE_METADATA, Undeleted, still_there
 from assistant.run.streaming.post import PostStream
 from assistant.run.streaming.step import streamed_step, usage_of
 from assistant.run.streaming.streams import SlackStreaming
-from assistant.run.tools.approvals import (
-    NO_ONE_TO_ASK,
-    Pending,
-    not_carried_out,
-    outcome_message,
-    pending_approval,
-    request_message,
-    requested_text,
-    started_text,
-)
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import get_thread_history
@@ -80,11 +82,9 @@ from assistant.run.tools.post_message import (
     finish_interrupted_streams,
     post_message,
 )
-from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.run.tools.search_slack import search_slack
 from assistant.run.tools.server_tools import ServerCaps
 from assistant.run.tools.toolbox import Toolbox, toolbox
-from assistant.run.tools.unfinished import unanswered_calls, unknown_outcome
 from assistant.slack.bot_identity import bot_user_of
 from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reason
 from assistant.slack.history import ThreadHistory
@@ -645,7 +645,7 @@ class Agent:
 
     async def _settle_unfinished(self, ctx: RunContext) -> None:
         """Calls of MCP servers' tools an earlier run of this answer recorded and was making
-        when it stopped, with no result (assistant/run/tools/unfinished.py): made again only
+        when it stopped, with no result (assistant/run/approvals/unfinished.py): made again only
         where that changes nothing more; else the outcome is unknown. One that needed an
         approval not yet asked for (the run stopped first) was not made: it is asked now."""
         if self.client is None or ctx.toolbox is None:

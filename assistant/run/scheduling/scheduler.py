@@ -44,8 +44,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from assistant.run.scheduling.deferral import Retries, RunDeferred
-from assistant.run.scheduling.lease import (
+from assistant.run.core.deferral import Retries, RunDeferred
+from assistant.run.core.lease import (
     CLEANUP_SECONDS,
     STOP_GRACE_SECONDS,
     Lease,
@@ -54,7 +54,7 @@ from assistant.run.scheduling.lease import (
     current_lease,
     stop_runs,
 )
-from assistant.run.scheduling.store_errors import briefly, log_failure
+from assistant.run.core.store_errors import briefly, log_failure
 from assistant.run.stopping.watch import wait_for_run
 from context.storage import StopRequest, Store, ThreadKey
 from context.storage.async_store import async_store

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.scheduling.lease import ensure_lease
+from assistant.run.core.lease import ensure_lease
 from assistant.slack.connection import SLACK_FAILURES, may_pass, slack_error
 from context.storage import OpenStream, Store, ThreadKey
 from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 log = logging.getLogger(__name__)
 
