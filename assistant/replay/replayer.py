@@ -20,9 +20,9 @@ from typing import Self
 from assistant.model.client import ModelClient
 from assistant.run.approvals.entries import BEFORE_RESULT
 from assistant.run.core.recorder import Recorder
+from assistant.run.core.requests import AnswerRequest
 from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.loop.agent import Agent
-from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import HistoryLine, format_history, history_lines

@@ -30,7 +30,8 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from assistant.model.observer import CallWatch
 from assistant.run.core.recorder import Recording
-from assistant.run.scheduling.scheduler import AnswerRequest, RunFunction, StopFunction
+from assistant.run.core.requests import AnswerRequest
+from assistant.run.scheduling.scheduler import RunFunction, StopFunction
 from assistant.slack.connection import slack_error_type
 from assistant.telemetry import genai
 from assistant.telemetry.calls import SPAN_KIND, ChatWatch, chat_name, chat_span_attributes

@@ -16,10 +16,10 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.openai import responses as replies
 from assistant.model.client import ModelClient
 from assistant.run.core.recorder import Recorder
+from assistant.run.core.requests import AnswerRequest
 from assistant.run.loop.agent import Agent
 from assistant.run.loop.answer_so_far import NOT_FINISHED
 from assistant.run.loop.apologies import SORRY_MODEL, SORRY_STEPS
-from assistant.run.scheduling.scheduler import AnswerRequest
 from context.entry import FAILURE_PREFIX, UserContent
 from context.storage import EntryMeta, Opening, Store, ThreadKey, ThreadMessage
 from context.trace import TraceWriter

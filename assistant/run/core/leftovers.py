@@ -258,3 +258,9 @@ def still_there(left: list[Undeleted]) -> str:
 
 def _event(message: dict[str, Any]) -> str | None:
     return (message.get("metadata") or {}).get("event_type")
+
+
+def deleted_earlier(count: int) -> str:
+    if count == 1:
+        return "An unfinished message left in the thread earlier was deleted."
+    return f"{count} unfinished messages left in the thread earlier were deleted."

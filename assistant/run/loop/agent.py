@@ -45,6 +45,7 @@ from assistant.run.core.leftovers import NOTICE_METADATA, Undeleted, still_there
 from assistant.run.core.post_limits import PostCaps, PostLimits
 from assistant.run.core.prompt import PromptBudget, RunPrompts
 from assistant.run.core.recorder import Recorder
+from assistant.run.core.requests import AnswerRequest
 from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.core.sessions import AgentSessions, initiator, session_title
 from assistant.run.core.slack_outage import SlackOutages
@@ -69,7 +70,6 @@ from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.images import ImageParts
 from assistant.run.progress.indicators import Progress
 from assistant.run.progress.panel_status import PanelStatus
-from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.run.streaming.post import PostStream
 from assistant.run.streaming.step import streamed_step, usage_of
 from assistant.run.streaming.streams import SlackStreaming

@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.core.leftovers import briefly, settle_streams, still_there
+from assistant.run.core.leftovers import briefly, deleted_earlier, settle_streams, still_there
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.run_context import RunContext
-from assistant.run.tools.post_message import deleted_earlier
 from assistant.slack.connection import SLACK_FAILURES
 from context.log import ContextLog
 from context.storage import Store, ThreadKey

@@ -30,6 +30,7 @@ from assistant.run.core.lease import ensure_lease
 from assistant.run.core.leftovers import (
     POST_EVENT,
     Settled,
+    deleted_earlier,
     settle_streams,
     still_there,
     thread_messages,
@@ -200,12 +201,6 @@ async def finish_interrupted_streams(
     if settled.left:
         await recorder.record(ctx.key, still_there(settled.left))
     return settled
-
-
-def deleted_earlier(count: int) -> str:
-    if count == 1:
-        return "An unfinished message left in the thread earlier was deleted."
-    return f"{count} unfinished messages left in the thread earlier were deleted."
 
 
 async def finish_interrupted_posts(
