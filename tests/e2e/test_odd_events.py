@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes import requests as event_requests
 from assistant.fakes.events import builders as events
-from assistant.fakes.events import requests as event_requests
 from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of

@@ -14,9 +14,9 @@ import pytest
 from assistant.fakes import ids
 from assistant.fakes._server import Hold
 from assistant.fakes.events import builders as events
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle, tokens
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.run.core.post_limits import CUT_NOTE
 from assistant.run.tools import post_message
 from assistant.run.tools.post_message import post_metadata

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from assistant.fakes import FakeSlack, ids
-from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.run.core.leftovers import NOTICE_EVENT, NOTICE_METADATA, POST_EVENT
 from assistant.run.loop.answer_so_far import NO_ANSWER, NOT_FINISHED
 from assistant.run.progress.step_cards import STEPS_METADATA
