@@ -200,8 +200,6 @@ class Replayer:
         agent = Agent(
             Recorder(store, self._trace),
             self._model,
-            client=None,
-            history=None,
             max_steps=self._settings.assistant_max_steps,
             budget=self._settings.prompt_budget(),
             tools=_replay_tools(recorded),

@@ -25,11 +25,6 @@ class RunDeferred(Exception):
         self.retry_in = retry_in
 
 
-class ApprovalPending(RunDeferred):
-    """The run stopped while a tool call waits for a person's approval
-    (assistant/run/approvals/entries.py): tried again at the expiry, or at once after a click."""
-
-
 class Retries:
     """When this process tries each deferred thread again: one timer per thread, the latest."""
 
