@@ -31,17 +31,17 @@ from assistant.panel.home import AppHome
 from assistant.panel.legacy_view import check_manifest
 from assistant.panel.messages_tab import MessagesTab
 from assistant.panel.session_titles import SessionTitles
-from assistant.run.loop.agent import Agent
+from assistant.run.channels.channel_rules import Channels
+from assistant.run.channels.languages import Languages
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.sessions import AgentSessions
+from assistant.run.core.slack_outage import SlackOutages
+from assistant.run.loop.agent import Agent, SlackSide
 from assistant.run.loop.channel_access import ChannelAccess
-from assistant.run.loop.channel_rules import Channels
 from assistant.run.loop.images import ImageParts
-from assistant.run.loop.languages import Languages
-from assistant.run.loop.recorder import Recorder
 from assistant.run.progress.panel_status import PanelStatus
-from assistant.run.progress.sessions import AgentSessions
 from assistant.run.scheduling.elsewhere import RunsElsewhere
 from assistant.run.scheduling.scheduler import RunScheduler
-from assistant.run.scheduling.slack_outage import SlackOutages
 from assistant.run.scheduling.workspace_runs import WorkspaceRuns
 from assistant.run.stopping.stop import StopRecorder
 from assistant.run.streaming.streams import SlackStreaming
@@ -277,24 +277,27 @@ def _scheduler(
             settings.assistant_max_image_bytes,
             settings.assistant_max_prompt_image_bytes,
         )
-        return Agent(
-            recorder,
-            model,
+        slack = SlackSide(
             client,
             ThreadHistory(store, client),
-            settings.assistant_max_steps,
-            settings.prompt_budget(),
             images=images,
-            post_caps=settings.post_caps(),
             panel_status=PanelStatus(
                 client, store, settings.loading_messages(deployment_words), deployment_words
             ),
             streaming=streaming,
             outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
             channels=channels,
-            access=channel_access.for_client(client),
             sessions=sessions.for_client(client),
+            access=channel_access.for_client(client),
             languages=languages,
+        )
+        return Agent(
+            recorder,
+            model,
+            settings.assistant_max_steps,
+            settings.prompt_budget(),
+            slack,
+            post_caps=settings.post_caps(),
             mcp=mcp,
             mcp_caps=ServerCaps(
                 settings.assistant_max_mcp_calls_per_run, settings.assistant_max_mcp_result_chars

@@ -34,9 +34,9 @@ from assistant.panel_settings import (
 )
 from assistant.persona_file import PromptFile, read_personas
 from assistant.price_settings import PriceTable, parse_prices
-from assistant.run.loop.channel_rules import SearchDefault
-from assistant.run.loop.post_limits import PostCaps
-from assistant.run.loop.prompt import MIN_LOG_TOKENS, PromptBudget
+from assistant.run.channels.channel_rules import SearchDefault
+from assistant.run.core.post_limits import PostCaps
+from assistant.run.core.prompt import MIN_LOG_TOKENS, PromptBudget
 from context.channels import SearchChannelType
 from context.storage import DEFAULT_URL, database_url
 from context.trace import TraceKind
@@ -141,7 +141,7 @@ class Settings(ChannelSettings):
     assistant_context_tokens: int = Field(default=128_000, ge=1_000)
     assistant_answer_tokens: int = Field(default=4_000, ge=100)
     assistant_run_lease_seconds: float = Field(default=30.0, ge=1.0, le=3600.0)
-    # How long a request waits for Slack to come back (assistant/run/scheduling/slack_outage.py);
+    # How long a request waits for Slack to come back (assistant/run/core/slack_outage.py);
     # 0: not
     # at all.
     assistant_slack_outage_seconds: float = Field(default=900.0, ge=0.0, le=86400.0)
@@ -327,7 +327,7 @@ class Settings(ChannelSettings):
         return SearchDefault(self.assistant_slack_search, self.assistant_slack_search_channel_types)
 
     def post_caps(self) -> PostCaps:
-        """What one run may post (see `assistant.run.loop.post_limits`)."""
+        """What one run may post (see `assistant.run.core.post_limits`)."""
         return PostCaps(
             self.assistant_max_posts_per_reply,
             self.assistant_max_messages_per_run,

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from assistant.fakes import Call, FakeOpenAI, FakeSlack
-from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.requests import event_callback, signed_event_request
 from bench import conversation
 from bench.model import AnsweringModel
 from bench.report import Figure

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.fakes import ids
-from assistant.run.loop.prompt import fixed_tokens
+from assistant.run.core.prompt import fixed_tokens
 from assistant.slack.text import clean_user_text
 from bench import conversation
 from bench.billing import Call, ChatMessage, bill_all, plain_chat_requests, tool_call_tokens
@@ -56,7 +56,7 @@ def run(smoke: bool = False) -> list[Figure]:
         Figure("token counter", getattr(counter, "name", type(counter).__name__)),
         Figure(
             "fixed text: system message + tool schemas (+ framing),"
-            " as assistant.run.loop.prompt counts",
+            " as assistant.run.core.prompt counts",
             f"{fixed:,} tokens",
             f"≤ {FIXED_GOAL}",
             fixed <= FIXED_GOAL,

@@ -27,8 +27,8 @@ from typing import TypedDict
 
 from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes.events import builders as slack_events
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import event_callback, signed_event_request
 from bench.report import Figure, ms
 from bench.server import AppServer
 from bench.stream import answer_text, post_event

@@ -35,8 +35,8 @@ from pydantic_core import from_json
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.events import builders as slack_events
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.slack.client import close_slack_client, create_slack_client
 from bench.bare_app import INBOX, BareBoltServer
 from bench.cpu import STREAM_RATIO_GOAL, WHOLE_GOAL_S

@@ -11,7 +11,7 @@ from typing import Any
 
 import aiohttp
 
-from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.requests import event_callback, signed_event_request
 
 REQUEST_TIMEOUT = 30.0
 

@@ -31,7 +31,7 @@ from mcp import Client
 
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.servers import McpServers
-from assistant.run.tools.run_context import RunContext
+from assistant.run.core.run_context import RunContext
 from assistant.run.tools.server_tools import ServerCaps
 from assistant.run.tools.toolbox import toolbox
 from bench.report import Figure, median, percentile

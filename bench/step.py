@@ -1,6 +1,6 @@
 """Step overhead vs log length: what one agent step costs outside the model and Slack.
 
-The real agent loop (`Agent._steps`) runs on a real SqlStore (SQLite in a temporary
+The real agent loop (`StepLoop.steps`) runs on a real SqlStore (SQLite in a temporary
 directory), Recorder and TraceWriter (into memory), with an instant stub model and no-op
 Slack tools, on a thread grown to each size. The time between one model call's return and
 the next call is the step's own cost; its pieces are timed where they happen, through

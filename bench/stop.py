@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.run.stopping.watch import STOP_CHECK_SECONDS
 from bench.report import Figure, ms
 from bench.server import AppServer

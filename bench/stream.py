@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle, tokens
+from assistant.fakes.requests import event_callback, signed_event_request
 from bench import stop
 from bench.report import Figure, ms
 from bench.server import AppServer

@@ -1,6 +1,6 @@
 """The real agent loop of bench/step.py with each piece of a step timed where it happens.
 
-The real loop (`Agent._steps`) runs on the given SqlStore, a real Recorder and TraceWriter
+The real loop (`StepLoop.steps`) runs on the given SqlStore, a real Recorder and TraceWriter
 (into memory), with an instant stub model and no-op Slack tools. The pieces are timed through
 subclasses of the real classes: load (Recorder.entries), build (ContextLog.add and the run's
 prompt builder), record (Recorder.record: the store append, then the trace block).
@@ -29,10 +29,10 @@ from assistant.model.limits import ModelLimits
 from assistant.model.request import ImagePart, build_messages
 from assistant.model.stream import ReplyEnded, StepEvent
 from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
+from assistant.run.core.prompt import PromptBudget, RunPrompts
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.loop.agent import Agent
-from assistant.run.loop.prompt import PromptBudget, RunPrompts
-from assistant.run.loop.recorder import Recorder
-from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.settings import Settings
 from bench.report import median
 from context.budget import BuiltPrompt
@@ -235,11 +235,11 @@ def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
     default = Settings(_env_file=None).prompt_budget()
     budget = TimedBudget(default.tokens, default.counter, clock=clock, naive=naive)
     # InstantModel stands in for ModelClient: the one call the loop makes, without the network.
-    agent = Agent(recorder, model, None, None, steps + 1, budget, tools)
+    agent = Agent(recorder, model, steps + 1, budget, tools=tools)
 
     async def go() -> None:
         log = TimedLog(await recorder.entries(KEY), clock)
-        await agent._steps(RunContext(KEY, None, None, "<@U0FAKEBOT1>", log, store))
+        await agent.step_loop.steps(RunContext(KEY, None, None, "<@U0FAKEBOT1>", log, store))
 
     asyncio.run(go())
     pieces = {piece: clock.median(piece) for piece in (*PIECES, "step")}

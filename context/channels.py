@@ -5,7 +5,7 @@ channel types it covers, the MCP servers or tools); and the
 workspace's default, which a channel's unset fields fall back to.
 
 Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads
-them (`assistant.run.loop.channel_rules`), the CLI and the App Home write them.
+them (`assistant.run.channels.channel_rules`), the CLI and the App Home write them.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class ChannelConfig(BaseModel):
     # The language of the bot's own words (a message catalog's name: "pt_BR", "ja"). A
     # channel's fixes it there, whatever each person's Slack language; the workspace
     # default's is the language of those whose Slack language has no catalog. Not merged:
-    # the run reads both (assistant.run.loop.languages).
+    # the run reads both (assistant.run.channels.languages).
     locale: str | None = Field(default=None, pattern=r"^[a-z]{2,3}(_[A-Z]{2})?$")
     # Whether the runs may search Slack (`searchSlack`, as the person who asked), and in
     # which conversation types; None: the default's (ASSISTANT_SLACK_SEARCH…).

@@ -19,8 +19,8 @@ from slack_bolt.listener.asyncio_runner import AsyncioListenerRunner
 from assistant.app import Assistant
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.events.builders import app_mention
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.serving.http import create_web_app
 from assistant.serving.web_server import server_config
 from assistant.settings import Settings, load_settings

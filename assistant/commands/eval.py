@@ -35,7 +35,7 @@ from assistant.eval.runner import CaseResult, Totals, run_cases
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
 from assistant.eval.spool import ResultSpool, Rows
 from assistant.model.client import ModelClient
-from assistant.run.loop.prompt import PromptBudget
+from assistant.run.core.prompt import PromptBudget
 from assistant.settings import Settings, SettingsError, load_usage_settings
 from context.channels import merged
 from context.entry import Entry

@@ -15,8 +15,8 @@ from assistant.model.options import ModelOptions
 from assistant.model.tool_calls import (
     ToolCallError,
 )
-from assistant.run.loop.prompt import PromptBudget
-from assistant.run.tools.run_context import RunContext
+from assistant.run.core.prompt import PromptBudget
+from assistant.run.core.run_context import RunContext
 from assistant.run.tools.toolbox import recorded_toolbox
 from context.budget import BudgetError
 from context.entry import Entry, SystemEntry, make_entry

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from assistant.eval.ask import Config
 from assistant.eval.cases import Case
 from assistant.price_settings import PriceTable
-from assistant.run.loop.prompt import PromptBudget
+from assistant.run.core.prompt import PromptBudget
 
 
 @dataclass

@@ -16,7 +16,7 @@ from assistant.eval.cases import Case, Feedback
 from assistant.eval.judge import Judge
 from assistant.eval.scores import Trial, judged, kind_of, posts, question_of, score, wilson
 from assistant.model.tool_calls import ToolCallError
-from assistant.run.loop.post_limits import PostCaps
+from assistant.run.core.post_limits import PostCaps
 from context.entry import make_entry
 from context.render import printable, render_entry
 

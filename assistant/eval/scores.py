@@ -28,7 +28,7 @@ from assistant.eval.cases import Case
 from assistant.eval.judge import JudgeFailed, Judgement
 from assistant.eval.language import language_of
 from assistant.model.tool_calls import ToolCallError
-from assistant.run.loop.post_limits import PostCaps, PostLimits
+from assistant.run.core.post_limits import PostCaps, PostLimits
 from context.entry import UserEntry
 from context.toolcalls import PostMessage, ToolCall
 

@@ -4,7 +4,7 @@
         ...  # point the app at slack.api_url and model.base_url
 
 See `assistant.fakes.slack.server`, `assistant.fakes.events.builders`,
-`assistant.fakes.events.requests`,
+`assistant.fakes.requests`,
 `assistant.fakes.openai.server` and `assistant.fakes.openai.responses` for the details.
 """
 

@@ -20,10 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import N_, Words
 from assistant.intake.event_shapes import ClickPlace
-from assistant.run.loop.languages import Languages
-from assistant.run.loop.recorder import Recorder
-from assistant.run.scheduling.elsewhere import RunRequests
-from assistant.run.tools.approvals import (
+from assistant.run.approvals.entries import (
     ALLOW,
     Decision,
     Outcome,
@@ -34,6 +31,9 @@ from assistant.run.tools.approvals import (
     refused_click_text,
     stopped_request,
 )
+from assistant.run.channels.languages import Languages
+from assistant.run.core.recorder import Recorder
+from assistant.run.scheduling.elsewhere import RunRequests
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import EntryMeta, ThreadKey
 from context.storage.async_store import async_store

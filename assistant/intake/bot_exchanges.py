@@ -12,9 +12,9 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, N_, Words
-from assistant.run.loop.channel_rules import PostAs
-from assistant.run.loop.recorder import Recorder
-from assistant.run.streaming.leftovers import NOTICE_METADATA, briefly
+from assistant.run.channels.channel_rules import PostAs
+from assistant.run.core.leftovers import NOTICE_METADATA, briefly
+from assistant.run.core.recorder import Recorder
 from assistant.slack.connection import SLACK_FAILURES
 from context.entry import UserEntry
 from context.storage import ThreadKey

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.run.channels.channel_rules import ChannelRules, Channels
+from assistant.run.core.recorder import Recorder
 from assistant.run.loop.channel_access import NOTE, ChannelAccess, refusal_line
-from assistant.run.loop.channel_rules import ChannelRules, Channels
-from assistant.run.loop.recorder import Recorder
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import ThreadKey
 

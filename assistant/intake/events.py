@@ -20,9 +20,9 @@ from assistant.intake.deadline import READ_SECONDS, InFlight
 from assistant.intake.event_shapes import Checked
 from assistant.intake.message_content import MessageContent
 from assistant.intake.viewing import viewing_text
-from assistant.run.loop.recorder import Recorder
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.requests import AnswerRequest
 from assistant.run.scheduling.elsewhere import RunRequests
-from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.settings import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text

@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from assistant.run.loop.recorder import Recorder
+from assistant.run.core.recorder import Recorder
 from assistant.run.scheduling.scheduler import RunScheduler
 from context.storage import ThreadKey
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from assistant.run.scheduling.store_errors import log_failure
+from assistant.run.core.store_errors import log_failure
 from assistant.slack.workspaces import TokenUnavailable
 
 log = logging.getLogger(__name__)

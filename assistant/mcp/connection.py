@@ -69,7 +69,7 @@ class ServerTool:
     def may_repeat(self) -> bool:
         """Whether calling it again for one call of the model changes nothing more: a call
         a stopped process may have made is made again only then
-        (assistant/run/tools/unfinished.py)."""
+        (assistant/run/approvals/unfinished.py)."""
         return self.read_only or self.idempotent
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the settings import this module's callers' types without th
     from assistant.model.server_window import ServerSettings
 
 NOT_REACHED = "could not be reached"
-MIN_LOG_TOKENS = 1_000  # as the settings ask of ASSISTANT_CONTEXT_TOKENS (run/loop/prompt.py)
+MIN_LOG_TOKENS = 1_000  # as the settings ask of ASSISTANT_CONTEXT_TOKENS (run/core/prompt.py)
 WINDOW_FIX = (
     "ASSISTANT_CONTEXT_TOKENS about 10% below the server's context for one request "
     "(llama.cpp -c per slot, vLLM --max-model-len, Ollama num_ctx)"

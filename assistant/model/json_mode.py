@@ -66,7 +66,7 @@ def tools_note(tools: Tools) -> str:
     """The system message's lines on `tools` in this mode: one a tool, its name, what it
     does, its arguments and theirs (from its schema: an MCP server's description and its
     input schema's; a built-in's from its model). Never longer than the schemas themselves,
-    which the context budget counts (`assistant.run.loop.prompt`): names, types and
+    which the context budget counts (`assistant.run.core.prompt`): names, types and
     descriptions are a part of them."""
     lines = [TOOLS_HEAD]
     for tool in tools:

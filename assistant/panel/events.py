@@ -34,10 +34,10 @@ from assistant.intake.event_shapes import panel_event
 from assistant.intake.events import thread_key
 from assistant.panel.legacy_view import warn_once
 from assistant.panel.prompts import PromptRefusals
-from assistant.run.loop.channel_rules import Channels
-from assistant.run.loop.languages import Languages
-from assistant.run.loop.recorder import Recorder
-from assistant.run.progress.sessions import AgentSessions
+from assistant.run.channels.channel_rules import Channels
+from assistant.run.channels.languages import Languages
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.sessions import AgentSessions
 from assistant.settings import Settings
 from assistant.slack.connection import SLACK_FAILURES, slack_error
 from assistant.slack.text import clean_user_text

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from assistant.intake.event_shapes import ClickPlace
 from assistant.intake.link_access import LinkAccess
 from assistant.panel.events import slack_failure
-from assistant.run.loop.recorder import Recorder
+from assistant.run.core.recorder import Recorder
 from assistant.run.progress.feedback_buttons import VOTES
 from assistant.slack.connection import SLACK_FAILURES
 from assistant.slack.workspaces import PerWorkspace

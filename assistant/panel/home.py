@@ -23,7 +23,7 @@ from assistant.panel.home_views import (
     home_view,
     submitted,
 )
-from assistant.run.loop.languages import Languages
+from assistant.run.channels.languages import Languages
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
 from context.storage import Store

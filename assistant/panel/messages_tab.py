@@ -27,8 +27,8 @@ from assistant.i18n.words import ENGLISH
 from assistant.intake.event_shapes import HomeOpenedFields, checked
 from assistant.panel.events import slack_failure
 from assistant.panel.prompts import PromptRefusals
-from assistant.run.loop.languages import Languages
-from assistant.run.loop.recorder import Recorder
+from assistant.run.channels.languages import Languages
+from assistant.run.core.recorder import Recorder
 from assistant.settings import Settings
 from assistant.slack.connection import SLACK_FAILURES
 

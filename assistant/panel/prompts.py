@@ -6,7 +6,7 @@ only the status and the title: `assistant.threads.setSuggestedPrompts` stays the
 show them. Should a workspace stop taking it (the method gone with the assistant view, or
 deprecated there), asking again on every panel or Messages tab opening would only fail again:
 the refusal is remembered per workspace for the life of the process, with one line in its
-log, as the sessions' refusals are (`assistant.run.progress.sessions`)."""
+log, as the sessions' refusals are (`assistant.run.core.sessions`)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assistant.intake.event_shapes import SessionTitleFields, checked
-from assistant.run.loop.recorder import Recorder
+from assistant.run.core.recorder import Recorder
 from context.entry import now_timestamp
 from context.storage import EntryMeta, ThreadKey
 

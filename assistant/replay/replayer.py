@@ -18,14 +18,14 @@ from types import TracebackType
 from typing import Self
 
 from assistant.model.client import ModelClient
+from assistant.run.approvals.entries import BEFORE_RESULT
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.requests import AnswerRequest
+from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.loop.agent import Agent
-from assistant.run.loop.recorder import Recorder
-from assistant.run.scheduling.scheduler import AnswerRequest
-from assistant.run.tools.approvals import BEFORE_RESULT
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import HistoryLine, format_history, history_lines
-from assistant.run.tools.run_context import RunContext, ToolFunction
 from assistant.run.tools.toolbox import recorded_toolbox
 from assistant.settings import Settings
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
@@ -200,8 +200,6 @@ class Replayer:
         agent = Agent(
             Recorder(store, self._trace),
             self._model,
-            client=None,
-            history=None,
             max_steps=self._settings.assistant_max_steps,
             budget=self._settings.prompt_budget(),
             tools=_replay_tools(recorded),

@@ -26,7 +26,7 @@ from assistant.app import Assistant, create_assistant
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, demo_reply
 from assistant.fakes.events.builders import app_mention, message
-from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.settings import Settings, load_settings
 from context.storage import ThreadKey
 

@@ -29,8 +29,9 @@ from opentelemetry.trace import (
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from assistant.model.observer import CallWatch
-from assistant.run.loop.recorder import Recording
-from assistant.run.scheduling.scheduler import AnswerRequest, RunFunction, StopFunction
+from assistant.run.core.recorder import Recording
+from assistant.run.core.requests import AnswerRequest
+from assistant.run.scheduling.scheduler import RunFunction, StopFunction
 from assistant.slack.connection import slack_error_type
 from assistant.telemetry import genai
 from assistant.telemetry.calls import SPAN_KIND, ChatWatch, chat_name, chat_span_attributes
@@ -184,7 +185,7 @@ class Telemetry:
 
         return ChatWatch(span, self.metrics, request, self._capture, on_call)
 
-    # The recorder's observer (assistant.run.loop.recorder.EntryObserver).
+    # The recorder's observer (assistant.run.core.recorder.EntryObserver).
 
     def recording(self, key: ThreadKey, content: Content, meta: EntryMeta | None) -> Recording:
         run = _RUN.get()

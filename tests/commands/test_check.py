@@ -8,7 +8,7 @@ import pytest
 
 from assistant.fakes import FakeOpenAI, ids
 from assistant.fakes.openai import responses as replies
-from assistant.run.loop.prompt import fixed_tokens
+from assistant.run.core.prompt import fixed_tokens
 from context.channels import ChannelConfig
 from context.storage import open_store
 from context.tokens import counter_for

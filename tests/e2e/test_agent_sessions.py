@@ -66,7 +66,7 @@ def test_a_failed_run_leaves_processing_too(app, slack, model):
 def test_where_slack_refuses_sessions_the_reaction_shows_progress(app, slack, model, caplog):
     """The fake app is not declared as an agent: Slack answers not_authorized once; the
     workspace's later runs do not ask again."""
-    caplog.set_level(logging.WARNING, logger="assistant.run.progress.sessions")
+    caplog.set_level(logging.WARNING, logger="assistant.run.core.sessions")
     script_answers(model, 2)
     first = say(slack, ASKED)
     second = say(slack, "and tomorrow?")
@@ -81,7 +81,7 @@ def test_where_slack_refuses_sessions_the_reaction_shows_progress(app, slack, mo
     assert [call.response["error"] for call in refused] == ["not_authorized"]
     assert len(slack.calls_to("reactions.add")) == 2
     assert len(slack.calls_to("chat.postMessage")) == 2
-    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.progress.sessions"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.core.sessions"]
     assert len(lines) == 1 and "not_authorized" in lines[0] and ids.TEAM_ID in lines[0]
 
 
@@ -127,7 +127,7 @@ def test_a_streamed_run_keeps_its_session_processing_until_it_ends(make_app, sla
 def test_an_app_not_subscribed_to_the_stop_event_is_told_once(app, slack, model, caplog):
     """Slack warns on setStatus while the app is not subscribed to agent_session_stopped (its
     stop button would do nothing): one line per workspace, and sessions go on."""
-    caplog.set_level(logging.WARNING, logger="assistant.run.progress.sessions")
+    caplog.set_level(logging.WARNING, logger="assistant.run.core.sessions")
     slack.agents.agent = True
     slack.agents.subscribed = False
     script_answers(model, 2)
@@ -138,6 +138,6 @@ def test_an_app_not_subscribed_to_the_stop_event_is_told_once(app, slack, model,
         app.wait_idle()
 
     assert all(c.response.get("warning") for c in slack.calls_to("agents.sessions.setStatus"))
-    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.progress.sessions"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.core.sessions"]
     assert len(lines) == 1 and "agent_session_stopped" in lines[0] and ids.TEAM_ID in lines[0]
     assert len(slack.calls_to("chat.postMessage")) == 2

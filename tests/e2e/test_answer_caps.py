@@ -12,10 +12,10 @@ import re
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import event_callback, signed_event_request
+from assistant.run.core.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
 from assistant.run.loop.apologies import SORRY_STEPS
-from assistant.run.loop.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
 from assistant.run.tools.post_message import CUT, post_metadata
 from assistant.slack.text import split_message
 from bench.server import AppServer

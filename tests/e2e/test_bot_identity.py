@@ -10,7 +10,7 @@ import signal
 
 import pytest
 
-from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.fakes.slack.faults import DROPPED
 from context.storage import open_store
 from tests.e2e.test_socket_mode import free_port, serve_env

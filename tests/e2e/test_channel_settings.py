@@ -13,8 +13,8 @@ import json
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes import requests as event_requests
 from assistant.fakes.events import builders as events
-from assistant.fakes.events import requests as event_requests
 from assistant.fakes.events.home import app_home_opened, home_click, view_submission
 from assistant.fakes.events.panel import signed_interaction_request
 from assistant.fakes.openai import responses as replies

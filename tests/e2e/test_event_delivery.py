@@ -9,8 +9,8 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
-from assistant.fakes.events.requests import event_callback
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import event_callback
 from tests.harness import mention as say
 from tests.harness import seed, thread_of
 

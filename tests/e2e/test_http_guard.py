@@ -15,8 +15,8 @@ from sqlalchemy import create_engine, make_url, text
 
 from assistant.fakes import ids
 from assistant.fakes.events import attacks
-from assistant.fakes.events.requests import sign
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import sign
 from assistant.serving.request_guard import MAX_BODY_BYTES
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say

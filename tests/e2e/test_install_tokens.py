@@ -16,7 +16,7 @@ import time
 import pytest
 from sqlalchemy import create_engine, text
 
-from assistant.fakes.events.requests import event_callback
+from assistant.fakes.requests import event_callback
 from assistant.run.scheduling.workspace_runs import NOT_INSTALLED
 from tests.e2e.test_installs import (
     CHANNEL_A,

@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, text
 
 from assistant.app_oauth import bot_scopes
 from assistant.fakes import ids
-from assistant.fakes.events.requests import event_callback
+from assistant.fakes.requests import event_callback
 from assistant.fakes.slack.oauth import EXPIRES_IN
 from assistant.run.scheduling.workspace_runs import NOT_INSTALLED
 from assistant.slack.installs import MAX_LIVE_STATES, Installations

@@ -14,7 +14,7 @@ import pytest
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
-from assistant.run.tools.approvals import ALLOW, DENY, pending_approval
+from assistant.run.approvals.entries import ALLOW, DENY, pending_approval
 from bench.server import AppServer, Worker
 from context.storage import open_store
 from tests.e2e.test_stop_elsewhere import post

@@ -186,7 +186,7 @@ def test_a_model_server_that_cannot_be_reached_is_named_on_stderr(make_app, slac
         "Error: the model call failed: the model service could not be reached. "
         f'The user was told: "{SORRY_MODEL.english()}"'
     ]
-    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.loop.agent"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "assistant.run.loop.step_loop"]
     assert lines == [
         f"the model server at http://127.0.0.1:{port} failed a run in {thread_of(event)}: "
         "the model service could not be reached (Connection refused)"

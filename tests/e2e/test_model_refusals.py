@@ -51,7 +51,7 @@ def channels_list(app) -> list[str]:
 def test_a_refused_channel_model_is_named_once_per_run_and_not_retried(
     make_app, slack, model, caplog, stream, refusal, detail
 ):
-    caplog.set_level(logging.WARNING, logger="assistant.run.loop.agent")
+    caplog.set_level(logging.WARNING, logger="assistant.run.loop.endings")
     app = make_app(openai_max_retries=2, assistant_stream=stream)
     if refusal is None:
         model.models = frozenset({SERVED})  # the fake refuses the others as OpenAI does
@@ -68,7 +68,7 @@ def test_a_refused_channel_model_is_named_once_per_run_and_not_retried(
     assert log[-1]["content"] == (
         f'Error: the model call failed: {said}. The user was told: "{sorry}"'
     )
-    warnings = [r.getMessage() for r in caplog.records if r.name == "assistant.run.loop.agent"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "assistant.run.loop.endings"]
     where = f"{ids.TEAM_ID}/{ids.CHANNEL_ID}"
     assert warnings == [f"{said} in {where}, the channel's model: a run there cannot answer"]
     refused = f"model {MISSING!r} refused by the model service ({detail}) at ".replace("'", '"')

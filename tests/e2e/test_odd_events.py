@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes import requests as event_requests
 from assistant.fakes.events import builders as events
-from assistant.fakes.events import requests as event_requests
 from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of
@@ -37,7 +37,7 @@ def logged(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     records = [r for r in caplog.records if r.levelno >= logging.WARNING]
     # The fake app is not declared as an agent, and its panel events are the legacy view's:
     # the process says each once, whatever the event, in whichever test comes first.
-    once = {"assistant.run.progress.sessions", "assistant.panel.legacy_view"}
+    once = {"assistant.run.core.sessions", "assistant.panel.legacy_view"}
     records = [r for r in records if r.name not in once]
     assert [r.getMessage() for r in records if r.exc_info or r.exc_text] == []
     assert "Traceback" not in caplog.text

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes.events import requests as event_requests
+from assistant.fakes import requests as event_requests
 from assistant.fakes.events.panel import feedback_click, open_panel, signed_interaction_request
-from assistant.fakes.events.requests import sign
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import sign
 from context.storage import ThreadKey, Vote
 from tests.harness import RunningApp, mention, thread_of
 

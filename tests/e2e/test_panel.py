@@ -11,8 +11,8 @@ import logging
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes import requests as event_requests
 from assistant.fakes.events import builders as events
-from assistant.fakes.events import requests as event_requests
 from assistant.fakes.events.panel import (
     context_changed,
     feedback_click,

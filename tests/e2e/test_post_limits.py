@@ -11,8 +11,8 @@ import pytest
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.model.request import answer_limit
+from assistant.run.core.post_limits import CUT_NOTE
 from assistant.run.loop.answer_so_far import NOT_FINISHED
-from assistant.run.loop.post_limits import CUT_NOTE
 from assistant.run.tools.post_message import REFUSED
 from assistant.settings import SettingsError, load_settings
 from assistant.slack.text import split_message

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes.events import requests as event_requests
+from assistant.fakes import requests as event_requests
 from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import thread_of

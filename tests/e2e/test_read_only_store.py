@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
-from assistant.fakes.events import requests as event_requests
+from assistant.fakes import requests as event_requests
 from assistant.fakes.openai import responses as replies
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say

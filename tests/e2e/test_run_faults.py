@@ -18,8 +18,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.bodies import BAD_BODIES, html_page
+from assistant.run.core.store_errors import store_unavailable
 from assistant.run.loop.apologies import SORRY_MODEL, SORRY_STEPS, SORRY_UNEXPECTED
-from assistant.run.scheduling.store_errors import store_unavailable
 from context.storage import ThreadKey
 from tests.e2e.test_model_failures import answered, script_one_answer, still_answers, system_texts
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of

@@ -14,7 +14,7 @@ import aiohttp
 from sqlalchemy import create_engine, text
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.fakes.slack.oauth import EXPIRES_IN
 from bench import conversation
 from bench.model import AnsweringModel

@@ -14,8 +14,8 @@ import pytest
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
 from assistant.fakes.events.panel import context_changed, open_panel, title_changed
-from assistant.fakes.events.requests import event_callback
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import event_callback
 from assistant.panel import legacy_view
 from context.storage import ThreadKey
 from tests.harness import mention, script_answers, seed, thread_of, wait_session

@@ -12,9 +12,9 @@ from assistant.fakes.events import builders as events
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
 from assistant.i18n.words import ENGLISH
+from assistant.run.core.leftovers import NOTICE_METADATA
 from assistant.run.loop.apologies import SORRY_STEPS
 from assistant.run.progress.step_cards import STEPS_METADATA
-from assistant.run.streaming.leftovers import NOTICE_METADATA
 from assistant.run.tools.post_message import final_blocks, post_metadata
 from tests.e2e.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
 from tests.harness import mention as say

@@ -8,8 +8,8 @@ import http.client
 import signal
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
-from assistant.fakes.events.requests import signed_event_request
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import signed_event_request
 from bench.server import AppServer
 from context.storage import ThreadKey, open_store
 from tests.e2e.test_socket_mode import socket_env

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from assistant.fakes._server import Hold
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
+from assistant.fakes.requests import event_callback, signed_event_request
 from bench.server import AppServer
 from context.storage import ThreadKey, open_store
 from tests.e2e.test_durable_runs import bot_texts

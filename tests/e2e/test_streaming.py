@@ -14,10 +14,10 @@ import pytest
 from assistant.fakes import ids
 from assistant.fakes._server import Hold
 from assistant.fakes.events import builders as events
-from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle, tokens
-from assistant.run.loop.post_limits import CUT_NOTE
+from assistant.fakes.requests import event_callback, signed_event_request
+from assistant.run.core.post_limits import CUT_NOTE
 from assistant.run.tools import post_message
 from assistant.run.tools.post_message import post_metadata
 from assistant.settings import SettingsError
@@ -305,7 +305,7 @@ def test_streams_stay_within_slack_s_rate_tier(make_app, slack, model):
     app = make_app(assistant_stream="auto")
     # The tier's clock stands still: its burst is all there is, however long the answers
     # take on a busy machine (a moving one refills it, a start every 3.75 s).
-    app.agent().streaming.pacing.clock = lambda: 0.0
+    app.agent().slack.streaming.pacing.clock = lambda: 0.0
     # Written slowly enough to be streamed, where the tier lets it.
     style = StreamStyle(tokens_per_second=100)
     model.default = Streamed(replies.tool_calls(post(ANSWER), FINISH), style)

@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from assistant.fakes import FakeOpenAI, FakeSlack
-from assistant.fakes.events.requests import event_callback
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.requests import event_callback
 from context.storage import database_url
 from tests.cli import run_cli
 from tests.harness import RunningApp, mention

@@ -20,8 +20,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
 from assistant.fakes import FakeSlack, ids
+from assistant.fakes import requests as event_requests
 from assistant.fakes.events import builders as events
-from assistant.fakes.events import requests as event_requests
 from assistant.fakes.events.panel import (
     context_changed,
     feedback_click,

@@ -20,8 +20,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.events import builders as events
-from assistant.fakes.events.requests import signed_event_request
 from assistant.fakes.openai import responses as model
+from assistant.fakes.requests import signed_event_request
 
 CHANNEL = ids.CHANNEL_ID
 

@@ -10,7 +10,7 @@ from assistant.model.instructions import SYSTEM_MESSAGE
 from assistant.model.json_mode import JsonCallStream, calls_from_json, json_instructions
 from assistant.model.stream import CallArguments, CallEnded, CallStarted, ReplyEnded, StepEvent
 from assistant.model.tool_calls import SEARCH_SCHEMA, TOOL_SCHEMAS, server_function_schema
-from assistant.run.loop.prompt import MESSAGE_FRAMING_TOKENS, PromptBudget, fixed_tokens
+from assistant.run.core.prompt import MESSAGE_FRAMING_TOKENS, PromptBudget, fixed_tokens
 from context.tokens import counter_for
 
 

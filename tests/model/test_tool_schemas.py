@@ -8,7 +8,7 @@ import json
 import pytest
 
 from assistant.model.tool_calls import TOOL_SCHEMAS, ToolCallError, parse_tool_call
-from assistant.run.loop.prompt import fixed_tokens
+from assistant.run.core.prompt import fixed_tokens
 from context.tokens import counter_for
 
 FIXED_GOAL = 450  # tokens of o200k_base, as the context budget counts them

@@ -232,3 +232,93 @@ def test_every_room_may_import_only_rooms_below_it():
     # The allowed imports form no loop: the rooms are layers.
     graph = {room: set(allowed) for room, allowed in ALLOWED.items()}
     assert cycles(graph) == []
+
+
+# Inside a room, its sub-rooms are layers too, named from the bottom up: a module of one may
+# import its own sub-room and those named before it, never one named after (an arrow back up).
+# A room's loose modules left unnamed are its base: any sub-room may import them, and they
+# import no named sub-room. `assistant` itself is ordered by ALLOWED above.
+SUB_ROOMS: dict[str, list[str]] = {
+    # run/: what applies in a channel; what every part of a run uses; approvals; what Slack
+    # shows; streamed posts; the tools; the agent loop; the stop button; the scheduler.
+    "assistant.run": [
+        "channels",
+        "core",
+        "approvals",
+        "progress",
+        "streaming",
+        "tools",
+        "loop",
+        "stopping",
+        "scheduling",
+    ],
+    # The fakes' base: ids, the background server, Slack's signed deliveries (requests.py).
+    "assistant.fakes": ["openai", "slack", "events", "demo"],
+    # The handlers; `parts.py` names the parts they act through (one is an events' module's).
+    "assistant.listeners": ["events", "assistant", "actions", "shortcuts", "home", "parts"],
+    # The log's core, then its storage, then the trace that prints what the store gives back.
+    "context": ["storage", "trace"],
+}
+
+
+def _sub_room(module: str, room: str) -> str | None:
+    """The sub-room of `room` a module is in: the next part of its name (None: the room's
+    own `__init__`, which says what the room holds and may gather all of it)."""
+    if not module.startswith(room + "."):
+        return None
+    return module[len(room) + 1 :].split(".")[0]
+
+
+def against_the_sub_rooms(
+    graph: dict[str, set[str]], sub_rooms: dict[str, list[str]] = SUB_ROOMS
+) -> list[str]:
+    offenders = []
+    for room, order in sub_rooms.items():
+        rank = {name: place for place, name in enumerate(order)}
+        for name, targets in sorted(graph.items()):
+            mine = _sub_room(name, room)
+            if mine is None:
+                continue
+            for target in sorted(targets):
+                theirs = _sub_room(target, room)
+                if theirs is None or theirs == mine or theirs not in rank:
+                    continue
+                if mine not in rank or rank[theirs] > rank[mine]:
+                    offenders.append(f"{name} ({mine}) imports {target} ({theirs}) in {room}")
+    return offenders
+
+
+def test_sub_rooms_import_one_way():
+    assert against_the_sub_rooms(import_graph()) == []
+
+
+def test_sub_rooms_rule_finds_an_import_back_up():
+    # The scheduler builds agents; an agent reaching up to the scheduler is refused, and so
+    # is a loose module (the base) reaching up to a named sub-room.
+    graph = {
+        "assistant.run.loop.agent": {"assistant.run.scheduling.scheduler"},
+        "assistant.run.scheduling.scheduler": {"assistant.run.loop.agent"},
+        "assistant.run.helpers": {"assistant.run.core.recorder"},
+        "assistant.run.core.recorder": {"assistant.run.helpers"},
+    }
+    assert against_the_sub_rooms(graph) == [
+        "assistant.run.helpers (helpers) imports assistant.run.core.recorder (core) in "
+        "assistant.run",
+        "assistant.run.loop.agent (loop) imports assistant.run.scheduling.scheduler "
+        "(scheduling) in assistant.run",
+    ]
+
+
+def test_every_room_with_sub_rooms_orders_them():
+    # A new sub-package must be given its place: else nothing would keep its arrows one way.
+    modules = _modules()
+    packages = {name for name, path in modules.items() if path.name == "__init__.py"}
+    unordered = []
+    for package in sorted(packages):
+        subs = {p.rpartition(".")[2] for p in packages if p.rpartition(".")[0] == package}
+        if not subs or package == "assistant":
+            continue
+        missing = subs - set(SUB_ROOMS.get(package, []))
+        if missing:
+            unordered.append(f"{package}: {sorted(missing)}")
+    assert unordered == []

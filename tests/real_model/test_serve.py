@@ -20,10 +20,10 @@ from typing import Any
 import pytest
 
 from assistant.fakes import FakeSlack, ids
-from assistant.fakes.events.requests import event_callback, signed_event_request
+from assistant.fakes.requests import event_callback, signed_event_request
+from assistant.run.core.leftovers import NOTICE_EVENT, NOTICE_METADATA, POST_EVENT
 from assistant.run.loop.answer_so_far import NO_ANSWER, NOT_FINISHED
 from assistant.run.progress.step_cards import STEPS_METADATA
-from assistant.run.streaming.leftovers import NOTICE_EVENT, NOTICE_METADATA, POST_EVENT
 from context.storage import ThreadKey, open_store
 from context.validate import validate_log
 from tests.e2e.test_socket_mode import free_port

@@ -7,7 +7,7 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import FakeSlack, ids
-from assistant.run.tools.run_context import RunContext
+from assistant.run.core.run_context import RunContext
 from context.entry import UserContent
 from context.log import ContextLog
 from context.storage import EntryMeta, Opening, Store, ThreadKey, ThreadMessage

@@ -15,11 +15,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.openai import responses as replies
 from assistant.model.client import ModelClient
-from assistant.run.loop.agent import Agent
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.requests import AnswerRequest
+from assistant.run.loop.agent import Agent, SlackSide
 from assistant.run.loop.answer_so_far import NOT_FINISHED
 from assistant.run.loop.apologies import SORRY_MODEL, SORRY_STEPS
-from assistant.run.loop.recorder import Recorder
-from assistant.run.scheduling.scheduler import AnswerRequest
 from context.entry import FAILURE_PREFIX, UserContent
 from context.storage import EntryMeta, Opening, Store, ThreadKey, ThreadMessage
 from context.trace import TraceWriter
@@ -48,10 +48,9 @@ async def agent(
     built = Agent(
         Recorder(store, TraceWriter(io.StringIO())),
         ModelClient(settings.model_options()),
-        AsyncWebClient(token=ids.BOT_TOKEN, base_url=slack.api_url),
-        history=None,
         max_steps=settings.assistant_max_steps,
         budget=settings.prompt_budget(),
+        slack=SlackSide(AsyncWebClient(token=ids.BOT_TOKEN, base_url=slack.api_url)),
         post_caps=settings.post_caps(),
     )
     yield built

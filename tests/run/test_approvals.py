@@ -1,13 +1,13 @@
-"""The approval's message and the log's entries (assistant/run/tools/approvals.py): the model's
+"""The approval's message and the log's entries (assistant/run/approvals/entries.py): the model's
 arguments shown to a person, and button values from Slack, are hostile. What a call's entries
-say of it: waiting, allowed, being made, stopped (assistant/run/tools/unfinished.py)."""
+say of it: waiting, allowed, being made, stopped (assistant/run/approvals/unfinished.py)."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
 
-from assistant.run.tools.approvals import (
+from assistant.run.approvals.entries import (
     MAX_ARGUMENTS,
     button_value,
     parse_button,
@@ -16,7 +16,7 @@ from assistant.run.tools.approvals import (
     requested_text,
     stopped_request,
 )
-from assistant.run.tools.unfinished import unanswered_calls
+from assistant.run.approvals.unfinished import unanswered_calls
 from context.entry import ENTRY_ADAPTER, SystemEntry
 
 UNTIL = datetime(2026, 11, 26, 18, 10, tzinfo=UTC)

@@ -11,8 +11,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import FakeSlack, ids
+from assistant.run.channels.channel_rules import ChannelRules
 from assistant.run.loop.channel_access import ChannelAccess
-from assistant.run.loop.channel_rules import ChannelRules
 from context.channels import Access
 
 GROUP = "S0FAKEGRP1"

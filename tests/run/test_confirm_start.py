@@ -1,5 +1,5 @@
 """A stream Slack made replaces its start in the store even when the run is cancelled while
-that write is on its way (`assistant.run.streaming.leftovers.confirm_start`), and the run ends
+that write is on its way (`assistant.run.core.leftovers.confirm_start`), and the run ends
 only after it: else the stop that cancelled the run finds a start nobody confirmed, and the
 thread's next run deletes the message the stop was to keep. On SQLite and PostgreSQL."""
 
@@ -9,7 +9,7 @@ import asyncio
 
 import pytest
 
-from assistant.run.streaming.leftovers import confirm_start
+from assistant.run.core.leftovers import confirm_start
 from context.storage import OpenStream, ThreadKey
 
 KEY = ThreadKey("T1", "C1", "1712233980.000100")

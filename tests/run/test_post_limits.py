@@ -1,4 +1,4 @@
-"""How much one answer may post (assistant/run/loop/post_limits.py), counted in process."""
+"""How much one answer may post (assistant/run/core/post_limits.py), counted in process."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from assistant.i18n.words import Words
-from assistant.run.loop.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
+from assistant.run.core.post_limits import CUT_NOTE, PostCaps, PostLimits, cut_text
 
 
 def post(limits: PostLimits, text: str) -> None:

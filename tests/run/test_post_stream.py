@@ -11,9 +11,9 @@ import json
 
 from slack_sdk.errors import SlackApiError
 
-from assistant.run.streaming.pacing import StreamPacing
+from assistant.run.core.pacing import StreamPacing
+from assistant.run.core.run_context import RunContext
 from assistant.run.streaming.post import PostStream
-from assistant.run.tools.run_context import RunContext
 from context.storage import OpenStream, Store
 from tests.run.conftest import ASKER, KEY
 

@@ -1,4 +1,4 @@
-"""Each step's prompt within the budget (assistant/run/loop/prompt.py): the log's share of the
+"""Each step's prompt within the budget (assistant/run/core/prompt.py): the log's share of the
 window, a smaller window a server named, and a run's prompts, where what expandEntry brought
 back in the run is shown whole while an old long text is cut."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from assistant.model.limits import ServerWindow
-from assistant.run.loop.prompt import (
+from assistant.run.core.prompt import (
     HEAD_CHARS,
     SCALE_MARGIN,
     PromptBudget,

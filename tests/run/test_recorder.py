@@ -1,4 +1,4 @@
-"""Recording (assistant/run/loop/recorder.py): every entry into the store, then onto the trace
+"""Recording (assistant/run/core/recorder.py): every entry into the store, then onto the trace
 exactly once; a duplicate is neither; an entry that ends a run is refused to a run that may
 have lost its lease. On a real store (SQLite and PostgreSQL)."""
 
@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from assistant.run.loop.recorder import Recorder
-from assistant.run.scheduling.lease import Lease, LeaseLost, current_lease
+from assistant.run.core.lease import Lease, LeaseLost, current_lease
+from assistant.run.core.recorder import Recorder
 from context.entry import UserContent
 from context.storage import EntryMeta, Store, ThreadKey
 from context.trace import JsonTrace

@@ -11,7 +11,8 @@ import logging
 
 import pytest
 
-from assistant.run.scheduling.scheduler import AnswerRequest, RunScheduler
+from assistant.run.core.requests import AnswerRequest
+from assistant.run.scheduling.scheduler import RunScheduler
 from context.entry import UserContent
 from context.storage import EntryMeta, Opening, Store, ThreadKey, ThreadMessage
 

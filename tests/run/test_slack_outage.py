@@ -1,6 +1,6 @@
-"""What a run does when Slack fails it (assistant/run/scheduling/slack_outage.py): defer with
+"""What a run does when Slack fails it (assistant/run/core/slack_outage.py): defer with
 backoff within the bound, or end; and the timers that try deferred threads again
-(assistant/run/scheduling/deferral.py). In process, on a real store (SQLite and PostgreSQL)."""
+(assistant/run/core/deferral.py). In process, on a real store (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import aiohttp
 import pytest
 from slack_sdk.errors import SlackApiError
 
-from assistant.run.loop.recorder import Recorder
-from assistant.run.scheduling.deferral import RESTARTED, SLACK_BACK, Retries, RunDeferred
-from assistant.run.scheduling.slack_outage import MAX_RETRY_SECONDS, SlackOutages, duration
+from assistant.run.core.deferral import RESTARTED, SLACK_BACK, Retries, RunDeferred
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.slack_outage import MAX_RETRY_SECONDS, SlackOutages, duration
 from context.entry import UserContent
 from context.storage import EntryMeta, Store, ThreadKey
 from context.trace import NoTrace
@@ -137,7 +137,7 @@ async def passed(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def test_a_wait_for_approval_is_no_outage(thread: Store) -> None:
-    """A run waiting for a person (assistant/run/tools/approvals.py) is due at its expiry
+    """A run waiting for a person (assistant/run/approvals/entries.py) is due at its expiry
     only, and a Slack outage after it gets its own bound."""
     later = datetime.now(UTC) + timedelta(minutes=15)
     thread.append(

@@ -7,10 +7,10 @@ store (SQLite and PostgreSQL) and the fake Slack over HTTP."""
 from __future__ import annotations
 
 from assistant.fakes import FakeSlack
+from assistant.run.core.leftovers import start_marker
+from assistant.run.core.pacing import StreamPacing
+from assistant.run.core.run_context import RunContext
 from assistant.run.progress.step_cards import STEPS_METADATA, StepCards
-from assistant.run.streaming.leftovers import start_marker
-from assistant.run.streaming.pacing import StreamPacing
-from assistant.run.tools.run_context import RunContext
 from context.storage import OpenStream
 from context.toolcalls import GetThreadHistory
 from tests.run.conftest import ASKER, KEY, TS

@@ -11,9 +11,9 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.fakes import FakeSlack, ids
-from assistant.run.loop.recorder import Recorder
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.run_context import RunContext
 from assistant.run.stopping.stop import StopRecorder, stop_entry
-from assistant.run.tools.run_context import RunContext
 from context.entry import STOP_PREFIX
 from context.storage import OpenStream, StopRequest, Store
 from context.trace import TraceWriter

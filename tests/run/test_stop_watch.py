@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from assistant.run.scheduling.lease import Lease
+from assistant.run.core.lease import Lease
 from assistant.run.stopping.watch import wait_for_run
 from context.entry import UserContent
 from context.storage import EntryMeta, Opening, StopRequest, Store, ThreadKey, ThreadMessage

@@ -1,9 +1,9 @@
-"""Keeping within Slack's rate tiers (assistant/run/streaming/pacing.py), on a clock the test
+"""Keeping within Slack's rate tiers (assistant/run/core/pacing.py), on a clock the test
 moves."""
 
 from __future__ import annotations
 
-from assistant.run.streaming.pacing import TIER_2, TIER_4, StreamPacing, TokenBucket
+from assistant.run.core.pacing import TIER_2, TIER_4, StreamPacing, TokenBucket
 
 
 class Clock:

@@ -1,7 +1,7 @@
 """Builders for Slack Events API inner events, as plain dicts in Slack's shapes: `app_mention`,
 `message`, `dm`, edits, deletions, bot posts, joins.
 
-`assistant.fakes.events.requests` wraps one in the outer `event_callback` payload and signs it
+`assistant.fakes.requests` wraps one in the outer `event_callback` payload and signs it
 into the exact bytes and headers Slack POSTs to an HTTP endpoint; the same payloads go over Socket
 Mode via `FakeSlack.send_event` / `send_envelope`.
 """

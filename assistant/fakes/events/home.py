@@ -1,5 +1,5 @@
 """What Slack sends about an app's App Home, in Slack's shapes: the `app_home_opened` event
-(wrap it with `assistant.fakes.events.requests.event_callback`), the `block_actions` payload of
+(wrap it with `assistant.fakes.requests.event_callback`), the `block_actions` payload of
 a button clicked in the home tab, and the `view_submission` payload of a modal. Interactions
 go over HTTP form-encoded and signed (`panel_events.signed_interaction_request`). Each
 interaction carries a trigger id the fake Slack issued (`FakeSlack.issue_trigger`), good for

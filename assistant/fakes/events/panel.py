@@ -2,7 +2,7 @@
 the `assistant_thread_started` and `assistant_thread_context_changed` events, the Messages
 tab's `app_home_opened` and `app_context_changed` (with its entities), the agent session's
 `agent_session_title_changed` (after `FakeSlack.agents.rename_by_person`, which plays the
-rename) (wrap them with `assistant.fakes.events.requests.event_callback`, or send them with
+rename) (wrap them with `assistant.fakes.requests.event_callback`, or send them with
 `FakeSlack.send_event`), and the
 `block_actions` payload of a click on an answer's feedback buttons.
 
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from assistant.fakes import ids
-from assistant.fakes.events.requests import sign
+from assistant.fakes.requests import sign
 
 if TYPE_CHECKING:
     from assistant.fakes.slack.server import FakeSlack

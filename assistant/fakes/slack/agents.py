@@ -196,7 +196,7 @@ def session_stopped(
     channel: str, thread_ts: str, user: str = ids.USER_ID, streaming: list[str] | None = None
 ) -> dict[str, Any]:
     """The `agent_session_stopped` event in Slack's shape (wrap it with
-    `assistant.fakes.events.requests.event_callback`, or send it with `FakeSlack.send_event`)."""
+    `assistant.fakes.requests.event_callback`, or send it with `FakeSlack.send_event`)."""
     return {
         "type": "agent_session_stopped",
         "channel": channel,

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import WSMsgType, web
 
 from assistant.fakes._server import DEFAULT_TIMEOUT, BackgroundServer, in_thread
-from assistant.fakes.events.requests import event_callback
+from assistant.fakes.requests import event_callback
 from assistant.fakes.slack.params import Handler
 
 

@@ -6,8 +6,8 @@ from slack_bolt.async_app import AsyncApp
 
 from assistant.listeners.actions.approvals import handle_approval
 from assistant.listeners.actions.feedback import handle_feedback
+from assistant.run.approvals.entries import ACTION_IDS as APPROVAL
 from assistant.run.progress.feedback_buttons import ACTION_ID as FEEDBACK
-from assistant.run.tools.approvals import ACTION_IDS as APPROVAL
 
 
 def register(app: AsyncApp) -> None:

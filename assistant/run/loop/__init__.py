@@ -1,2 +1,3 @@
-"""The agent loop: the prompt within its budget, the model's steps recorded and carried out,
-the caps on what one answer may post, and who may use the bot in a channel."""
+"""The agent: a run's setup (`agent.py`), the step loop (`step_loop.py`), tool dispatch
+(`dispatch.py`), how a run ends otherwise (`endings.py`); what the answer has done so far, the
+images of the prompt, the apologies, and who may use the bot in a channel."""

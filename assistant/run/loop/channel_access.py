@@ -16,9 +16,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, N_
-from assistant.run.loop.channel_rules import ChannelRules
-from assistant.run.loop.languages import Languages
-from assistant.run.loop.recorder import Recorder
+from assistant.run.channels.channel_rules import ChannelRules
+from assistant.run.channels.languages import Languages
+from assistant.run.core.recorder import Recorder
 from assistant.slack.connection import may_pass, slack_reason
 from context.channels import may_use
 from context.storage import EntryMeta, ThreadKey

@@ -1,5 +1,5 @@
 """What a run shows while it works (docs/architecture.md#the-agent-loop): its thread's agent
-session `processing` (`assistant.run.progress.sessions`), and `active` again when it ends; where
+session `processing` (`assistant.run.core.sessions`), and `active` again when it ends; where
 Slack refuses sessions, the :eyes: reaction on the message being answered, or in a thread of the
 assistant panel Slack's status (`assistant.run.progress.panel_status`), decided by the thread's side
 metadata so that a resumed run knows it too. A panel thread's session is created with the title
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.run.core.sessions import ACTIVE, PROCESSING, SUSPENDED, AgentSessions
 from assistant.run.progress.panel_status import PanelStatus
-from assistant.run.progress.sessions import ACTIVE, PROCESSING, SUSPENDED, AgentSessions
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.storage import ThreadKey
 

@@ -22,9 +22,8 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.progress.steps import steps
-from assistant.run.scheduling.lease import ensure_lease
-from assistant.run.streaming.leftovers import (
+from assistant.run.core.lease import ensure_lease
+from assistant.run.core.leftovers import (
     NOTICE_EVENT,
     briefly,
     confirm_start,
@@ -32,14 +31,15 @@ from assistant.run.streaming.leftovers import (
     forget_or_owe,
     start_marker,
 )
-from assistant.run.streaming.pacing import WorkspacePacing
+from assistant.run.core.pacing import WorkspacePacing
+from assistant.run.progress.steps import steps
 from assistant.slack.connection import SLACK_FAILURES, may_pass, retry_after
 from context.entry import Entry
 from context.storage import OpenStream
 from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 log = logging.getLogger(__name__)
 

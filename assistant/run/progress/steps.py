@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from assistant.i18n.words import ENGLISH, Words
-from assistant.run.tools.approvals import REFUSED_PREFIX, STARTED_PREFIX, WAIT_PREFIXES
+from assistant.run.approvals.entries import REFUSED_PREFIX, STARTED_PREFIX, WAIT_PREFIXES
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage, SearchSlack
 

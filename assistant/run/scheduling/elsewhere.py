@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from assistant.run.scheduling.scheduler import AnswerRequest
+from assistant.run.core.requests import AnswerRequest
 from context.storage import ThreadKey
 
 

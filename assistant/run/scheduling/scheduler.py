@@ -44,8 +44,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from assistant.run.scheduling.deferral import Retries, RunDeferred
-from assistant.run.scheduling.lease import (
+from assistant.run.core.deferral import Retries, RunDeferred
+from assistant.run.core.lease import (
     CLEANUP_SECONDS,
     STOP_GRACE_SECONDS,
     Lease,
@@ -54,25 +54,13 @@ from assistant.run.scheduling.lease import (
     current_lease,
     stop_runs,
 )
-from assistant.run.scheduling.store_errors import briefly, log_failure
+from assistant.run.core.requests import AnswerRequest
+from assistant.run.core.store_errors import briefly, log_failure
 from assistant.run.stopping.watch import wait_for_run
 from context.storage import StopRequest, Store, ThreadKey
 from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class AnswerRequest:
-    """A user entry that should be answered, and the Slack message it came from."""
-
-    index: int
-    message_ts: str
-    bot_user_id: str | None = None
-    trace_context: str | None = None  # the span that recorded it (telemetry), if any
-    # Slack's action token of the message: a search in its run is its author's (never printed).
-    action_token: str | None = field(default=None, repr=False)
-    addressed: bool = False  # a mention or a DM, not a follow-up (EntryMeta.addressed)
 
 
 # A run answers requests; its last entry raises the thread's answered_through.

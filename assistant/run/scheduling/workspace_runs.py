@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
+from assistant.run.core.deferral import RunDeferred
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.requests import AnswerRequest
 from assistant.run.loop.agent import Agent
-from assistant.run.loop.recorder import Recorder
-from assistant.run.scheduling.deferral import RunDeferred
-from assistant.run.scheduling.scheduler import AnswerRequest
 from assistant.run.stopping.stop import StopRecorder
 from assistant.run.streaming.sweeper import StreamSweeper
 from assistant.slack.workspaces import PerWorkspace, TokenUnavailable

@@ -14,14 +14,14 @@ from datetime import UTC, datetime
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH
+from assistant.run.approvals.entries import Pending, outcome_message, pending_approval, stopped_text
+from assistant.run.approvals.unfinished import stopped_during, unanswered_calls, unknown_outcome
+from assistant.run.channels.languages import Languages
+from assistant.run.core.lease import ensure_lease
+from assistant.run.core.leftovers import briefly
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.sessions import ACTIVE, AgentSessions
 from assistant.run.loop.answer_so_far import answer_start
-from assistant.run.loop.languages import Languages
-from assistant.run.loop.recorder import Recorder
-from assistant.run.progress.sessions import ACTIVE, AgentSessions
-from assistant.run.scheduling.lease import ensure_lease
-from assistant.run.streaming.leftovers import briefly
-from assistant.run.tools.approvals import Pending, outcome_message, pending_approval, stopped_text
-from assistant.run.tools.unfinished import stopped_during, unanswered_calls, unknown_outcome
 from assistant.slack.connection import SLACK_FAILURES
 from context.entry import STOP_PREFIX, Entry
 from context.storage import StopRequest, ThreadKey

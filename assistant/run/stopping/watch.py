@@ -11,8 +11,8 @@ import logging
 import time
 from typing import Any
 
-from assistant.run.scheduling.lease import Lease
-from assistant.run.scheduling.store_errors import briefly
+from assistant.run.core.lease import Lease
+from assistant.run.core.store_errors import briefly
 from context.storage import Store
 from context.storage.async_store import async_store
 

@@ -3,12 +3,12 @@
 
 A `PostStream` starts a stream once some text is sure (`assistant.run.streaming.text`), or goes
 on in the run's step cards' stream (`assistant.run.progress.step_cards`), and appends in batches: at
-most one call per `APPEND_INTERVAL`, within the tiers (`assistant.run.streaming.pacing`); a
+most one call per `APPEND_INTERVAL`, within the tiers (`assistant.run.core.pacing`); a
 text past one message's limit goes on in a second stream. Each start is in the store before
 Slack is asked, its ts before anything more is sent. `finish` stops each with the rest of its
 text and the post's metadata; one that cannot be (a call failed, or it does not start as its
 message will) is deleted, to be posted whole with every message after it; one that cannot be
-deleted stays owed, as does a lost start (`assistant.run.streaming.leftovers`): `left` says so.
+deleted stays owed, as does a lost start (`assistant.run.core.leftovers`): `left` says so.
 """
 
 from __future__ import annotations
@@ -24,9 +24,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.model.json_stream import MemberDecoder
-from assistant.run.progress.step_cards import DISPLAY_MODE, STOP_ATTEMPTS, text_args
-from assistant.run.scheduling.lease import LeaseLost, ensure_lease
-from assistant.run.streaming.leftovers import (
+from assistant.run.core.lease import LeaseLost, ensure_lease
+from assistant.run.core.leftovers import (
     Undeleted,
     briefly,
     confirm_start,
@@ -35,7 +34,8 @@ from assistant.run.streaming.leftovers import (
     settle_lost_starts,
     start_marker,
 )
-from assistant.run.streaming.pacing import WorkspacePacing
+from assistant.run.core.pacing import WorkspacePacing
+from assistant.run.progress.step_cards import DISPLAY_MODE, STOP_ATTEMPTS, text_args
 from assistant.run.streaming.text import StreamedPart, shown_parts
 from assistant.slack.connection import SLACK_FAILURES, may_pass, retry_after
 from assistant.slack.text import is_invisible
@@ -43,7 +43,7 @@ from context.storage import OpenStream
 from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +235,7 @@ class PostStream:
         ensure_lease()
         key, store = self._ctx.key, self._ctx.store
         # Recorded before Slack is asked: a start whose answer is lost, or a crash before
-        # its ts is stored, leaves it findable (assistant.run.streaming.leftovers).
+        # its ts is stored, leaves it findable (assistant.run.core.leftovers).
         asked = OpenStream(start_marker(self._ctx), "starting")
         await async_store(store).write(store.change_open_streams, key, [asked])
         if self._cancelled:  # meanwhile: the start is not asked for

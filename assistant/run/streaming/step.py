@@ -19,10 +19,10 @@ from assistant.model.stream import (
     StepEvent,
     TimedOut,
 )
-from assistant.run.scheduling.lease import note_shown, run_stopping
+from assistant.run.core.lease import note_shown, run_stopping
+from assistant.run.core.run_context import RunContext
 from assistant.run.streaming.post import PostStream
 from assistant.run.streaming.streams import SlackStreaming
-from assistant.run.tools.run_context import RunContext
 from context.storage import EntryMeta
 from context.storage.async_store import async_store
 

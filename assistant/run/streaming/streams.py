@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.run.core.pacing import StreamPacing
 from assistant.run.progress.step_cards import StepCards
-from assistant.run.streaming.pacing import StreamPacing
 from assistant.run.streaming.post import PostStream
 from assistant.slack.connection import retry_after, slack_error
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 log = logging.getLogger(__name__)
 

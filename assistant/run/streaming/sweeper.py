@@ -2,7 +2,7 @@
 open streams could not be settled (an unfinished message Slack would not delete just now, a
 start whose answer was lost and whose message could not be found) stays waiting in the store
 (`Store.waiting_threads`). The scheduler, holding the thread's lease, calls `StreamSweeper`
-after the thread's runs: it settles them again (`assistant.run.streaming.leftovers`), with a backoff
+after the thread's runs: it settles them again (`assistant.run.core.leftovers`), with a backoff
 per thread that doubles from `FIRST_WAIT` to `LONGEST_WAIT`, and records in the log what it
 deleted or what stays. A new process starts the backoff again."""
 
@@ -14,10 +14,9 @@ from dataclasses import dataclass, field
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.loop.recorder import Recorder
-from assistant.run.streaming.leftovers import briefly, settle_streams, still_there
-from assistant.run.tools.post_message import deleted_earlier
-from assistant.run.tools.run_context import RunContext
+from assistant.run.core.leftovers import briefly, deleted_earlier, settle_streams, still_there
+from assistant.run.core.recorder import Recorder
+from assistant.run.core.run_context import RunContext
 from assistant.slack.connection import SLACK_FAILURES
 from context.log import ContextLog
 from context.storage import Store, ThreadKey

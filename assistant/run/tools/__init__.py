@@ -1,3 +1,3 @@
-"""The tools the model calls, one module each, and what a tool is given (`run_context.py`).
-Their schemas and the parsing of their arguments are the model's request
-(`assistant.model.tool_calls`)."""
+"""The tools the model calls, one module each, and the run's toolbox of them. What a tool is
+given is `run/core/run_context.py`'s. Their schemas and the parsing of their arguments are the
+model's request (`assistant.model.tool_calls`)."""

@@ -8,7 +8,7 @@ from context.prompt_pieces import full_text
 from context.toolcalls import ExpandEntry
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 
 async def expand_entry(call: ExpandEntry, ctx: RunContext, index: int) -> str:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from context.toolcalls import FinishRequest
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 
 async def finish_request(call: FinishRequest, ctx: RunContext, index: int) -> str | None:

@@ -23,8 +23,8 @@ from context.storage.async_store import async_store
 from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage
 
 if TYPE_CHECKING:
-    from assistant.run.loop.prompt import ShownPrompt
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.prompt import ShownPrompt
+    from assistant.run.core.run_context import RunContext
 
 
 class HistoryLine(NamedTuple):

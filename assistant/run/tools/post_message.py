@@ -5,7 +5,7 @@ several) it comes from. The entry is recorded before it is posted, and marked po
 a run cut short in between (the process died) cannot know whether Slack got the message, so
 the resumed run looks for that metadata in the thread before posting what is missing.
 
-A post over the answer's caps (`assistant.run.loop.post_limits`), or with nothing visible in it,
+A post over the answer's caps (`assistant.run.core.post_limits`), or with nothing visible in it,
 stays recorded as the model's call and is followed by an `Error:` entry saying it was not posted and
 why; a resumed run finds that entry and never posts it either. One over them for its length
 alone is posted cut, with a note: the entry saying so is recorded before it is posted, so a
@@ -25,17 +25,18 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from assistant.i18n.words import ENGLISH, Words
-from assistant.run.loop.post_limits import CUT_NOTE, Cut, cut_text
-from assistant.run.progress.feedback_buttons import feedback_blocks
-from assistant.run.scheduling.deferral import RESTARTED
-from assistant.run.scheduling.lease import ensure_lease
-from assistant.run.streaming.leftovers import (
+from assistant.run.core.deferral import RESTARTED
+from assistant.run.core.lease import ensure_lease
+from assistant.run.core.leftovers import (
     POST_EVENT,
     Settled,
+    deleted_earlier,
     settle_streams,
     still_there,
     thread_messages,
 )
+from assistant.run.core.post_limits import CUT_NOTE, Cut, cut_text
+from assistant.run.progress.feedback_buttons import feedback_blocks
 from assistant.slack.text import markdown_blocks
 from context.entry import Entry
 from context.storage import ThreadMessage
@@ -43,9 +44,9 @@ from context.storage.async_store import async_store
 from context.toolcalls import PostMessage
 
 if TYPE_CHECKING:
-    from assistant.run.loop.recorder import Recorder
+    from assistant.run.core.recorder import Recorder
+    from assistant.run.core.run_context import RunContext
     from assistant.run.streaming.post import PostStream
-    from assistant.run.tools.run_context import RunContext
 
 REFUSED = "Error: the postMessage of entry {index} was not posted: {why}."
 _REFUSED = re.compile(r"Error: the postMessage of entry (\d+) was not posted: ")
@@ -180,7 +181,7 @@ async def finish_interrupted_streams(
     ctx: RunContext, recorder: Recorder | None, cause: str = RESTARTED
 ) -> Settled:
     """Before a run goes on, and when it fails: the streams its thread's runs left open
-    (`assistant.run.streaming.leftovers.settle_streams`). One stopped with a post's metadata is a
+    (`assistant.run.core.leftovers.settle_streams`). One stopped with a post's metadata is a
     whole message (`finish_interrupted_posts` finds it); any other was cut short, and is
     deleted: its text, if its call was recorded, is posted whole after, and if not, the model
     is asked again. One that cannot be deleted stays owed. `recorder`: where to say what
@@ -200,12 +201,6 @@ async def finish_interrupted_streams(
     if settled.left:
         await recorder.record(ctx.key, still_there(settled.left))
     return settled
-
-
-def deleted_earlier(count: int) -> str:
-    if count == 1:
-        return "An unfinished message left in the thread earlier was deleted."
-    return f"{count} unfinished messages left in the thread earlier were deleted."
 
 
 async def finish_interrupted_posts(

@@ -27,7 +27,7 @@ from assistant.slack.text import clean_user_text
 from context.toolcalls import SearchSlack
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 MAX_RESULTS = 10  # messages asked for a call (Slack gives at most 20 a page)
 MAX_MESSAGE_CHARS = 500  # of one message's text in the result

@@ -17,7 +17,7 @@ from assistant.model.tool_calls import (
     server_function_schema,
     tool_names,
 )
-from assistant.run.tools.run_context import RunContext, ToolFunction
+from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.tools.server_tools import FAILED, ServerCaps, ServerToolCalls
 from context.entry import AssistantEntry, Entry
 from context.toolcalls import SearchSlack, ServerToolCall, ToolCall

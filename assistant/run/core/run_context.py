@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, Words
-from assistant.run.loop.channel_rules import PostAs, SlackSearch
-from assistant.run.loop.post_limits import PostLimits
-from assistant.run.loop.prompt import ShownPrompt
-from assistant.run.progress.sessions import PROCESSING
+from assistant.run.channels.channel_rules import PostAs, SlackSearch
+from assistant.run.core.post_limits import PostLimits
+from assistant.run.core.prompt import ShownPrompt
+from assistant.run.core.sessions import PROCESSING
 from assistant.slack.history import ThreadHistory
 from context.entry import Entry
 from context.log import ContextLog
@@ -21,7 +21,7 @@ from context.storage import Store, ThreadKey
 from context.toolcalls import ServerToolCall, ToolCall
 
 if TYPE_CHECKING:
-    from assistant.run.loop.recorder import Recorder
+    from assistant.run.core.recorder import Recorder
 
 
 class Cards(Protocol):

@@ -17,17 +17,12 @@ SLACK_BACK = "Slack answered again after failing during this run"
 
 class RunDeferred(Exception):
     """The run stopped on a fault that may pass (Slack unavailable:
-    assistant/run/scheduling/slack_outage.py):
+    assistant/run/core/slack_outage.py):
     its request stays owed, tried again `retry_in` seconds later."""
 
     def __init__(self, reason: str, retry_in: float) -> None:
         super().__init__(reason)
         self.retry_in = retry_in
-
-
-class ApprovalPending(RunDeferred):
-    """The run stopped while a tool call waits for a person's approval
-    (assistant/run/tools/approvals.py): tried again at the expiry, or at once after a click."""
 
 
 class Retries:

@@ -4,14 +4,14 @@ its process stopped during them (a deploy, a crash, a lost lease), or a person p
 twice for one call of the model: the server may have carried the first one out, and only the
 model and the person can tell whether to try again. The log says which calls were being made:
 a call that needs no approval from the moment its entry is recorded (it is made right after),
-one a person allowed from its `Calling …` entry on (assistant/run/tools/approvals.py).
+one a person allowed from its `Calling …` entry on (assistant/run/approvals/entries.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from assistant.run.tools.approvals import RESULT_PREFIXES
+from assistant.run.approvals.entries import RESULT_PREFIXES
 from context.entry import STOP_PREFIX, AssistantEntry, Entry, SystemEntry
 from context.toolcalls import FinishRequest, ServerToolCall
 

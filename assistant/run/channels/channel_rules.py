@@ -41,7 +41,7 @@ class ChannelRules:
     # Follow-ups in a thread are owed an answer only when they mention the bot.
     strict_mentions: bool = False
     # The language the channel's own settings fix, and the workspace default's (for people
-    # whose Slack language has no catalog): assistant.run.loop.languages.
+    # whose Slack language has no catalog): assistant.run.channels.languages.
     locale: str | None = None
     workspace_locale: str | None = None
     search: SlackSearch | None = None  # None: searchSlack is not offered

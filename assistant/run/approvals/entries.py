@@ -39,7 +39,7 @@ EXPIRED = "Not carried out: {name} (entry {index}): no one allowed it before {un
 STOPPED = "Not carried out: {name} (entry {index}): the request was stopped by <@{user}> at {at}."
 _STOPPED_RESULT = "Not carried out: {name} (entry {index}): the request was stopped by "
 # Recorded once a call a person allowed is about to be made, before the request leaves: a call
-# with this entry and no result may have been carried out (assistant/run/tools/unfinished.py).
+# with this entry and no result may have been carried out (assistant/run/approvals/unfinished.py).
 STARTED = "Calling {name} (entry {index}) at {at}."
 NO_ONE_TO_ASK = (
     "Error: {name} (entry {index}) failed: it needs the approval of the person who asked, "

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any, ParamSpec, Protocol, TypeVar
 
-from assistant.run.scheduling.lease import ensure_lease
+from assistant.run.core.lease import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
 from context.storage import EntryMeta, ImageRef, Opening, Store, ThreadKey, ThreadMessage
 from context.storage.async_store import AsyncStore

@@ -20,13 +20,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from assistant.run.scheduling.deferral import RESTARTED, SLACK_BACK, RunDeferred
+from assistant.run.core.deferral import RESTARTED, SLACK_BACK, RunDeferred
 from assistant.slack.connection import may_pass, retry_after
 from context.storage import Store, ThreadKey
 from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
-    from assistant.run.loop.recorder import Recorder
+    from assistant.run.core.recorder import Recorder
 
 FIRST_RETRY_SECONDS = 1.0
 MAX_RETRY_SECONDS = 60.0

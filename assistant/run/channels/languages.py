@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.languages import chosen, supported
 from assistant.i18n.words import Words
-from assistant.run.loop.channel_rules import ChannelRules
+from assistant.run.channels.channel_rules import ChannelRules
 from assistant.slack.user_locales import UserLocales
 
 # The system entry that tells the model a person's Slack language (docs/log-format.md,

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.run.scheduling.lease import ensure_lease
+from assistant.run.core.lease import ensure_lease
 from assistant.slack.connection import SLACK_FAILURES, may_pass, slack_error
 from context.storage import OpenStream, Store, ThreadKey
 from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
-    from assistant.run.tools.run_context import RunContext
+    from assistant.run.core.run_context import RunContext
 
 log = logging.getLogger(__name__)
 
@@ -258,3 +258,9 @@ def still_there(left: list[Undeleted]) -> str:
 
 def _event(message: dict[str, Any]) -> str | None:
     return (message.get("metadata") or {}).get("event_type")
+
+
+def deleted_earlier(count: int) -> str:
+    if count == 1:
+        return "An unfinished message left in the thread earlier was deleted."
+    return f"{count} unfinished messages left in the thread earlier were deleted."
