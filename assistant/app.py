@@ -42,7 +42,6 @@ from assistant.run.scheduling.workspace_runs import WorkspaceRuns
 from assistant.run.stopping.stop import StopRecorder
 from assistant.run.streaming.streams import SlackStreaming
 from assistant.run.streaming.sweeper import StreamSweeper
-from assistant.run.tools.server_tools import ServerCaps
 from assistant.settings import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.channel_names import ChannelNames
@@ -188,7 +187,9 @@ def create_assistant(
     if configs and runs:
         from assistant.mcp.servers import McpServers  # the SDK's import, only when used
 
-        mcp = McpServers(configs, settings.assistant_mcp_call_seconds)
+        mcp = McpServers(
+            configs, settings.assistant_mcp_call_seconds, settings.assistant_max_mcp_result_bytes
+        )
     scheduler = (
         _scheduler(
             settings, store, workspaces, files, recorder, model, channels, channel_access,
@@ -279,9 +280,7 @@ def _scheduler(
             sessions=sessions.for_client(client),
             languages=languages,
             mcp=mcp,
-            mcp_caps=ServerCaps(
-                settings.assistant_max_mcp_calls_per_run, settings.assistant_max_mcp_result_chars
-            ),
+            mcp_caps=settings.server_caps(),
             approval_seconds=settings.assistant_approval_seconds,
         )
 

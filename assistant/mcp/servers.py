@@ -8,7 +8,8 @@ import logging
 from collections.abc import Sequence
 
 from assistant.mcp.config import ServerConfig
-from assistant.mcp.connection import CallOutcome, Connection, ServerTool
+from assistant.mcp.connection import MAX_MESSAGE_BYTES, CallOutcome, Connection, ServerTool
+from assistant.mcp.redaction import Redaction, redact_logs
 
 log = logging.getLogger(__name__)
 
@@ -25,9 +26,17 @@ class McpServers:
     """Every server of ASSISTANT_MCP_FILE. Connections are made by the event loop that uses
     them (the SDK's streams belong to one), one set per loop."""
 
-    def __init__(self, configs: Sequence[ServerConfig], deadline: float) -> None:
+    def __init__(
+        self, configs: Sequence[ServerConfig], deadline: float, most: int = MAX_MESSAGE_BYTES
+    ) -> None:
+        """`deadline`: a call's (ASSISTANT_MCP_CALL_SECONDS); `most`: the bytes of one
+        message read (ASSISTANT_MAX_MCP_RESULT_BYTES)."""
         self.configs = tuple(configs)
         self.deadline = deadline
+        self.most = most
+        # One redaction of every server's text: a server may quote another's header.
+        self.redaction = Redaction.of(self.configs)
+        redact_logs(self.redaction)
         self._by_loop: dict[asyncio.AbstractEventLoop, dict[str, Connection]] = {}
         self._unknown: set[str] = set()  # allow-list entries already said to name no server
 
@@ -35,7 +44,10 @@ class McpServers:
         loop = asyncio.get_running_loop()
         found = self._by_loop.get(loop)
         if found is None:
-            found = {c.name: Connection(c, self.deadline) for c in self.configs}
+            found = {
+                c.name: Connection(c, self.deadline, self.most, self.redaction)
+                for c in self.configs
+            }
             self._by_loop[loop] = found
         return found
 

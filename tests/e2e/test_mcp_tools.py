@@ -177,3 +177,45 @@ def test_a_streamed_run_shows_each_server_call_as_a_task_card(
         ("Calling shop__slow", "in_progress"),
         ("Calling shop__slow", "error"),  # past its deadline
     ]
+
+
+def test_a_refusal_is_recorded_for_the_model_without_the_secret_it_quotes(
+    make_app, slack, model, shop_server, tmp_path, monkeypatch, caplog
+):
+    """The server's own error (-32000) is its refusal, recorded with the header it quotes
+    redacted; the server stays connected for the next call (issue 43, points 3 and 4)."""
+    monkeypatch.setenv("SHOP_TOKEN", SECRET)
+    servers = {
+        "shop": {"url": shop_server.url, "headers": {"Authorization": "Bearer ${SHOP_TOKEN}"}}
+    }
+    app = make_app(assistant_mcp_file=mcp_file(tmp_path, servers))
+    model.script(
+        replies.tool_calls(("shop__refuse", {"reasoning": "try"})),
+        *answer_after(("shop__lookup_order", {"order": "A1", "reasoning": "then this"})),
+    )
+    log = answered_log(app, slack, say(slack, "try the refusing tool"))
+
+    assert log[3]["content"] == (
+        "Error: shop__refuse (entry 2) failed: the server refused the call: "
+        "quota exceeded for [secret]"
+    )
+    assert log[5]["content"].endswith("Order A1: shipped on 2026-11-20")
+    assert SECRET not in app.trace.getvalue() and SECRET not in caplog.text
+    assert "MCP server shop lost" not in caplog.text
+
+
+def test_a_result_past_the_byte_bound_is_an_error_the_model_reads(
+    make_app, slack, model, shop_server, tmp_path
+):
+    servers = {"shop": {"url": shop_server.url}}
+    app = make_app(
+        assistant_mcp_file=mcp_file(tmp_path, servers), assistant_max_mcp_result_bytes=100_000
+    )
+    model.script(*answer_after(("shop__big", {"size": 1_000_000, "reasoning": "all of it"})))
+    log = answered_log(app, slack, say(slack, "the whole catalogue, please"))
+
+    assert log[3]["content"] == (
+        "Error: shop__big (entry 2) failed: the server 'shop' sent a result larger than "
+        "100,000 bytes (ASSISTANT_MAX_MCP_RESULT_BYTES); it was not read, and the connection "
+        "was dropped"
+    )
