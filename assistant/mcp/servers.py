@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.connection import MAX_MESSAGE_BYTES, CallOutcome, Connection, ServerTool
 from assistant.mcp.redaction import Redaction, redact_logs
+from assistant.mcp.room import ToolRoom, fit
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ class McpServers:
         redact_logs(self.redaction)
         self._by_loop: dict[asyncio.AbstractEventLoop, dict[str, Connection]] = {}
         self._unknown: set[str] = set()  # allow-list entries already said to name no server
+        self._said: set[tuple[str, str]] = set()  # servers left out of runs, once said
 
     def _connections(self) -> dict[str, Connection]:
         loop = asyncio.get_running_loop()
@@ -73,6 +75,22 @@ class McpServers:
         ]
         listed = await asyncio.gather(*(c.tools() for c in connections))
         return [tool for tools in listed for tool in tools if allows(allowed, tool)]
+
+    def fitted(self, tools: Sequence[ServerTool], room: ToolRoom) -> list[ServerTool]:
+        """The tools of the servers that fit one request (`assistant.mcp.room`); a server
+        left out is said once per process (a warning), not once a run."""
+        kept, left = fit(tools, room)
+        for out in left:
+            if (out.server, out.kind) not in self._said:
+                self._said.add((out.server, out.kind))
+                log.warning(
+                    "MCP server %s is left out of the runs that may use it: %s; narrow what "
+                    "is offered (include or exclude in ASSISTANT_MCP_FILE, a channel's tool "
+                    "servers)",
+                    out.server,
+                    out.why,
+                )
+        return kept
 
     async def call(self, tool: ServerTool, arguments: dict[str, object]) -> CallOutcome:
         return await self._connections()[tool.server].call(tool.name, dict(arguments))
