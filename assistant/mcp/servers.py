@@ -42,6 +42,10 @@ class McpServers:
         self._unknown: set[str] = set()  # allow-list entries already said to name no server
         self._said: set[tuple[str, str]] = set()  # servers left out of runs, once said
 
+    def connections(self) -> dict[str, Connection]:
+        """This loop's connections, by server name, in the file's order."""
+        return self._connections()
+
     def _connections(self) -> dict[str, Connection]:
         loop = asyncio.get_running_loop()
         found = self._by_loop.get(loop)
