@@ -42,7 +42,7 @@ async def check_servers(servers: McpServers, room: ToolRoom) -> list[McpFinding]
             findings.append(McpFinding(name, "connected", False, f"no: {connection.down}"))
             continue
         left = connection.left_out
-        said = f"{len(tools)} tools offered" + (f", {len(left)} left out" if left else "")
+        said = f"{_tools(len(tools))} offered" + (f", {len(left)} left out" if left else "")
         findings.append(McpFinding(name, "connected", True, said))
         findings += [McpFinding(name, f"tool {tool}", False, why) for tool, why in left]
         offered += tools
@@ -51,7 +51,7 @@ async def check_servers(servers: McpServers, room: ToolRoom) -> list[McpFinding]
     if offered:
         carried = room.builtins + len(kept)
         said = (
-            f"{carried} tools of the {room.per_request} a request may carry, "
+            f"{_tools(carried)} of the {room.per_request} a request may carry, "
             f"{room.cost(kept):,} tokens of schemas of the {room.tokens:,} they may take"
         )
         findings.append(McpFinding(EVERY, "one request", True, said))  # the rest said above
@@ -79,3 +79,7 @@ def summary(findings: Sequence[McpFinding]) -> str:
         return f"MCP check: all well: {servers}"
     said = "; ".join(f"{f.server} {f.what}: {f.said}" for f in wrong)
     return f"MCP check: {len(wrong)} failing: {said} (`assistant check` says more)"
+
+
+def _tools(count: int) -> str:
+    return f"{count} tool" if count == 1 else f"{count} tools"
