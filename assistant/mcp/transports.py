@@ -163,12 +163,17 @@ async def _stdio(command: Sequence[str], link: Link) -> AsyncIterator[TransportS
                     return
                 except (anyio.IncompleteRead, anyio.ClosedResourceError, anyio.BrokenResourceError):
                     return  # the server closed its stdout, or ended
+                item: SessionMessage | Exception
                 try:
-                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    item = SessionMessage(
+                        types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    )
                 except ValueError as exc:  # for the session to say, as the SDK's client does
-                    await to_session.send(exc)
-                    continue
-                await to_session.send(SessionMessage(message))
+                    item = exc
+                try:
+                    await to_session.send(item)
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return  # the session is gone
 
     async def write() -> None:
         async with from_session:
