@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from assistant.mcp.connection import CONNECT_SECONDS
 from assistant.mcp.room import ToolRoom, fit
 from assistant.mcp.servers import McpServers
 
@@ -32,14 +31,15 @@ class McpFinding:
 async def check_servers(servers: McpServers, room: ToolRoom) -> list[McpFinding]:
     """Every server's findings, in the file's order, then what one request carries."""
     connections = list(servers.connections().values())
-    # Waited for whole: a check has no answer to keep waiting.
-    listed = await asyncio.gather(*(c.tools(wait=CONNECT_SECONDS + 1) for c in connections))
+    # Each attempt waited for whole: a check has no answer to keep waiting.
+    listed = await asyncio.gather(*(c.tools(wait=c.connect_seconds + 1) for c in connections))
     findings: list[McpFinding] = []
     offered = []
     for connection, tools in zip(connections, listed, strict=True):
         name = connection.config.name
-        if connection.down is not None:
-            findings.append(McpFinding(name, "connected", False, f"no: {connection.down}"))
+        if not connection.connected:
+            why = connection.down or "no answer in time"
+            findings.append(McpFinding(name, "connected", False, f"no: {why}"))
             continue
         left = connection.left_out
         said = f"{_tools(len(tools))} offered" + (f", {len(left)} left out" if left else "")

@@ -102,9 +102,18 @@ class Connection:
         self._down: str | None = None  # why it is down, once said
 
     @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    @property
     def down(self) -> str | None:
         """Why it is not connected, if an attempt failed or it was lost (redacted)."""
         return self._down if self._client is None else None
+
+    @property
+    def connect_seconds(self) -> float:
+        """The most an attempt to connect and list the tools takes."""
+        return max(self.deadline, CONNECT_SECONDS)
 
     async def tools(self, wait: float | None = None) -> list[ServerTool]:
         """Its tools, connecting first if it is not connected (and not waiting to be tried
@@ -148,6 +157,9 @@ class Connection:
                     "dropped",
                     True,
                 )
+            if link.compressed is not None:
+                self._lost(exc, link)
+                return CallOutcome(f"the server {name!r} {self._failure(exc, link)}", True)
             if isinstance(exc, MCPError) and not link.closed and client is self._client:
                 why = self._plain(exc.error.message)[:MAX_DESCRIPTION] or f"error {exc.error.code}"
                 return CallOutcome(f"the server refused the call: {why}", True)
@@ -197,7 +209,7 @@ class Connection:
         link = self._link = Link(self.most)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                async with asyncio.timeout(max(self.deadline, CONNECT_SECONDS)):
+                async with asyncio.timeout(self.connect_seconds):
                     client = await stack.enter_async_context(
                         Client(self._server(stack, link), raise_exceptions=False)
                     )
@@ -302,6 +314,8 @@ class Connection:
         said (redacted), or the bound a message passed."""
         if link.too_large:
             return f"it sent a message larger than {self.most:,} bytes"
+        if link.compressed is not None:
+            return f"it sent an answer compressed ({link.compressed}) though asked for none"
         while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
             exc = exc.exceptions[0]
         if isinstance(exc, TimeoutError):

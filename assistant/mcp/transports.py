@@ -44,6 +44,7 @@ class Link:
 
     most: int  # bytes of one message (an HTTP body, an event, a stdio line)
     too_large: bool = False  # a message passed `most`: it was not read
+    compressed: str | None = None  # the encoding of an answer compressed though declined
     closed: bool = False  # the transport's read stream ended: the server is gone
 
 
@@ -118,6 +119,7 @@ def http_transport(
         assert isinstance(response.stream, httpx2.AsyncByteStream)  # an async client's
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
         if encoding not in ("", "identity"):
+            link.compressed = encoding[:40]
             response.stream = _Refused(response.stream, Compressed(encoding))
             return
         kind = response.headers.get("content-type", "").lower()

@@ -18,7 +18,7 @@ from mcp.shared.exceptions import MCPError
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.servers import McpServers
 from assistant.mcp.transports import Link, http_transport
-from tests.mcp_servers import STDIO_COMMAND, ShopProcess
+from tests.mcp_servers import STDIO_COMMAND, ShopProcess, ShopServer
 
 MOST = 1_000_000
 RESULT = 50_000_000
@@ -99,3 +99,28 @@ def assert_bounded(name, outcome, peak, answered, small, caplog) -> None:
     assert f"MCP server {name} lost (it sent a message larger than 1,000,000 bytes)" in caplog.text
     assert (answered.text, answered.failed) == ("Order A1: shipped on 2026-11-20", False)
     assert (len(small.text), small.failed) == (MOST // 4, False)
+
+
+def test_a_compressed_answer_is_declined_and_refused(caplog):
+    """A small compressed body could inflate past any bound: compression is declined
+    (`Accept-Encoding: identity`), and an answer compressed anyway is not read."""
+    server = ShopServer(gzip=True).start()
+    servers = McpServers([ServerConfig(name="shop", url=server.url)], 10, most=MOST)
+
+    async def scenario():
+        try:
+            return await servers.tools()
+        finally:
+            await servers.close()
+
+    try:
+        with caplog.at_level(logging.WARNING):
+            offered = asyncio.run(scenario())
+    finally:
+        server.stop()
+    assert offered == []
+    assert set(server.accepted) == {"identity"}
+    assert (
+        "MCP server shop is down (it sent an answer compressed (gzip) though asked for none)"
+        in caplog.text
+    )

@@ -22,10 +22,12 @@ STDIO_COMMAND = [sys.executable, str(SHOP_SCRIPT)]
 class ShopServer:
     """tests/mcp_servers/shop.py over streamable HTTP, on a port the OS chose."""
 
-    def __init__(self, port: int = 0, gatekeeper: bool = False) -> None:
+    def __init__(self, port: int = 0, gatekeeper: bool = False, gzip: bool = False) -> None:
         """`port`: 0 for one the OS chooses; another to come back where a stopped one was.
         `gatekeeper`: every request refused as a gateway refuses a token, with HTTP 401 and
-        a JSON-RPC error that quotes the request's Authorization header back."""
+        a JSON-RPC error that quotes the request's Authorization header back. `gzip`: every
+        answer compressed, whatever the request's Accept-Encoding (`accepted` keeps what it
+        said)."""
         # Made as a uvicorn on a host and port makes it (proto TCP), so that asyncio sets
         # TCP_NODELAY on each connection: with proto 0 it does not, and every answer's body
         # waits ~40 ms behind its headers for the client's delayed ACK (Nagle).
@@ -36,7 +38,10 @@ class ShopServer:
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.peers: list[tuple[str, int]] = []  # each HTTP request's client address, in order
-        app = shop.streamable_http_app()
+        self.accepted: list[str] = []  # each HTTP request's Accept-Encoding, in order
+        app: Any = shop.streamable_http_app()
+        if gzip:
+            app = _gzip_regardless(app, self.accepted)
 
         async def recorded(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] == "http":
@@ -100,3 +105,20 @@ async def refuse(scope: Any, send: Any) -> None:
              "headers": [(b"content-type", b"application/json")]}  # fmt: skip
     await send(start)
     await send({"type": "http.response.body", "body": body})
+
+
+def _gzip_regardless(app: Any, accepted: list[str]) -> Any:
+    """`app` with every answer gzipped, as a server that ignores Accept-Encoding sends it."""
+    from starlette.middleware.gzip import GZipMiddleware
+
+    compressed = GZipMiddleware(app, minimum_size=0, exclude_content_types=())
+
+    async def answer(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            accepted.append(headers.get(b"accept-encoding", b"").decode())
+            headers[b"accept-encoding"] = b"gzip"
+            scope = {**scope, "headers": list(headers.items())}
+        await compressed(scope, receive, send)
+
+    return answer
