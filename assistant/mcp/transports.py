@@ -34,7 +34,8 @@ from mcp.shared._stream_protocols import ReadStream
 from mcp.shared.message import SessionMessage
 
 STOP_SECONDS = 2.0  # a stdio server's time to end once its stdin is closed, then to die
-# An event stream's events end at an empty line: two line ends in a row (CR, LF or CRLF).
+# An event stream's events end at an empty line: two line ends in a row (each CR, LF or
+# CRLF). CRLF alone is one; any two in a row hold LF LF, CR CR or LF CR.
 _EVENT_END = re.compile(rb"\n\n|\r\r|\n\r")
 
 
