@@ -25,6 +25,7 @@ from assistant.listeners.events.uninstalls import Uninstalls
 from assistant.listeners.parts import Parts
 from assistant.model.check import Finding, check_models, summary
 from assistant.model.client import ModelClient
+from assistant.model.tool_calls import offered_tools
 from assistant.panel.events import Panel
 from assistant.panel.feedback import Feedback
 from assistant.panel.home import AppHome
@@ -46,7 +47,6 @@ from assistant.run.scheduling.workspace_runs import WorkspaceRuns
 from assistant.run.stopping.stop import StopRecorder
 from assistant.run.streaming.streams import SlackStreaming
 from assistant.run.streaming.sweeper import StreamSweeper
-from assistant.run.tools.server_tools import ServerCaps
 from assistant.settings import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.channel_names import ChannelNames
@@ -61,6 +61,7 @@ from context.trace import open_trace
 # The OpenTelemetry SDK is imported only when telemetry is on; the MCP SDK (which imports
 # OpenTelemetry's API and Starlette) only where ASSISTANT_MCP_FILE names servers.
 if TYPE_CHECKING:
+    from assistant.mcp.check import McpFinding
     from assistant.mcp.servers import McpServers
     from assistant.telemetry.runs import Telemetry
 
@@ -112,6 +113,32 @@ class Assistant:
         self.background.add(task)
         task.add_done_callback(self.background.discard)
 
+    async def mcp_summary(self) -> str:
+        """The MCP check's one-line summary: every server connected (the connections kept for
+        the runs), every problem said at once."""
+        from assistant.mcp.check import summary as said
+
+        if self.mcp is None:
+            return "MCP check: no server (ASSISTANT_MCP_FILE)"
+        try:
+            return said(await mcp_findings(self.settings, self.mcp))
+        except Exception as exc:  # never the caller's failure
+            return f"MCP check: not made ({type(exc).__name__})"
+
+    def check_mcp_servers(self, out: TextIO) -> None:
+        """Print the MCP check's summary (`assistant check` says more) when it is done, in the
+        background, when ASSISTANT_MCP_FILE names servers: what a run would leave out is said
+        at start, not at the first run that finds it."""
+        if self.mcp is None:
+            return
+
+        async def check() -> None:
+            print(await self.mcp_summary(), file=out, flush=True)
+
+        task = asyncio.create_task(check())
+        self.background.add(task)
+        task.add_done_callback(self.background.discard)
+
     async def close(self) -> None:
         for task in list(self.background):
             task.cancel()
@@ -146,6 +173,29 @@ async def model_findings(
     """`assistant check`'s findings for every model in use, on the configured server."""
     models = await asyncio.to_thread(models_in_use, settings, store)
     return await check_models(client, models, settings.model_wanted())
+
+
+async def mcp_findings(settings: Settings, servers: McpServers | None = None) -> list[McpFinding]:
+    """`assistant check`'s findings for ASSISTANT_MCP_FILE's servers, by the runs' rules: a
+    run that may use every server, and searchSlack where ASSISTANT_SLACK_SEARCH turns it on.
+    `servers`: the app's, whose connections stay for its runs; None: made for the check."""
+    from assistant.mcp.check import check_servers
+    from assistant.mcp.servers import McpServers
+    from assistant.run.tools.toolbox import tool_room
+
+    offered = offered_tools(settings.assistant_slack_search)
+    room = tool_room(offered, settings.server_caps(), settings.prompt_budget())
+    if servers is not None:
+        return await check_servers(servers, room)
+    made = McpServers(
+        settings.mcp_servers(),
+        settings.assistant_mcp_call_seconds,
+        settings.assistant_max_mcp_result_bytes,
+    )
+    try:
+        return await check_servers(made, room)
+    finally:
+        await made.close()
 
 
 def create_assistant(
@@ -192,7 +242,9 @@ def create_assistant(
     if configs and runs:
         from assistant.mcp.servers import McpServers  # the SDK's import, only when used
 
-        mcp = McpServers(configs, settings.assistant_mcp_call_seconds)
+        mcp = McpServers(
+            configs, settings.assistant_mcp_call_seconds, settings.assistant_max_mcp_result_bytes
+        )
     scheduler = (
         _scheduler(
             settings, store, workspaces, files, recorder, model, channels, channel_access,
@@ -299,9 +351,7 @@ def _scheduler(
             slack,
             post_caps=settings.post_caps(),
             mcp=mcp,
-            mcp_caps=ServerCaps(
-                settings.assistant_max_mcp_calls_per_run, settings.assistant_max_mcp_result_chars
-            ),
+            mcp_caps=settings.server_caps(),
             approval_seconds=settings.assistant_approval_seconds,
         )
 

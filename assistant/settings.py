@@ -37,6 +37,7 @@ from assistant.price_settings import PriceTable, parse_prices
 from assistant.run.channels.channel_rules import SearchDefault
 from assistant.run.core.post_limits import PostCaps
 from assistant.run.core.prompt import MIN_LOG_TOKENS, PromptBudget
+from assistant.run.tools.server_tools import ServerCaps
 from context.channels import SearchChannelType
 from context.storage import DEFAULT_URL, database_url
 from context.trace import TraceKind
@@ -175,11 +176,15 @@ class Settings(ChannelSettings):
     assistant_locale: str = "en"
 
     # MCP servers (docs/configuration.md#mcp-servers): the file, each call's deadline, the calls
-    # of one run, and how much of one result is kept.
+    # of one run, how much of one result is kept, how much of one message is read at all.
     assistant_mcp_file: Path | None = None
     assistant_mcp_call_seconds: float = Field(default=30.0, gt=0, le=600)
     assistant_max_mcp_calls_per_run: int = Field(default=20, ge=0, le=1000)
     assistant_max_mcp_result_chars: int = Field(default=20_000, ge=100, le=1_000_000)
+    assistant_max_mcp_result_bytes: int = Field(default=4_000_000, ge=10_000, le=1_000_000_000)
+    # The tools one model request carries, the built-ins among them (OpenAI's Chat Completions
+    # takes at most 128 functions).
+    assistant_max_tools_per_request: int = Field(default=128, ge=8, le=10_000)
     # How long a call that needs a person's approval waits for it (docs/configuration.md).
     assistant_approval_seconds: float = Field(default=900.0, gt=0, le=7 * 24 * 3600)
 
@@ -320,6 +325,14 @@ class Settings(ChannelSettings):
             tool_mode=self.assistant_tool_mode,
             fixed_tokens=self.prompt_budget().fixed,
             answer_tokens_set=self.answer_tokens_set,
+        )
+
+    def server_caps(self) -> ServerCaps:
+        """What a run may do with the MCP servers' tools (ASSISTANT_MAX_MCP_CALLS_PER_RUN, …)."""
+        return ServerCaps(
+            self.assistant_max_mcp_calls_per_run,
+            self.assistant_max_mcp_result_chars,
+            self.assistant_max_tools_per_request,
         )
 
     def slack_search(self) -> SearchDefault:

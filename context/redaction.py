@@ -6,9 +6,9 @@ redacted text.
 
 What it catches: tokens and keys by their vendors' prefixes (Slack `xox…-`, `xapp-`, Slack
 webhook URLs, OpenAI and Anthropic `sk-…`, GitHub `ghp_`/`gho_`/`ghs_`/`ghu_`/`github_pat_`,
-AWS `AKIA…`, Google `AIza…`, Stripe `sk_live_`/`rk_live_`), e-mail addresses, phone numbers
-written with a `+` country code or in three or more groups of digits (not a date
-YYYY-MM-DD), and Slack user ids
+GitLab `glpat-`, AWS `AKIA…`, Google `AIza…`, Stripe `sk_live_`/`rk_live_`), e-mail addresses,
+phone numbers written with a `+` country code or in three or more groups of digits (not a
+date YYYY-MM-DD), and Slack user ids
 (`U…`/`W…` with a digit). What it does not: names, addresses, secrets without a known prefix
 (a password, a bare hex key), phone numbers written as one run of digits, ids of channels and
 workspaces, and anything in an image or file the log only describes."""
@@ -29,6 +29,7 @@ _SECRETS = [
     r"sk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}",
     r"(?:ghp|gho|ghs|ghu|ghr)_[A-Za-z0-9]{30,}",
     r"github_pat_[A-Za-z0-9_]{30,}",
+    r"glpat-[A-Za-z0-9_-]{20,}",
     r"AKIA[0-9A-Z]{16}",
     r"AIza[0-9A-Za-z_-]{35}",
     r"(?:sk|rk)_live_[A-Za-z0-9]{20,}",

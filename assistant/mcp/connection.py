@@ -4,7 +4,10 @@ The SDK's client is an async context whose task group must be entered and left b
 a task of its own owns it, from connecting until the connection is closed or lost, and the
 runs' tasks call through it. A server that cannot be reached, or is lost, leaves its tools
 out (one log line) until a later run finds it back (tried again after `RETRY_SECONDS`, doubled
-up to `MAX_RETRY_SECONDS` while it stays down)."""
+up to `MAX_RETRY_SECONDS` while it stays down). A message larger than the bound
+(`assistant.mcp.transports`) is not read and drops the connection; an error the server
+answers with is its refusal, and it stays connected. Every text of a server the app records
+or logs is redacted (`assistant.mcp.redaction`)."""
 
 from __future__ import annotations
 
@@ -13,19 +16,18 @@ import contextlib
 import json
 import logging
 import re
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.client._transport import Transport
 from mcp.shared.exceptions import MCPError
 
 from assistant.mcp.config import Approval, ServerConfig
+from assistant.mcp.redaction import Redaction
+from assistant.mcp.transports import Link, http_transport, stdio_transport
 from context.toolcalls import SERVER_TOOL
 
 log = logging.getLogger(__name__)
@@ -34,10 +36,13 @@ CONNECT_SECONDS = 30.0  # to connect and list the tools: a busy server is not a 
 WAIT_SECONDS = 10.0  # what a run waits for a connection being made before it goes without
 RETRY_SECONDS = 5.0
 MAX_RETRY_SECONDS = 300.0
-MIN_SECRET = 8  # a header's word shorter than this ("Bearer") is not taken for its secret
 MAX_TOOL_PAGES = 20  # a server that pages its tools forever is cut there
 MAX_TOOLS = 200  # per server: every tool's schema goes with every model call
 MAX_DESCRIPTION = 1_000  # characters of a tool's description offered to the model
+# Of one tool's input schema (its compact JSON): every request carries it.
+MAX_SCHEMA_CHARS = 16_000
+MAX_MESSAGE_BYTES = 4_000_000  # of one message read (ASSISTANT_MAX_MCP_RESULT_BYTES's default)
+NOT_INCLUDED = "not included by the file"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -82,10 +87,20 @@ class CallOutcome:
 class Connection:
     """One server: connected on demand, its tools listed once a connection."""
 
-    def __init__(self, config: ServerConfig, deadline: float) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        deadline: float,
+        most: int = MAX_MESSAGE_BYTES,
+        redaction: Redaction | None = None,
+    ) -> None:
         self.config = config
         self.deadline = deadline
+        self.most = most  # bytes of one message read (ASSISTANT_MAX_MCP_RESULT_BYTES)
+        self.redaction = redaction or Redaction.of([config])
+        self.left_out: list[tuple[str, str]] = []  # (tool, why) of its last listing
         self._client: Client | None = None
+        self._link = Link(most)
         self._tools: list[ServerTool] = []
         self._owner: asyncio.Task[None] | None = None
         self._closing = asyncio.Event()
@@ -94,53 +109,76 @@ class Connection:
         self._backoff = RETRY_SECONDS
         self._down: str | None = None  # why it is down, once said
 
-    async def tools(self) -> list[ServerTool]:
+    @property
+    def connected(self) -> bool:
+        return self._client is not None
+
+    @property
+    def down(self) -> str | None:
+        """Why it is not connected, if an attempt failed or it was lost (redacted)."""
+        return self._down if self._client is None else None
+
+    @property
+    def connect_seconds(self) -> float:
+        """The most an attempt to connect and list the tools takes."""
+        return max(self.deadline, CONNECT_SECONDS)
+
+    async def tools(self, wait: float | None = None) -> list[ServerTool]:
         """Its tools, connecting first if it is not connected (and not waiting to be tried
         again); none while it is down. A run waits for a connection being made at most
-        WAIT_SECONDS: a server that hangs delays no answer longer; the attempt goes on, for
-        the runs after it."""
+        WAIT_SECONDS (`wait`): a server that hangs delays no answer longer; the attempt goes
+        on, for the runs after it."""
         if self._client is None and self._attempt is None and time.monotonic() >= self._retry_at:
             self._attempt = asyncio.create_task(self._connect(), name=f"mcp {self.config.name}")
             self._attempt.add_done_callback(self._attempted)
         if self._attempt is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._attempt), WAIT_SECONDS)
+                await asyncio.wait_for(
+                    asyncio.shield(self._attempt), WAIT_SECONDS if wait is None else wait
+                )
         return list(self._tools) if self._client is not None else []
 
     def _attempted(self, task: asyncio.Task[None]) -> None:
         self._attempt = None
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
-        client = self._client
+        """The call's result; every text of it redacted. A result larger than `most` bytes is
+        not read, and drops the connection; an error the server answered with is a refusal,
+        the server staying connected; only a transport that closed is a server lost."""
+        client, link = self._client, self._link
+        name = self.config.name
         if client is None:
-            return CallOutcome(f"the server {self.config.name!r} is not connected", True)
+            return CallOutcome(f"the server {name!r} is not connected", True)
         try:
             async with asyncio.timeout(self.deadline):
                 result = await client.call_tool(tool, arguments, read_timeout_seconds=self.deadline)
         except TimeoutError:
             return CallOutcome(
-                f"the server {self.config.name!r} did not answer within {self.deadline:g} s", True
+                f"the server {name!r} did not answer within {self.deadline:g} s", True
             )
-        except MCPError as exc:
-            if exc.error.code != types.CONNECTION_CLOSED:
-                why = _plain(exc.error.message)[:MAX_DESCRIPTION]
+        except Exception as exc:
+            if link.too_large:
+                self._lost(exc, link)
+                return CallOutcome(
+                    f"the server {name!r} sent a result larger than {self.most:,} bytes "
+                    "(ASSISTANT_MAX_MCP_RESULT_BYTES); it was not read, and the connection was "
+                    "dropped",
+                    True,
+                )
+            if link.compressed is not None:
+                self._lost(exc, link)
+                return CallOutcome(f"the server {name!r} {self._failure(exc, link)}", True)
+            if isinstance(exc, MCPError) and not link.closed and client is self._client:
+                why = self._plain(exc.error.message)[:MAX_DESCRIPTION] or f"error {exc.error.code}"
                 return CallOutcome(f"the server refused the call: {why}", True)
-            self._lost(exc)
-            return CallOutcome(f"the server {self.config.name!r} could not be reached", True)
-        except Exception as exc:  # the connection is lost: connected again on a later run
-            self._lost(exc)
-            return CallOutcome(f"the server {self.config.name!r} could not be reached", True)
-        return CallOutcome(self._redacted(result_text(result)), bool(result.is_error))
+            self._lost(exc, link)  # connected again on a later run
+            return CallOutcome(f"the server {name!r} could not be reached", True)
+        return CallOutcome(self._plain(result_text(result)), bool(result.is_error))
 
-    def _redacted(self, text: str) -> str:
-        """A result that quotes a secret of the server's headers back is not recorded with it:
-        the log is printed and exported."""
-        for value in self.config.headers.values():
-            secret = value.get_secret_value()
-            for part in dict.fromkeys([secret, *secret.split()]):  # the whole value first
-                if len(part) >= MIN_SECRET:
-                    text = text.replace(part, "[secret]")
-        return text
+    def _plain(self, text: str) -> str:
+        """A server's text as the app may record or log it: no control characters, no
+        secret (`Redaction`)."""
+        return self.redaction.text(_CONTROL.sub("", text))
 
     async def close(self) -> None:
         """The connection closed (a stdio server's process ends with it); one being made is
@@ -176,11 +214,12 @@ class Connection:
         self._backoff = min(self._backoff * 2, MAX_RETRY_SECONDS)
 
     async def _own(self, ready: asyncio.Future[str | None]) -> None:
+        link = self._link = Link(self.most)
         try:
             async with contextlib.AsyncExitStack() as stack:
-                async with asyncio.timeout(max(self.deadline, CONNECT_SECONDS)):
+                async with asyncio.timeout(self.connect_seconds):
                     client = await stack.enter_async_context(
-                        Client(self._server(stack), raise_exceptions=False)
+                        Client(self._server(stack, link), raise_exceptions=False)
                     )
                     self._tools = await self._list(client)
                 self._client = client
@@ -188,26 +227,20 @@ class Connection:
                 await self._closing.wait()
         except BaseException as exc:  # its context left: down until tried again
             if not ready.done():
-                ready.set_result(_failure(exc))
+                ready.set_result(self._failure(exc, link))
             elif not self._closing.is_set():
-                self._lost(exc)
+                self._lost(exc, link)
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
             self._client = None
 
-    def _server(self, stack: contextlib.AsyncExitStack) -> Any:
+    def _server(self, stack: contextlib.AsyncExitStack, link: Link) -> Transport:
         config = self.config
         if config.url is None:
-            params = StdioServerParameters(command=config.command[0], args=list(config.command[1:]))
-            # The server's own stderr goes to the process's: the SDK's default is the
-            # `sys.stderr` of the moment it was imported, which, imported during a command run
-            # with its output captured (no file descriptor), fails every later start.
-            return stdio_client(params, errlog=sys.__stderr__ or sys.stderr)
+            return stdio_transport(config.command, link)
         headers = {name: value.get_secret_value() for name, value in config.headers.items()}
-        http = create_mcp_http_client(headers=headers)
-        stack.push_async_callback(http.aclose)
-        return streamable_http_client(config.url, http_client=http)
+        return http_transport(config.url, headers, link, stack)
 
     async def _list(self, client: Client) -> list[ServerTool]:
         tools: list[types.Tool] = []
@@ -219,19 +252,23 @@ class Connection:
             if not cursor:
                 break
         offered: list[ServerTool] = []
+        self.left_out = []
         for tool in tools:
             why = self._refusal(tool)
             if why is not None:
-                log.warning(
-                    "MCP server %s: tool %r left out: %s", self.config.name, tool.name[:80], why
-                )
+                if why != NOT_INCLUDED:
+                    self.left_out.append((self._plain(tool.name[:80]), why))
+                    log.warning(
+                        "MCP server %s: tool %r left out: %s",
+                        self.config.name, self._plain(tool.name[:80]), why,
+                    )  # fmt: skip
                 continue
             annotations = tool.annotations
             offered.append(
                 ServerTool(
                     server=self.config.name,
                     name=tool.name,
-                    description=_plain(tool.description or tool.title or "")[:MAX_DESCRIPTION],
+                    description=self._plain(tool.description or tool.title or "")[:MAX_DESCRIPTION],
                     schema=dict(tool.input_schema),
                     read_only=bool(annotations and annotations.read_only_hint),
                     approve=self.config.approve.get(tool.name),
@@ -249,7 +286,7 @@ class Connection:
 
     def _refusal(self, tool: types.Tool) -> str | None:
         if not self.config.offers(tool.name):
-            return "not included by the file"
+            return NOT_INCLUDED
         qualified = f"{self.config.name}__{tool.name}"
         if not SERVER_TOOL.match(qualified) or len(qualified) > 64:
             return "its name is not one a model can call (letters, digits, _ and -, 64 at most)"
@@ -260,34 +297,44 @@ class Connection:
             return "an argument is named reasoning or toolCall, which the log keeps for itself"
         if tool.input_schema.get("type", "object") != "object":
             return "its input schema is not an object"
+        size = len(json.dumps(tool.input_schema, ensure_ascii=False, separators=(",", ":")))
+        if size > MAX_SCHEMA_CHARS:
+            return (
+                f"its input schema has {size:,} characters, more than the {MAX_SCHEMA_CHARS:,} "
+                "a tool's schema may take of every request"
+            )
         return None
 
-    def _lost(self, exc: BaseException) -> None:
-        if self._client is None:
+    def _lost(self, exc: BaseException, link: Link | None = None) -> None:
+        """The connection dropped (a later run connects again), said in one line. `link`:
+        the connection the failure came on; a newer one is left alone."""
+        if self._client is None or (link is not None and link is not self._link):
             return
+        self._down = self._failure(exc, link or self._link)
         log.warning(
             "MCP server %s lost (%s): its tools are left out until it is back",
-            self.config.name, _failure(exc),
+            self.config.name, self._down,
         )  # fmt: skip
-        self._down = _failure(exc)
         self._client = None
         self._closing.set()
 
-
-def _failure(exc: BaseException) -> str:
-    """What went wrong, in a few words: the innermost error's type (never a header's value,
-    which an error's text could quote)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    if isinstance(exc, TimeoutError):
-        return "no answer in time"
-    if isinstance(exc, MCPError):
-        return f"it refused: {_plain(exc.error.message)[:200]}"
-    return type(exc).__name__
-
-
-def _plain(text: str) -> str:
-    return _CONTROL.sub("", text)
+    def _failure(self, exc: BaseException, link: Link) -> str:
+        """What went wrong, in a few words: the innermost error's type, or what the server
+        said (redacted), or the bound a message passed."""
+        if link.too_large:
+            return f"it sent a message larger than {self.most:,} bytes"
+        if link.compressed is not None:
+            return f"it sent an answer compressed ({link.compressed}) though asked for none"
+        while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+            exc = exc.exceptions[0]
+        if isinstance(exc, TimeoutError):
+            return "no answer in time"
+        if isinstance(exc, MCPError):
+            return f"it refused: {self._plain(exc.error.message)[:200]}"
+        if isinstance(exc, FileNotFoundError | PermissionError) and self.config.command:
+            what = "not found" if isinstance(exc, FileNotFoundError) else "not allowed to run"
+            return f"its command {self._plain(self.config.command[0][:200])!r} was {what}"
+        return type(exc).__name__
 
 
 def result_text(result: types.CallToolResult) -> str:
@@ -309,4 +356,4 @@ def result_text(result: types.CallToolResult) -> str:
                 parts.append(f"[resource: {resource.uri}]")
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
-    return _plain("\n".join(parts))
+    return "\n".join(parts)

@@ -27,9 +27,11 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.requests import event_callback, signed_event_request
+from assistant.input_files import read_yaml_file
 from assistant.settings import Settings, load_settings
 from context.storage import ThreadKey
 
+DEMO_SERVER = "releases"  # the demo's own MCP server, assistant/fakes/mcp_release.py
 RUN_TIMEOUT = 60.0  # seconds for one answer; the fakes answer in milliseconds
 # With a real model (`--model-url`): a CPU model under load takes minutes for an answer of
 # several calls, each bounded by OPENAI_TIMEOUT and its retries.
@@ -56,12 +58,12 @@ class Played:
 
 
 def demo_settings(
-    slack: FakeSlack, model: FakeOpenAI | RealModel, database_url: str, mcp_file: Path | None = None
+    slack: FakeSlack, model: FakeOpenAI | RealModel, database_url: str, mcp_dir: Path | None = None
 ) -> Settings:
     """The settings of the environment (and `.env`), with Slack and the model replaced by the
     fakes (or the model by the person's own server): whatever keys are set, the demo never
-    reaches the real Slack, nor OpenAI unless asked to. `mcp_file`: the demo's MCP servers
-    (`mcp_servers_file`), instead of any ASSISTANT_MCP_FILE."""
+    reaches the real Slack, nor OpenAI unless asked to. `mcp_dir`: where the demo's MCP file
+    is written (`mcp_servers_file`): its own server and those of ASSISTANT_MCP_FILE."""
     where: dict[str, object]
     if isinstance(model, RealModel):
         # The operator's own server: their settings for it hold (ASSISTANT_MAX_STEPS among
@@ -71,25 +73,36 @@ def demo_settings(
     else:
         where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
                  "openai_max_retries": 0, "assistant_max_steps": 8}  # fmt: skip
-    return load_settings(
-        "http",
-        database_url=database_url,
-        slack_bot_token=ids.BOT_TOKEN,
-        slack_app_token=None,
-        slack_signing_secret=ids.SIGNING_SECRET,
-        slack_api_url=slack.api_url,
+    fixed: dict[str, object] = {
+        "database_url": database_url,
+        "slack_bot_token": ids.BOT_TOKEN,
+        "slack_app_token": None,
+        "slack_signing_secret": ids.SIGNING_SECRET,
+        "slack_api_url": slack.api_url,
         # What the conversation needs, whatever the environment says.
-        assistant_answer_followups=True,
-        assistant_mcp_file=mcp_file,
+        "assistant_answer_followups": True,
         **where,
-    )
+    }
+    settings = load_settings("http", **fixed)  # ASSISTANT_MCP_FILE's servers read and checked
+    if mcp_dir is None:
+        return settings
+    mcp_file = mcp_servers_file(mcp_dir, settings.assistant_mcp_file)
+    return load_settings("http", **fixed, assistant_mcp_file=mcp_file)
 
 
-def mcp_servers_file(directory: Path) -> Path:
-    """The demo's MCP servers: `assistant.fakes.mcp_release`, over stdio, by this Python."""
+def mcp_servers_file(directory: Path, theirs: Path | None = None) -> Path:
+    """The demo's MCP servers: `assistant.fakes.mcp_release` over stdio, by this Python (the
+    scripted conversation calls its tool), and the servers of `theirs` (ASSISTANT_MCP_FILE,
+    already checked), offered to the model as in a run; one of theirs named `releases`
+    takes the demo's own place."""
     path = directory / "mcp.json"
     command = [sys.executable, "-m", "assistant.fakes.mcp_release"]
-    path.write_text(json.dumps({"servers": {"releases": {"command": command}}}))
+    servers: dict[str, object] = {DEMO_SERVER: {"command": command}}
+    if theirs is not None:
+        document = read_yaml_file(theirs)
+        assert isinstance(document, dict)  # the settings read it as a file of servers
+        servers.update(document["servers"])
+    path.write_text(json.dumps({"servers": servers}))
     return path
 
 
@@ -104,7 +117,7 @@ def run_demo(database_url: str, trace: TextIO, real: RealModel | None = None) ->
     with FakeSlack() as slack, _model(real) as model, TemporaryDirectory() as directory:
         slack.add_user(BOB_ID, "bob")
         slack.conversations.public(ids.CHANNEL_ID, [ids.USER_ID, BOB_ID], name=CHANNEL_NAME)
-        settings = demo_settings(slack, model, database_url, mcp_servers_file(Path(directory)))
+        settings = demo_settings(slack, model, database_url, Path(directory))
         return asyncio.run(_play(settings, slack, trace, real is not None))
 
 
@@ -125,6 +138,8 @@ async def _play(settings: Settings, slack: FakeSlack, trace: TextIO, real: bool)
     try:
         if real:  # what the server does, said and applied before the first question
             print(await assistant.model_summary(), file=sys.stderr, flush=True)
+        # Its MCP servers (ASSISTANT_MCP_FILE's among them) connected, their problems said.
+        print(await assistant.mcp_summary(), file=sys.stderr, flush=True)
         parent, moment = None, 0.0
         for said in CONVERSATION:
             text = f"<@{ids.BOT_USER_ID}> {said.text}" if said.mention else said.text

@@ -55,6 +55,7 @@ def create_web_app(
         assistant = create_assistant(settings, trace, identity=identity, runs=runs)
         if runs:  # the ingress role asks no model
             assistant.check_model_server(sys.stderr)
+        assistant.check_mcp_servers(sys.stderr)  # none in the ingress role: no runs, no servers
         web.state.assistant = assistant
         web.state.handler = AsyncSlackRequestHandler(assistant.app)
         web.state.health = StoreHealth(assistant.store)

@@ -22,6 +22,7 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
     app_token = settings.slack_app_token.get_secret_value()
     assistant = create_assistant(settings, trace)
     assistant.check_model_server(sys.stderr)
+    assistant.check_mcp_servers(sys.stderr)
     connection_log = ConnectionLog(assistant.client)
     handler = AsyncSocketModeHandler(
         assistant.app, app_token, web_client=assistant.client, logger=connection_log.logger

@@ -76,6 +76,7 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
         if problems:
             raise SettingsError("\n".join(problems))
     assistant = create_assistant(settings, trace, identity=identity)
+    assistant.check_mcp_servers(sys.stderr)
     scheduler = assistant.scheduler
     assert scheduler is not None
 

@@ -15,6 +15,7 @@ from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes.demo import demo_reply
 from context.canonical import load_log
 from tests.cli import ROOT
+from tests.mcp_servers import STDIO_COMMAND
 from tests.process import clean_env, run_assistant
 
 THREAD = re.compile(r"answers in thread (\S+/\S+/\S+), kept in the store")
@@ -154,3 +155,26 @@ def test_demo_model_url_needs_a_model_and_a_url(tmp_path):
                         cwd=tmp_path)  # fmt: skip
     assert bad.returncode == 2 and "not an http(s) URL" in bad.stderr
     assert "secret" not in bad.stderr
+
+
+def test_demo_offers_the_servers_of_the_mcp_file_and_says_their_problems(tmp_path):
+    """MCP tried without Slack (issue 43, point 14): ASSISTANT_MCP_FILE's servers beside the
+    demo's own, offered to the model, their check said at start."""
+    path = tmp_path / "mcp.json"
+    servers = {"shop": {"command": STDIO_COMMAND}, "nope": {"command": ["no-such-command-z"]}}
+    path.write_text(json.dumps({"servers": servers}))
+    with FakeOpenAI(default=demo_reply) as server:
+        env = clean_env(OPENAI_API_KEY="sk-local", ASSISTANT_MCP_FILE=str(path))
+        demo = run_assistant("demo", "--model-url", server.base_url, "--model", "smollm2",
+                             env=env, cwd=tmp_path)  # fmt: skip
+        asked = server.requests
+    assert demo.returncode == 0, demo.stderr
+    assert (
+        "MCP check: 1 failing: nope connected: no: its command 'no-such-command-z' was not found"
+        in demo.stderr
+    )
+    offered = {t["function"]["name"] for t in asked[-1]["tools"]}
+    assert {"releases__checklist", "shop__lookup_order", "shop__refuse"} <= offered
+    thread = THREAD.search(demo.stderr).group(1)
+    log = load_log(run_assistant("export", thread, env=env, cwd=tmp_path).stdout).entries
+    assert "releases__checklist" in [e.content.toolCall for e in log if e.role == "assistant"]

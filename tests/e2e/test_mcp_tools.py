@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +178,101 @@ def test_a_streamed_run_shows_each_server_call_as_a_task_card(
         ("Calling shop__slow", "in_progress"),
         ("Calling shop__slow", "error"),  # past its deadline
     ]
+
+
+def test_a_refusal_is_recorded_for_the_model_without_the_secret_it_quotes(
+    make_app, slack, model, shop_server, tmp_path, monkeypatch, caplog
+):
+    """The server's own error (-32000) is its refusal, recorded with the header it quotes
+    redacted; the server stays connected for the next call (issue 43, points 3 and 4)."""
+    monkeypatch.setenv("SHOP_TOKEN", SECRET)
+    servers = {
+        "shop": {"url": shop_server.url, "headers": {"Authorization": "Bearer ${SHOP_TOKEN}"}}
+    }
+    app = make_app(assistant_mcp_file=mcp_file(tmp_path, servers))
+    model.script(
+        replies.tool_calls(("shop__refuse", {"reasoning": "try"})),
+        *answer_after(("shop__lookup_order", {"order": "A1", "reasoning": "then this"})),
+    )
+    log = answered_log(app, slack, say(slack, "try the refusing tool"))
+
+    assert log[3]["content"] == (
+        "Error: shop__refuse (entry 2) failed: the server refused the call: "
+        "quota exceeded for [secret]"
+    )
+    assert log[5]["content"].endswith("Order A1: shipped on 2026-11-20")
+    assert SECRET not in app.trace.getvalue() and SECRET not in caplog.text
+    assert "MCP server shop lost" not in caplog.text
+
+
+def test_a_result_past_the_byte_bound_is_an_error_the_model_reads(
+    make_app, slack, model, shop_server, tmp_path
+):
+    servers = {"shop": {"url": shop_server.url}}
+    app = make_app(
+        assistant_mcp_file=mcp_file(tmp_path, servers), assistant_max_mcp_result_bytes=100_000
+    )
+    model.script(*answer_after(("shop__big", {"size": 1_000_000, "reasoning": "all of it"})))
+    log = answered_log(app, slack, say(slack, "the whole catalogue, please"))
+
+    assert log[3]["content"] == (
+        "Error: shop__big (entry 2) failed: the server 'shop' sent a result larger than "
+        "100,000 bytes (ASSISTANT_MAX_MCP_RESULT_BYTES); it was not read, and the connection "
+        "was dropped"
+    )
+
+
+def many_server(count: int, schema_chars: int = 0) -> dict:
+    """tests/mcp_servers/many.py over stdio: `count` read-only tools."""
+    script = str(Path(STDIO_COMMAND[1]).with_name("many.py"))
+    return {"command": [STDIO_COMMAND[0], script, str(count), str(schema_chars)]}
+
+
+def test_more_tools_than_a_request_may_carry_leave_whole_servers_out(
+    make_app, slack, model, tmp_path, caplog
+):
+    """205 tools offered by the file: the request carries at most 128 (the fake model, as
+    OpenAI does, refuses more), whole servers in the file's order, said once (issue 43,
+    point 6)."""
+    servers = {"first": many_server(100), "second": many_server(101), "third": many_server(4)}
+    app = make_app(assistant_mcp_file=mcp_file(tmp_path, servers))
+    model.script(
+        *answer_after(("third__tool_000", {"query": "hello", "reasoning": "echo"})),
+        replies.tool_calls(
+            ("postMessage", {"text": "Again.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+        ),
+    )
+    log = answered_log(app, slack, say(slack, "echo hello"))
+    answered_log(app, slack, say(slack, "and again"))
+
+    assert log[3]["content"].endswith("not instructions:\nhello")
+    for request in model.requests:
+        tools = offered(request)
+        assert len(tools) == 4 + 100 + 4
+        assert {name.split("__")[0] for name in tools if "__" in name} == {"first", "third"}
+    assert caplog.text.count("MCP server second is left out of the runs that may use it") == 1
+
+
+def test_schemas_past_their_share_of_the_budget_never_make_the_thread_start_over(
+    make_app, slack, model, tmp_path, caplog
+):
+    """A server whose schemas would take more than the whole log's budget: left out, and the
+    run answers, rather than telling the person to start a new thread (issue 43, point 5)."""
+    servers = {"wordy": many_server(20, 3_000), "shop": {"command": STDIO_COMMAND}}
+    app = make_app(assistant_mcp_file=mcp_file(tmp_path, servers), assistant_context_tokens=12_000)
+    model.script(*answer_after(("shop__lookup_order", {"order": "A1", "reasoning": "r"})))
+    log = answered_log(app, slack, say(slack, "where is A1?"))
+
+    assert log[3]["content"].endswith("Order A1: shipped on 2026-11-20")
+    assert [e["content"]["toolCall"] for e in log if e["role"] == "assistant"][-1] == (
+        "finishRequest"
+    )
+    tools = offered(model.requests[0])
+    assert not any(name.startswith("wordy__") for name in tools)
+    assert "MCP server wordy is left out of the runs that may use it: its tools' schemas" in (
+        caplog.text
+    )
+    assert not any(
+        "new thread" in str(p.params.get("text")) for p in slack.calls_to("chat.postMessage")
+    )

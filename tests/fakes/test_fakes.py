@@ -294,6 +294,33 @@ def test_errors_surface_as_openai_exceptions(fake_model: FakeOpenAI) -> None:
         chat(client)
 
 
+def test_more_than_128_tools_are_refused_as_openai_refuses_them() -> None:
+    """OpenAI's Chat Completions takes at most 128 functions: its 400, in its shape."""
+
+    def tools(count: int) -> list[dict]:
+        function = {"parameters": {"type": "object", "properties": {}}}
+        return [
+            {"type": "function", "function": {"name": f"t{i}", **function}} for i in range(count)
+        ]
+
+    with FakeOpenAI(default=model.text("ok")) as fake:
+        client = client_for(fake)
+        messages = [{"role": "user", "content": "hi"}]
+        ok = client.chat.completions.create(model="m", messages=messages, tools=tools(128))
+        with pytest.raises(openai.BadRequestError) as refused:
+            client.chat.completions.create(model="m", messages=messages, tools=tools(205))
+        invalid = list(fake.invalid_requests)
+    assert ok.choices[0].message.content == "ok"
+    assert refused.value.body == {
+        "message": "Invalid 'tools': array too long. Expected an array with maximum length "
+        "128, but got an array with length 205 instead.",
+        "type": "invalid_request_error",
+        "param": "tools",
+        "code": "array_above_max_length",
+    }
+    assert invalid == [refused.value.body["message"]]
+
+
 def test_rate_limit_retried_by_client(fake_model: FakeOpenAI) -> None:
     fake_model.script(model.rate_limited(retry_after=1), model.text("ok"))
     client = openai.OpenAI(base_url=fake_model.base_url, api_key="test", max_retries=1)

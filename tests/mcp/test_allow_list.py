@@ -39,14 +39,18 @@ def test_the_allow_list_narrows_the_servers_and_tools_offered():
     # Those that need an approval too (cancel_order: asked for when called); the file's
     # exclude holds.
     assert every == [
-        "files__cancel_order", "files__hostile", "files__lookup_order", "files__whoami",
-        "shop__cancel_order", "shop__hostile", "shop__lookup_order", "shop__slow", "shop__whoami",
+        "files__big", "files__cancel_order", "files__hostile", "files__lookup_order",
+        "files__refuse", "files__whoami",
+        "shop__big", "shop__cancel_order", "shop__hostile", "shop__lookup_order", "shop__refuse",
+        "shop__slow", "shop__whoami",
     ]  # fmt: skip
     assert none == []
     assert files == [
+        "files__big",
         "files__cancel_order",
         "files__hostile",
         "files__lookup_order",
+        "files__refuse",
         "files__whoami",
     ]
     assert chosen == ["files__hostile", "shop__lookup_order"]

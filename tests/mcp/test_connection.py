@@ -12,7 +12,7 @@ import pytest
 from assistant.mcp import connection
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.servers import McpServers
-from tests.mcp_servers import ShopServer
+from tests.mcp_servers import STDIO_COMMAND, ShopServer
 
 
 @pytest.fixture(autouse=True)
@@ -124,3 +124,43 @@ def test_calls_go_over_the_connection_the_tools_were_listed_on():
     assert asyncio.run(scenario()) == [False] * 5
     assert len(server.peers) >= 7  # discovery and the listing, then the five calls
     assert len(set(server.peers)) == 1, server.peers
+
+
+@pytest.mark.parametrize("way", ["http", "stdio"])
+def test_a_server_s_own_error_is_its_refusal_and_it_stays_connected(way, caplog):
+    """JSON-RPC's -32000 is the SDK's code for a closed connection and the first of the
+    range left to servers' own errors: the server answered, so it is a refusal the model
+    reads, and the server is not dropped (issue 43, point 4)."""
+    server = ShopServer().start() if way == "http" else None
+    config = (
+        ServerConfig(name="shop", url=server.url)
+        if server is not None
+        else ServerConfig(name="shop", command=tuple(STDIO_COMMAND))
+    )
+    servers = McpServers([config], 10)
+
+    async def scenario():
+        tools = {t.name: t for t in await servers.tools()}
+        try:
+            refused = await servers.call(tools["refuse"], {})
+            still = names(await servers.tools())
+            answered = await servers.call(tools["lookup_order"], {"order": "A1"})
+        finally:
+            await servers.close()
+        return refused, still, answered
+
+    try:
+        with caplog.at_level(logging.INFO, logger="assistant.mcp.connection"):
+            refused, still, answered = asyncio.run(scenario())
+    finally:
+        if server is not None:
+            server.stop()
+    assert (refused.text, refused.failed) == (
+        "the server refused the call: quota exceeded for none",
+        True,
+    )
+    assert "shop__lookup_order" in still
+    assert (answered.text, answered.failed) == ("Order A1: shipped on 2026-11-20", False)
+    assert "lost" not in caplog.text and "is back" not in caplog.text
+    if server is not None:
+        assert len(set(server.peers)) == 1, server.peers  # one connection all along

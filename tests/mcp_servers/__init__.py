@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -22,8 +24,19 @@ class ShopServer:
     """tests/mcp_servers/shop.py (or another of these servers) over streamable HTTP, on a port
     the OS chose."""
 
-    def __init__(self, port: int = 0, server: MCPServer = shop) -> None:
-        """`port`: 0 for one the OS chooses; another to come back where a stopped one was."""
+    def __init__(
+        self,
+        port: int = 0,
+        server: MCPServer = shop,
+        gatekeeper: bool = False,
+        gzip: bool = False,
+    ) -> None:
+        """`port`: 0 for one the OS chooses; another to come back where a stopped one was.
+        `server`: which of these servers.
+        `gatekeeper`: every request refused as a gateway refuses a token, with HTTP 401 and
+        a JSON-RPC error that quotes the request's Authorization header back. `gzip`: every
+        answer compressed, whatever the request's Accept-Encoding (`accepted` keeps what it
+        said)."""
         # Made as a uvicorn on a host and port makes it (proto TCP), so that asyncio sets
         # TCP_NODELAY on each connection: with proto 0 it does not, and every answer's body
         # waits ~40 ms behind its headers for the client's delayed ACK (Nagle).
@@ -34,12 +47,18 @@ class ShopServer:
         self.port = self._sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.peers: list[tuple[str, int]] = []  # each HTTP request's client address, in order
-        app = server.streamable_http_app()
+        self.accepted: list[str] = []  # each HTTP request's Accept-Encoding, in order
+        app: Any = server.streamable_http_app()
+        if gzip:
+            app = _gzip_regardless(app, self.accepted)
 
         async def recorded(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] == "http":
                 host, port = scope["client"]
                 self.peers.append((host, port))
+                if gatekeeper:
+                    await refuse(scope, send)
+                    return
             await app(scope, receive, send)
 
         config = uvicorn.Config(recorded, log_level="warning", lifespan="on")
@@ -60,3 +79,55 @@ class ShopServer:
         self._server.force_exit = True  # a call of `slow` is left hanging
         self._thread.join(60)
         self._sock.close()
+
+
+class ShopProcess:
+    """tests/mcp_servers/shop.py over streamable HTTP in a process of its own (what it
+    allocates is not the test's), on a socket listening before it starts: connections wait in
+    its backlog until the server takes them, so nothing waits for it to be ready."""
+
+    def __init__(self, json_response: bool = False) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(128)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}/mcp"
+        fd = self._sock.fileno()
+        command = [*STDIO_COMMAND, "--http", str(fd), *(["--json"] if json_response else [])]
+        self._process = subprocess.Popen(command, pass_fds=[fd])
+
+    def __enter__(self) -> ShopProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._process.terminate()
+        self._process.wait(60)
+        self._sock.close()
+
+
+async def refuse(scope: Any, send: Any) -> None:
+    """HTTP 401 with a JSON-RPC error naming the token it was given."""
+    headers = dict(scope["headers"])
+    given = headers.get(b"authorization", b"none").decode()
+    error = {"code": -32001, "message": f"invalid token: {given}"}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    start = {"type": "http.response.start", "status": 401,
+             "headers": [(b"content-type", b"application/json")]}  # fmt: skip
+    await send(start)
+    await send({"type": "http.response.body", "body": body})
+
+
+def _gzip_regardless(app: Any, accepted: list[str]) -> Any:
+    """`app` with every answer gzipped, as a server that ignores Accept-Encoding sends it."""
+    from starlette.middleware.gzip import GZipMiddleware
+
+    compressed = GZipMiddleware(app, minimum_size=0, exclude_content_types=())
+
+    async def answer(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            accepted.append(headers.get(b"accept-encoding", b"").decode())
+            headers[b"accept-encoding"] = b"gzip"
+            scope = {**scope, "headers": list(headers.items())}
+        await compressed(scope, receive, send)
+
+    return answer

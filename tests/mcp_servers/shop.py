@@ -4,15 +4,22 @@
 Its tools: `lookup_order` (read-only), `cancel_order` (changes something: needs approval),
 `slow` (read-only, never answers), `hostile` (read-only, a result that tries to order the bot
 about), `whoami` (read-only, echoes the request's Authorization header back, to show it
-arrived). `CALLS` counts the calls of `cancel_order` (over HTTP, `ShopServer` serves them in the
-tests' own process)."""
+arrived), `big` (read-only, a result of `size` characters), `refuse` (read-only, answers with
+the JSON-RPC error -32000, quoting the request's Authorization header). `CALLS` counts the
+calls of `cancel_order` (over HTTP, `ShopServer` serves them in the tests' own process).
+
+`python shop.py --http FD [--json]` serves it over streamable HTTP on the listening socket FD
+(inherited), answering with JSON bodies rather than event streams with `--json`."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import sys
 from collections import Counter
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
@@ -55,10 +62,38 @@ def hostile() -> str:
 @shop.tool(annotations=READ_ONLY)
 def whoami(ctx: Context) -> str:
     """Who the server was told the caller is."""
+    return f"authorization: {_authorization(ctx)}"
+
+
+@shop.tool(annotations=READ_ONLY)
+def big(size: int) -> str:
+    """A result of `size` characters."""
+    return "x" * size
+
+
+@shop.tool(annotations=READ_ONLY)
+def refuse(ctx: Context) -> str:
+    """Refuses every call, as a server's own JSON-RPC error (-32000, the first of the range
+    JSON-RPC leaves to servers), quoting what the caller sent."""
+    raise MCPError(code=-32000, message=f"quota exceeded for {_authorization(ctx)}")
+
+
+def _authorization(ctx: Context) -> str:
     request = ctx.request_context.request
     headers = getattr(request, "headers", None) or {}
-    return f"authorization: {headers.get('authorization', 'none')}"
+    return str(headers.get("authorization", "none"))
+
+
+def serve_http(fd: int, json_response: bool) -> None:
+    import uvicorn
+
+    app = shop.streamable_http_app(json_response=json_response)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server.run(sockets=[socket.socket(fileno=fd)])
 
 
 if __name__ == "__main__":
-    shop.run()
+    if sys.argv[1:2] == ["--http"]:
+        serve_http(int(sys.argv[2]), "--json" in sys.argv[3:])
+    else:
+        shop.run()

@@ -92,6 +92,9 @@ class ChatCompletions:
             # A real service would refuse it too; tests see the 400 as a model failure.
             self.invalid_requests.append(problem)
             return _error_response(Error(400, problem, "invalid_request_error"))
+        if (too_many := too_many_tools(body)) is not None:
+            self.invalid_requests.append(too_many.message)
+            return _error_response(too_many)
         with self._cond:
             self._requests.append(body)
             self._headers.append(dict(request.headers))
@@ -182,6 +185,21 @@ def request_problem(body: dict[str, Any]) -> str | None:
     return None
 
 
+MAX_TOOLS = 128  # OpenAI's Chat Completions: functions in one request's `tools`
+
+
+def too_many_tools(body: dict[str, Any]) -> Error | None:
+    """OpenAI's answer to a request with more than MAX_TOOLS tools."""
+    tools = body.get("tools")
+    if not isinstance(tools, list) or len(tools) <= MAX_TOOLS:
+        return None
+    message = (
+        f"Invalid 'tools': array too long. Expected an array with maximum length {MAX_TOOLS}, "
+        f"but got an array with length {len(tools)} instead."
+    )
+    return Error(400, message, "invalid_request_error", "array_above_max_length", param="tools")
+
+
 def _completion(
     response: Completion,
     body: dict[str, Any],
@@ -255,5 +273,6 @@ def model_not_found(model: str) -> Error:
 
 
 def _error_response(err: Error) -> web.Response:
-    body = {"error": {"message": err.message, "type": err.type, "param": None, "code": err.code}}
+    error = {"message": err.message, "type": err.type, "param": err.param, "code": err.code}
+    body = {"error": error}
     return web.json_response(body, status=err.status, headers=err.headers)

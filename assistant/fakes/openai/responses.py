@@ -37,6 +37,7 @@ class Error:
     type: str
     code: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    param: str | None = None  # the request's field the error is about
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ MESSAGE_FRAMING_TOKENS = 16
 # Below this the log could not hold a question and its answer's tool calls.
 MIN_LOG_TOKENS = 1_000
 HEAD_CHARS = 2_000  # what the prompt keeps of a long text before the expandEntry marker
+# What the MCP servers' tool schemas may take of the log's budget (assistant/mcp/room.py): the
+# rest is the thread's, so many tools or a huge schema never leave the log no room.
+SERVER_TOOLS_SHARE = 0.25
 # A server's tokenizer is not a fixed multiple of our estimate: a prompt cut to the window it
 # named, by the ratio of its count to ours, keeps this much more room.
 SCALE_MARGIN = 1.05
@@ -116,6 +119,11 @@ class PromptBudget:
                 f"the tools offered ({extra} tokens of schemas) leave no room for the log"
             )
         return replace(self, tokens=self.tokens - extra, fixed=self.fixed + extra)
+
+    def server_tools_tokens(self) -> int:
+        """What the MCP servers' tool schemas may take of every request: a share of the log's
+        budget."""
+        return int(self.tokens * SERVER_TOOLS_SHARE)
 
     def prompts(self, log: ContextLog) -> RunPrompts:
         """The prompts of one run on `log` (which the run keeps up to date)."""

@@ -147,7 +147,7 @@ class Agent:
             # The channel's settings choose its servers (None: all) and whether it may search.
             box = self.fixed_tools or await toolbox(
                 self.tools, self.mcp, rules.tool_servers if rules else None, self.mcp_caps,
-                search=search is not None,
+                search=search is not None, budget=self.budget,
             )  # fmt: skip
             ctx = replace(ctx, toolbox=box)
             if slack and slack.streaming:  # the steps shown as task cards while it streams

@@ -25,10 +25,12 @@ CUT = "\n[cut: the result had {total:,} characters; the first {kept:,} are kept]
 
 @dataclass(frozen=True)
 class ServerCaps:
-    """ASSISTANT_MAX_MCP_CALLS_PER_RUN, ASSISTANT_MAX_MCP_RESULT_CHARS."""
+    """ASSISTANT_MAX_MCP_CALLS_PER_RUN, ASSISTANT_MAX_MCP_RESULT_CHARS,
+    ASSISTANT_MAX_TOOLS_PER_REQUEST (the built-ins among them)."""
 
     calls_per_run: int = 20
     result_chars: int = 20_000
+    tools_per_request: int = 128
 
 
 @dataclass

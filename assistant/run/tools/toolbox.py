@@ -5,6 +5,8 @@ model call sends, the parsing of each call, and the function that carries it out
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,7 +26,10 @@ from context.toolcalls import SearchSlack, ServerToolCall, ToolCall
 
 # The MCP SDK is imported only where ASSISTANT_MCP_FILE names servers (assistant.app).
 if TYPE_CHECKING:
+    from assistant.mcp.connection import ServerTool
+    from assistant.mcp.room import ToolRoom
     from assistant.mcp.servers import McpServers
+    from assistant.run.core.prompt import PromptBudget
 
 # A tool whose schema is not known (a replay's, an eval's: the log keeps calls, not schemas).
 ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
@@ -93,19 +98,42 @@ async def toolbox(
     allowed: Sequence[str] | None = None,
     caps: ServerCaps | None = None,
     search: bool = False,
+    budget: PromptBudget | None = None,
 ) -> Toolbox:
     """A run's toolbox: searchSlack where `search` is on, and the servers' tools that are up
     now and the channel allows (`allowed`: None, every server's; [], none; else servers'
-    names and `server__tool`s). A tool that needs a person's approval is not offered."""
+    names and `server__tool`s), those of whole servers that fit one request
+    (`tool_room`: the caps' tools per request, a share of `budget`)."""
     offered = offered_tools(search)
     if servers is None or not (allowed is None or allowed):
         return Toolbox(dict(builtins), schemas=offered)
-    tools = {t.qualified: t for t in await servers.tools(allowed)}
+    caps = caps or ServerCaps()
+    fitted = servers.fitted(await servers.tools(allowed), tool_room(offered, caps, budget))
+    tools = {t.qualified: t for t in fitted}
     if not tools:
         return Toolbox(dict(builtins), schemas=offered)
     schemas = [server_function_schema(n, t.description, t.schema) for n, t in tools.items()]
-    calls = ServerToolCalls(servers, tools, caps or ServerCaps())
+    calls = ServerToolCalls(servers, tools, caps)
     return Toolbox(dict(builtins), frozenset(tools), calls, [*offered, *schemas])
+
+
+def tool_room(
+    offered: Sequence[dict[str, Any]], caps: ServerCaps, budget: PromptBudget | None
+) -> ToolRoom:
+    """What the servers' tools may add to a request that carries `offered` (the run's own
+    tools): ASSISTANT_MAX_TOOLS_PER_REQUEST in all, and a share of `budget`'s log (no bound
+    on tokens without one)."""
+    from assistant.mcp.room import ToolRoom  # the SDK's import: only where servers are
+
+    if budget is None:
+        return ToolRoom(caps.tools_per_request, len(offered), sys.maxsize, lambda tools: 0)
+    counter = budget.counter
+
+    def cost(tools: Sequence[ServerTool]) -> int:
+        schemas = [server_function_schema(t.qualified, t.description, t.schema) for t in tools]
+        return counter.count(json.dumps(schemas, ensure_ascii=False, separators=(",", ":")))
+
+    return ToolRoom(caps.tools_per_request, len(offered), budget.server_tools_tokens(), cost)
 
 
 def called_server_tools(log: Sequence[Entry]) -> list[str]:
