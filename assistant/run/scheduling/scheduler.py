@@ -70,8 +70,6 @@ class AnswerRequest:
     message_ts: str
     bot_user_id: str | None = None
     trace_context: str | None = None  # the span that recorded it (telemetry), if any
-    # Slack's action token of the message: a search in its run is its author's (never printed).
-    action_token: str | None = field(default=None, repr=False)
     addressed: bool = False  # a mention or a DM, not a follow-up (EntryMeta.addressed)
 
 
@@ -229,7 +227,7 @@ class RunScheduler:
             bot = self._bot_ids.get(key.team)
             requests = [
                 AnswerRequest(
-                    p.index, p.slack_ts or "", bot, p.trace_context, p.action_token, p.addressed
+                    p.index, p.slack_ts or "", bot, p.trace_context, addressed=p.addressed
                 )
                 for p in owed
             ]
