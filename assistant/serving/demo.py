@@ -28,7 +28,9 @@ from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.settings import Settings, load_settings
+from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.storage import ThreadKey
+from context.toolcalls import FinishRequest
 
 RUN_TIMEOUT = 60.0  # seconds for one answer; the fakes answer in milliseconds
 # With a real model (`--model-url`): a CPU model under load takes minutes for an answer of
@@ -52,7 +54,42 @@ class RealModel:
 @dataclass(frozen=True)
 class Played:
     thread: ThreadKey
-    answers: int  # the bot's replies in the thread, as Slack got them
+    answers: int  # the people's messages answered to the end (a finishRequest)
+    # Why each message that was not ended in an apology instead: the `Error:` entry that
+    # ended its run (docs/log-format.md#how-a-run-ends), or that nothing answered it.
+    failures: tuple[str, ...] = ()
+
+
+def answered(entries: Sequence[Entry]) -> tuple[int, tuple[str, ...]]:
+    """How the people's messages of a log were answered: the number finished, and why each
+    other one was not. A message's answer is what the log holds after it, up to the next
+    person's message."""
+    answers: list[list[Entry]] = []
+    for entry in entries:
+        if isinstance(entry, UserEntry):
+            answers.append([])
+        elif answers:
+            answers[-1].append(entry)
+    finished, failures = 0, []
+    for answer in answers:
+        if any(isinstance(e, AssistantEntry) and isinstance(e.content, FinishRequest)
+               for e in answer):  # fmt: skip
+            finished += 1
+            continue
+        errors = [
+            e.content for e in answer
+            if isinstance(e, SystemEntry) and e.content.startswith(FAILURE_PREFIX)
+        ]  # fmt: skip
+        failures.append(_why(errors[-1]) if errors else "nothing answered it")
+    return finished, tuple(failures)
+
+
+def _why(error: str) -> str:
+    """An `Error:` entry's reason, without what the thread was told."""
+    reason = error.removeprefix(FAILURE_PREFIX)
+    for told in (" The user was told", " The thread could not be told", " No one was told"):
+        reason = reason.split(told, 1)[0]
+    return reason.rstrip(".")
 
 
 def demo_settings(
@@ -144,13 +181,13 @@ async def _play(settings: Settings, slack: FakeSlack, trace: TextIO, real: bool)
             for event in events:
                 await _deliver(assistant, event)
             await asyncio.wait_for(assistant.scheduler.wait_idle(), timeout)
+        assert parent is not None
+        key = ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, parent)
+        return Played(key, *answered(assistant.store.entries(key)))
     except TimeoutError:
         raise DemoError(f"no answer within {timeout:.0f} s") from None
     finally:
         await assistant.close()
-    assert parent is not None
-    replies = [m for m in slack.thread(ids.CHANNEL_ID, parent) if m.get("bot_id")]
-    return Played(ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, parent), len(replies))
 
 
 async def _deliver(assistant: Assistant, event: dict[str, object]) -> None:

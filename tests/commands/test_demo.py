@@ -13,6 +13,7 @@ from setuptools import find_packages
 
 from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes.demo import demo_reply
+from assistant.fakes.openai import responses as replies
 from context.canonical import load_log
 from tests.cli import ROOT
 from tests.process import clean_env, run_assistant
@@ -154,3 +155,23 @@ def test_demo_model_url_needs_a_model_and_a_url(tmp_path):
                         cwd=tmp_path)  # fmt: skip
     assert bad.returncode == 2 and "not an http(s) URL" in bad.stderr
     assert "secret" not in bad.stderr
+
+
+NOT_IMPLEMENTED = b"<html><head><title>501 Not Implemented</title></head><body>no</body></html>"
+
+
+@pytest.mark.parametrize("server", ["nothing", "HTTP 501"])
+def test_demo_against_a_server_that_cannot_answer_exits_1_and_says_why(tmp_path, server):
+    # Apologies are posted in the thread, and the thread is kept; but no answer was given.
+    env = clean_env(OPENAI_MAX_RETRIES="0")
+    with FakeOpenAI(default=replies.Raw(NOT_IMPLEMENTED, "text/html", 501)) as answers_501:
+        url = "http://127.0.0.1:9/v1" if server == "nothing" else answers_501.base_url
+        demo = run_assistant("demo", "--model-url", url, "--model", "m", env=env, cwd=tmp_path)
+    assert demo.returncode == 1, demo.stderr
+    assert "Traceback" not in demo.stderr
+    assert "0 answers and 2 apologies in thread " in demo.stderr
+    why = "could not be reached" if server == "nothing" else "501"
+    [line] = [line for line in demo.stderr.splitlines() if "not answered:" in line]
+    assert line.startswith("assistant demo: 2 messages not answered: the model call failed: ")
+    assert why in line
+    assert demo.stderr.rstrip().endswith("assistant demo: expected 2 answers, got 0")
