@@ -24,7 +24,7 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from assistant.app import Assistant, create_assistant
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
-from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, demo_reply
+from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, DEMO_MODEL, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.events.requests import event_callback, signed_event_request
 from assistant.settings import Settings, load_settings
@@ -105,7 +105,7 @@ def demo_settings(
                  "assistant_model": model.name}  # fmt: skip
     else:
         where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
-                 "openai_max_retries": 0}  # fmt: skip
+                 "openai_max_retries": 0, "assistant_model": DEMO_MODEL}  # fmt: skip
     return load_settings(
         "http",
         database_url=database_url,
