@@ -18,7 +18,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 from bench.report import Figure
-from context.entry import UserContent, make_entry, role_of
+from context.entry import Content, UserContent, make_entry, role_of
 from context.log import Tail
 from context.toolcalls import FinishRequest, PostMessage
 from tests.cli import ROOT
@@ -30,7 +30,7 @@ STAMP = "2025-04-04T12:33:00Z"
 
 def write_log(path: Path, size: int) -> int:
     """A valid log of at least `size` bytes at `path`; the number of its entries."""
-    contents = [
+    contents: list[Content] = [
         UserContent(userid="<@U0ASKER01>", text="Where does the release stand? " * 8),
         PostMessage(
             text="Here is where it stands: " + "the migration is reviewed; " * 12,
@@ -42,7 +42,7 @@ def write_log(path: Path, size: int) -> int:
     with path.open("w", encoding="utf-8") as out:
         out.write("[")
         while written < size:
-            content = (
+            content: Content = (
                 "You are Aya, a helpful assistant." if count == 0 else contents[(count - 1) % 3]
             )
             index, turn, tail = tail.place(role_of(content))
