@@ -15,7 +15,7 @@ from assistant.commands import CliError
 from assistant.commands.io import (
     check_writable,
     file_or_thread,
-    read_input,
+    read_log_text,
     read_text,
     write_output,
 )
@@ -169,7 +169,7 @@ def _load(sources: list[str]) -> list[Input]:
         if isinstance(found, ThreadKey):
             threads.append((item, found))
             continue
-        report = validate_log(read_input(found))
+        report = validate_log(read_log_text(found))
         if report.problems:
             name = "<stdin>" if source == "-" else source
             for problem in report.problems:
