@@ -137,7 +137,13 @@ def scripted_model() -> FakeOpenAI:
 def run_demo(database_url: str, trace: TextIO, real: RealModel | None = None) -> Played:
     """Start the fakes, play the conversation, stop; the thread is left in the store.
     `real`: the model asked instead of the scripted one."""
-    with FakeSlack() as slack, _model(real) as model, TemporaryDirectory() as directory:
+    # The app is an agent (manifest.yml): its fake Slack takes the agent sessions' methods,
+    # as the real one does for it, rather than refusing them with a warning of its own.
+    with (
+        FakeSlack(agent=True) as slack,
+        _model(real) as model,
+        TemporaryDirectory() as directory,
+    ):
         slack.add_user(BOB_ID, "bob")
         slack.conversations.public(ids.CHANNEL_ID, [ids.USER_ID, BOB_ID], name=CHANNEL_NAME)
         settings = demo_settings(slack, model, database_url, mcp_servers_file(Path(directory)))

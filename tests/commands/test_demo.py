@@ -21,7 +21,13 @@ from tests.process import clean_env, run_assistant
 THREAD = re.compile(r"answers in thread (\S+/\S+/\S+), kept in the store")
 
 
-def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
+def refusals_of_sessions(caplog) -> list[str]:
+    """The warnings that Slack refused agent sessions (the command runs in this process:
+    its log records are caplog's, not its stderr's)."""
+    return [r.getMessage() for r in caplog.records if "refused agent sessions" in r.getMessage()]
+
+
+def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path, caplog):
     # Real-looking keys pointing nowhere: the demo must use neither.
     env = clean_env(
         SLACK_BOT_TOKEN="xoxb-not-for-the-demo",
@@ -33,6 +39,9 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
     demo = run_assistant("demo", env=env, cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
     assert "Traceback" not in demo.stderr
+    # Its fake Slack takes the agent sessions' methods, as Slack does for the app: no warning
+    # of a refusal the demo made up.
+    assert refusals_of_sessions(caplog) == []
     thread = THREAD.search(demo.stderr).group(1)
     assert (tmp_path / "assistant.db").exists()  # the default store, where the others look
 
@@ -125,7 +134,7 @@ def test_the_fakes_are_installed_with_the_package():
 
 
 @pytest.mark.parametrize("tool_choice", ["honoured", "ignored"])
-def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice):
+def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice, caplog):
     # The demo's model on a server of its own, as llama.cpp plays it: the demo knows it only
     # by its URL. A server ignoring tool_choice is asked as JSON from the check on.
     with FakeOpenAI(default=demo_reply) as server:
@@ -136,6 +145,7 @@ def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice):
         asked = server.requests
     assert demo.returncode == 0, demo.stderr
     assert "model check of http://127.0.0.1:" in demo.stderr
+    assert refusals_of_sessions(caplog) == []
     assert {r["model"] for r in asked} == {"smollm2"}
     calls = asked[2:]  # after the check's two probes
     in_json = ["response_format" in r for r in calls]
