@@ -12,21 +12,18 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from assistant.app import create_assistant
 from assistant.serving.signals import stopped_by_signals
 from assistant.settings import Settings, SettingsError
-from assistant.slack.bot_identity import BotIdentity
-from assistant.slack.client import close_slack_client, create_slack_client
 from assistant.slack.connection import ConnectionLog
 from assistant.slack.tokens import refused_tokens
 from assistant.telemetry.setup import check as check_telemetry
+from context.storage import new_sqlite_file, remove_sqlite_file
 
 
 async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> None:
     assert settings.slack_app_token is not None
     app_token = settings.slack_app_token.get_secret_value()
-    print("assistant run: connecting to Slack…", file=sys.stderr, flush=True)
-    # slack-sdk retries a refused token forever, a traceback every few seconds: checked first,
-    # and before the app is built, so that a refused start leaves no store behind.
-    identity = await _checked_tokens(settings, app_token)
-    assistant = create_assistant(settings, trace, identity=identity)
+    fresh = new_sqlite_file(settings.database_url)  # made by this start, if it is
+    started = False
+    assistant = create_assistant(settings, trace)
     assistant.check_model_server(sys.stderr)
     connection_log = ConnectionLog(assistant.client)
     handler = AsyncSocketModeHandler(
@@ -37,8 +34,14 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
     # cancelled and stay owed (RunScheduler.stop).
     with stopped_by_signals() as stopping:
         try:
+            print("assistant run: connecting to Slack…", file=sys.stderr, flush=True)
+            # slack-sdk retries a refused token forever, a traceback every few seconds: check first.
+            problems = await refused_tokens("run", assistant.client, app_token, assistant.identity)
+            if problems:
+                raise SettingsError("\n".join(problems))
             # Not `start_async()`: it prints Bolt's boot message to stdout, which is the trace's.
             await handler.connect_async()
+            started = True
             print("assistant run: connected to Slack over Socket Mode", file=sys.stderr, flush=True)
             await asyncio.Event().wait()  # until a signal
         finally:
@@ -47,22 +50,10 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
             await handler.close_async()
             await assistant.close()
             connection_log.close()
-
-
-async def _checked_tokens(settings: Settings, app_token: str) -> BotIdentity:
-    """Whether Slack takes the bot and the app-level tokens (SettingsError naming each it
-    refuses); what it says of the bot token, so the app need not ask again."""
-    assert settings.slack_bot_token is not None  # `run` requires it
-    token = settings.slack_bot_token.get_secret_value()
-    identity = BotIdentity(token)
-    client = create_slack_client(token, settings.slack_api_base)
-    try:
-        problems = await refused_tokens("run", client, app_token, identity)
-    finally:
-        await close_slack_client(client)
-    if problems:
-        raise SettingsError("\n".join(problems))
-    return identity
+            if fresh is not None and not started:
+                # A start that never connected (a token Slack refuses) leaves no store it
+                # made behind: no event comes before the connection, so it holds no one's.
+                remove_sqlite_file(fresh)
 
 
 def run(settings: Settings) -> None:
