@@ -20,6 +20,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from assistant.i18n.languages import catalog_named
 from assistant.i18n.words import ENGLISH, LOCALES, Words
 from assistant.mcp.config import ServerConfig
 from assistant.mcp_file import read_mcp_file
@@ -172,7 +173,7 @@ class Settings(ChannelSettings):
     assistant_suggested_prompts: Annotated[tuple[SuggestedPrompt, ...], NoDecode] = DEFAULT_PROMPTS
     assistant_loading_messages: Annotated[tuple[str, ...], NoDecode] = DEFAULT_LOADING_MESSAGES
     # The language of the bot's own words for people whose Slack language has no catalog
-    # (assistant/i18n/): one of LOCALES.
+    # (assistant/i18n/): one of LOCALES, in either spelling (pt_BR, pt-BR).
     assistant_locale: str = "en"
 
     # MCP servers (docs/configuration.md#mcp-servers): the file, each call's deadline, the calls
@@ -223,9 +224,11 @@ class Settings(ChannelSettings):
     @field_validator("assistant_locale")
     @classmethod
     def _known_locale(cls, value: str) -> str:
-        if value not in LOCALES:
+        # `pt-BR` as Slack and BCP 47 write it, `pt_BR` as gettext does: the same catalog.
+        catalog = catalog_named(value)
+        if catalog is None:
             raise ValueError(f"no catalog of {value[:20]!r}: one of {', '.join(LOCALES)}")
-        return value
+        return catalog
 
     @model_validator(mode="after")
     def _one_prompt_source(self) -> Settings:

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
+from array import array
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
@@ -47,43 +50,139 @@ class Report:
     problems: list[Problem] = field(default_factory=list)
 
 
+@dataclass
+class Scan:
+    """What a read of a log found: its problems, how many entries it holds, and where each
+    starts in the text (`entries_at` reads them again; None when the text was read whole)."""
+
+    problems: list[Problem] = field(default_factory=list)
+    count: int = 0
+    # 8 bytes a start (a list of ints would take 36: most of what a scan holds).
+    starts: array[int] | None = field(default_factory=lambda: array("Q"))
+
+
 def validate_log(data: bytes | str) -> Report:
     """Check a whole document; the report holds the entries when there is no problem."""
     report = Report()
-    items = _parse_array(data, report.problems)
-    if items is None:
-        return report
-    tail: Tail | None = Tail()
-    for position, item in enumerate(items):
-        if not isinstance(item, dict):
-            report.problems.append(
-                Problem(position, "(entry)", f"must be an object, found {_json_type(item)}")
-            )
-            tail = None
-            continue
-        entry = _check_fields(position, item, report.problems)
-        if entry is not None:
-            report.entries.append(entry)
-        tail = _check_placement(position, item, tail, report.problems)
+    report.problems = scan_log(data, report.entries).problems
     if report.problems:
         report.entries = []
     return report
 
 
-def _parse_array(data: bytes | str, problems: list[Problem]) -> list[object] | None:
+def log_text(data: bytes | str) -> str | Problem:
+    """The document as text (a byte order mark dropped), or why it is not UTF-8 text."""
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            problems.append(Problem(None, "(encoding)", f"not UTF-8 text (byte {exc.start})"))
-            return None
-    data = data.removeprefix("\ufeff")
-    if not data.strip():
-        problems.append(Problem(None, "(document)", "the file is empty"))
-        return None
-    too_deep = Problem(None, "(document)", f"nested deeper than {MAX_DEPTH} arrays and objects")
+            return Problem(None, "(encoding)", f"not UTF-8 text (byte {exc.start})")
+    return data.removeprefix("\ufeff")
+
+
+def scan_log(data: bytes | str, keep: list[Entry] | None = None) -> Scan:
+    """Check a document entry by entry, holding one entry's objects at a time (a log of
+    tens of megabytes is not held as objects whole); the valid entries are added to `keep`,
+    which holds a log only when the scan found no problem."""
+    scan = Scan()
+    text = log_text(data)
+    if isinstance(text, Problem):
+        scan.problems.append(text)
+        return scan
+    if not text or text.isspace():  # what strip() would leave empty, without its copy
+        scan.problems.append(Problem(None, "(document)", "the file is empty"))
+        return scan
     try:
-        document = json.loads(data)
+        _scan_items(_array_items(text, scan.starts), scan, keep)
+    except _NotAnArray:
+        # Whatever json.loads would say of it (a syntax error, a document that is no array):
+        # the whole document read once more, as it always was, for exactly its words.
+        scan.problems, scan.count, scan.starts = [], 0, None
+        if keep is not None:
+            keep.clear()
+        items = _parse_array(text, scan.problems)
+        if items is not None:
+            _scan_items(iter(items), scan, keep)
+    return scan
+
+
+def entries_at(text: str, starts: Iterable[int]) -> Iterator[Entry]:
+    """The entries a scan found without problems, read again from where each starts."""
+    for start in starts:
+        yield ENTRY_ADAPTER.validate_python(_DECODER.raw_decode(text, start)[0])
+
+
+def _scan_items(items: Iterator[object], scan: Scan, keep: list[Entry] | None) -> None:
+    tail: Tail | None = Tail()
+    for position, item in enumerate(items):
+        scan.count += 1
+        if _deeper_than(item, MAX_DEPTH - 1):
+            # As a document nested too deep is refused, one problem, whatever else is in
+            # it; the rest is read to the end all the same: a syntax error after it wins.
+            for _ in items:
+                pass
+            scan.problems = [_TOO_DEEP]
+            scan.count, scan.starts = 0, None
+            if keep is not None:
+                keep.clear()
+            return
+        if not isinstance(item, dict):
+            scan.problems.append(
+                Problem(position, "(entry)", f"must be an object, found {_json_type(item)}")
+            )
+            tail = None
+            continue
+        entry = _check_fields(position, item, scan.problems)
+        if entry is not None and keep is not None and not scan.problems:
+            keep.append(entry)
+        tail = _check_placement(position, item, tail, scan.problems)
+
+
+class _NotAnArray(Exception):
+    """The document is not a plain JSON array: json.loads says what it is instead."""
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")  # json's own whitespace
+_TOO_DEEP = Problem(None, "(document)", f"nested deeper than {MAX_DEPTH} arrays and objects")
+
+
+def _array_items(text: str, starts: array[int] | None) -> Iterator[object]:
+    """The items of the JSON array `text` is, one at a time, each where it starts added to
+    `starts`; _NotAnArray for anything json.loads would not read as an array (the same
+    whitespace, the same decoder)."""
+    at = _skip_space(text, 0)
+    if not text.startswith("[", at):
+        raise _NotAnArray
+    at = _skip_space(text, at + 1)
+    closed = text.startswith("]", at)
+    while not closed:
+        try:
+            item, end = _DECODER.raw_decode(text, at)
+        except (json.JSONDecodeError, RecursionError):
+            raise _NotAnArray from None
+        if starts is not None:
+            starts.append(at)
+        yield item
+        at = _skip_space(text, end)
+        if text.startswith(",", at):
+            at = _skip_space(text, at + 1)
+            continue
+        if not text.startswith("]", at):
+            raise _NotAnArray
+        closed = True
+    if _skip_space(text, at + 1) != len(text):
+        raise _NotAnArray
+
+
+def _skip_space(text: str, at: int) -> int:
+    found = _SPACE.match(text, at)
+    return found.end() if found else at
+
+
+def _parse_array(text: str, problems: list[Problem]) -> list[object] | None:
+    try:
+        document = json.loads(text)
     except json.JSONDecodeError as exc:
         problems.append(
             Problem(
@@ -92,10 +191,10 @@ def _parse_array(data: bytes | str, problems: list[Problem]) -> list[object] | N
         )
         return None
     except RecursionError:  # Python's parser recurses once per level: far past MAX_DEPTH
-        problems.append(too_deep)
+        problems.append(_TOO_DEEP)
         return None
     if _deeper_than(document, MAX_DEPTH):
-        problems.append(too_deep)
+        problems.append(_TOO_DEEP)
         return None
     if not isinstance(document, list):
         problems.append(
@@ -217,15 +316,20 @@ def _is_whole(value: object) -> TypeGuard[int | str]:
 
 
 def _deeper_than(document: object, limit: int) -> bool:
-    """Whether arrays and objects nest more than `limit` levels (found without recursing)."""
-    pending: list[tuple[Any, int]] = [(document, 1)]
+    """Whether arrays and objects nest more than `limit` levels (found without recursing;
+    only containers are visited: most of a log is strings)."""
+    if not isinstance(document, dict | list):
+        return False
+    if limit < 1:
+        return True
+    pending: list[tuple[dict[str, Any] | list[Any], int]] = [(document, 1)]
     while pending:
         value, depth = pending.pop()
-        children = value.values() if isinstance(value, dict) else value
-        if isinstance(value, dict | list):
-            if depth > limit:
-                return True
-            pending.extend((child, depth + 1) for child in children)
+        for child in value.values() if isinstance(value, dict) else value:
+            if isinstance(child, dict | list):
+                if depth + 1 > limit:
+                    return True
+                pending.append((child, depth + 1))
     return False
 
 

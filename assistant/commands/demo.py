@@ -6,6 +6,7 @@ import argparse
 import os
 import shlex
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -17,6 +18,8 @@ from context.urls import shown_url
 
 if TYPE_CHECKING:
     from assistant.serving.demo import RealModel
+
+EXPECTED_ANSWERS = 2  # the demo's conversation: a mention, then a follow-up
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -102,8 +105,10 @@ def run_demo(args: argparse.Namespace) -> int:
         return 1
     thread = played.thread
     prefix, where = _told(url) if tell else ("", "")
+    apologies = len(played.failures)
+    said = f"{played.answers} answers" + (f" and {apologies} apologies" if apologies else "")
     print(
-        f"\nassistant demo: {played.answers} answers in thread {thread}, kept in the store. "
+        f"\nassistant demo: {said} in thread {thread}, kept in the store. "
         f"{where}Try:\n"
         f"  {prefix}assistant threads\n"
         f"  {prefix}assistant show {thread}\n"
@@ -111,7 +116,14 @@ def run_demo(args: argparse.Namespace) -> int:
         f"  {prefix}assistant replay {thread} --at 2 --demo-model",
         file=sys.stderr,
     )
-    if played.answers < 2:
-        print(f"assistant demo: expected 2 answers, Slack got {played.answers}", file=sys.stderr)
+    # An apology is no answer: the conversation was not played, whatever Slack got.
+    for why, count in Counter(played.failures).items():
+        messages = "message" if count == 1 else "messages"
+        print(f"assistant demo: {count} {messages} not answered: {why}", file=sys.stderr)
+    if played.answers < EXPECTED_ANSWERS:
+        print(
+            f"assistant demo: expected {EXPECTED_ANSWERS} answers, got {played.answers}",
+            file=sys.stderr,
+        )
         return 1
     return 0

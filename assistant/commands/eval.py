@@ -153,6 +153,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help=f"run without asking when the estimate is over {CONFIRM_CALLS} model calls",
     )
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="exit 0 when the inputs hold no case (without it: exit 1, no cases)",
+    )
     parser.set_defaults(handler=run_eval)
 
 
@@ -324,6 +329,8 @@ def run_eval(args: argparse.Namespace) -> int:
         configs = [_config(args, settings)]
         if args.against:
             configs.append(_against(args.against, settings))
+        if args.demo_model:
+            _only_the_demo_model(args, configs)
         if not args.demo_model:  # the demo's model is local and free
             _estimate(args, settings, configs, sources, store)
         runs = []
@@ -332,8 +339,16 @@ def run_eval(args: argparse.Namespace) -> int:
             stack.callback(spool.close)
             runs.append(asyncio.run(_run(config, settings, sources, store, args, spool)))
         _show(args, runs)
+    if not runs[0].totals.cases and not args.allow_empty:
+        # An eval of nothing passes nothing: a CI step on a set or a filter that went
+        # empty must not go green.
+        print(
+            "eval: no cases: the inputs hold no decision to evaluate (--allow-empty to accept)",
+            file=sys.stderr,
+        )
+        return 1
     if not runs[0].totals.cases:
-        print("eval: the inputs hold no decision to evaluate", file=sys.stderr)
+        print("eval: no cases: the inputs hold no decision to evaluate", file=sys.stderr)
     errors = sum(run.totals.errors for run in runs)
     if errors:
         print(f"eval: {errors} trials could not ask the model (see the results)", file=sys.stderr)
@@ -345,6 +360,26 @@ def run_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if errors or below else 0
+
+
+def _only_the_demo_model(args: argparse.Namespace, configs: list[Config]) -> None:
+    """With --demo-model the server is the demo's scripted model, which answers under any
+    name: a configuration or a judge naming another model there would score it under a name
+    it is not (a real model's). Another server is named by its base_url."""
+    from assistant.fakes.demo import DEMO_MODEL
+
+    for config in configs[1:]:
+        if config.base_url is None and config.model != DEMO_MODEL:
+            raise CliError(
+                f"--against {named(args.against)}: with --demo-model its server is the demo's "
+                f"scripted model ({DEMO_MODEL}), not {named(config.model)}; name another "
+                'server in a JSON file {"model", "base_url"}'
+            )
+    if args.judge and not args.judge_base_url and args.judge != DEMO_MODEL:
+        raise CliError(
+            f"--judge {named(args.judge)}: with --demo-model its server is the demo's scripted "
+            f"model: --judge {DEMO_MODEL}, or --judge-base-url for another server"
+        )
 
 
 def _estimate(

@@ -10,6 +10,7 @@ from assistant.commands import CliError
 from assistant.input_files import TooLarge, read_bounded
 from context.render import printable
 from context.storage import ThreadKey
+from context.validate import Problem, log_text
 
 NAME_SHOWN = 80  # characters of an argument an error message repeats
 
@@ -47,6 +48,15 @@ def read_text(path: str | Path) -> str:
         return read_input(path).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise CliError(f"{shown_input(str(path))} is not UTF-8 text (byte {exc.start})") from None
+
+
+def read_log_text(path: str | Path) -> str:
+    """A saved log's text, read as `read_input` reads; a file that is not UTF-8 text is no
+    log to check: CliError, one line (exit 2, as any input that is not text)."""
+    text = log_text(read_input(path))
+    if isinstance(text, Problem):
+        raise CliError(f"{shown_input(str(path))} is {text.message}")
+    return text
 
 
 def shown_input(path: str) -> str:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 
 from assistant.commands import CliError
-from assistant.commands.io import file_or_thread, read_input
-from assistant.commands.watch import first_shown, show_thread
-from context.render import render_log, wants_colour
+from assistant.commands.io import file_or_thread, read_log_text
+from assistant.commands.watch import first_shown_of, show_thread
+from context.entry import Entry
+from context.render import render_entry, wants_colour
 from context.schema import log_json_schema
 from context.storage import ThreadKey
-from context.validate import Problem, validate_log
+from context.validate import Problem, entries_at, scan_log, validate_log
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -72,23 +74,36 @@ def run_show(args: argparse.Namespace) -> int:
         return show_thread(source, args.start, args.follow, sys.stdout)
     if args.follow:
         raise CliError("--follow watches a stored thread TEAM/CHANNEL/THREAD_TS, not a file")
-    report = validate_log(read_input(source))
-    if report.problems:
-        _print_problems(_source(args.file), report.problems)
+    text = read_log_text(source)
+    scan = scan_log(text)  # every problem before any line of the trace
+    if scan.problems:
+        _print_problems(_source(args.file), scan.problems)
         return 1
-    entries = report.entries[first_shown(report.entries, args.start) :]
-    sys.stdout.write(render_log(entries, colour=wants_colour(sys.stdout)))
+    if scan.starts is None:  # read whole (see scan_log): its entries, as validate gives them
+        entries: Iterable[Entry] = validate_log(text).entries[
+            first_shown_of(scan.count, args.start) :
+        ]
+    else:
+        entries = entries_at(text, scan.starts[first_shown_of(scan.count, args.start) :])
+    # An entry at a time, as render_log joins them: a long log is never one string.
+    colour = wants_colour(sys.stdout)
+    shown = False
+    for entry in entries:
+        sys.stdout.write(("\n\n" if shown else "") + render_entry(entry, colour))
+        shown = True
+    if shown:
+        sys.stdout.write("\n")
     return 0
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    report = validate_log(read_input(args.file))
-    if report.problems:
-        _print_problems(_source(args.file), report.problems)
-        noun = "problem" if len(report.problems) == 1 else "problems"
-        print(f"{_source(args.file)}: {len(report.problems)} {noun}", file=sys.stderr)
+    scan = scan_log(read_log_text(args.file))
+    if scan.problems:
+        _print_problems(_source(args.file), scan.problems)
+        noun = "problem" if len(scan.problems) == 1 else "problems"
+        print(f"{_source(args.file)}: {len(scan.problems)} {noun}", file=sys.stderr)
         return 1
-    print(f"{_source(args.file)}: valid, {len(report.entries)} entries")
+    print(f"{_source(args.file)}: valid, {scan.count} entries")
     return 0
 
 

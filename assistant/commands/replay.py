@@ -15,7 +15,7 @@ from assistant.commands import CliError
 from assistant.commands.io import (
     check_writable,
     file_or_thread,
-    read_input,
+    read_log_text,
     read_text,
     write_output,
 )
@@ -127,14 +127,22 @@ def model_settings(stack: contextlib.ExitStack, model: str | None, demo_model: b
     instead of ASSISTANT_MODEL; with `demo_model`, the demo's scripted model, started on
     loopback until `stack` closes."""
     overrides: dict[str, object] = {}
+    if model and demo_model:
+        # The scripted model would answer under any name: never under a real one's.
+        raise CliError("--model names a model of the server; --demo-model is the demo's own")
     if model:
         overrides["assistant_model"] = model
     if demo_model:
         from assistant.fakes import ids
+        from assistant.fakes.demo import DEMO_MODEL
         from assistant.serving.demo import scripted_model
 
         fake = stack.enter_context(scripted_model())
-        overrides.update(openai_api_key=ids.OPENAI_API_KEY, openai_base_url=fake.base_url)
+        overrides.update(
+            openai_api_key=ids.OPENAI_API_KEY,
+            openai_base_url=fake.base_url,
+            assistant_model=DEMO_MODEL,
+        )
     try:
         return load_settings("replay", **overrides)
     except SettingsError as exc:
@@ -161,7 +169,7 @@ def _load(sources: list[str]) -> list[Input]:
         if isinstance(found, ThreadKey):
             threads.append((item, found))
             continue
-        report = validate_log(read_input(found))
+        report = validate_log(read_log_text(found))
         if report.problems:
             name = "<stdin>" if source == "-" else source
             for problem in report.problems:

@@ -27,7 +27,12 @@ POLL_SECONDS = 0.2
 
 def first_shown(entries: Sequence[Entry], start: int) -> int:
     """The index `--from` names: as given, or counted from the end when negative."""
-    return start if start >= 0 else max(0, len(entries) + start)
+    return first_shown_of(len(entries), start)
+
+
+def first_shown_of(count: int, start: int) -> int:
+    """`first_shown` of a log of `count` entries."""
+    return start if start >= 0 else max(0, count + start)
 
 
 def show_thread(key: ThreadKey, start: int, follow: bool, out: TextIO) -> int:

@@ -5,7 +5,13 @@ The conversation: two people discuss a release in a channel thread; one of them 
 to sum it up (a mention: the model reads the thread's history first), then asks a follow-up
 without mentioning it. The model is not a script of replies in order but a rule over the log
 each request carries (the newest person's message and what was done since), so it answers
-the same way live, in a replay of the whole log, or of the log cut at any entry.
+the same way live, in a replay of the whole log, or of the log cut at any entry. It also
+judges (`assistant eval --demo-model --judge demo-model`), by a rule as plain: the same post
+again is as good, any other worse. Anything else it is asked gets a plain-text answer that
+says what it is: never an error of its own.
+
+It goes by `DEMO_MODEL`, the name the demo's settings give it, so that no log, report or
+usage figure of a demo names a real model.
 """
 
 from __future__ import annotations
@@ -17,7 +23,11 @@ from typing import Any
 
 from assistant.fakes import ids
 from assistant.fakes.openai.responses import Completion, finish_request, tool_calls
+from assistant.fakes.openai.responses import text as plain_text
 
+# The scripted model's name: what the demo's runs record, and what `replay` and `eval`
+# `--demo-model` ask for and report.
+DEMO_MODEL = "demo-model"
 BOB_ID = "U0FAKEBOB1"
 # The demo's MCP server's tool (`assistant.fakes.mcp_release`), as the model is offered it.
 CHECKLIST_TOOL = "releases__checklist"
@@ -47,9 +57,24 @@ CHECKLIST = (
 )
 
 
+OUTSIDE_SCRIPT = (
+    "I'm the demo's scripted model: I can only sum up the thread and list what to check "
+    "before a release."
+)
+
+
 def demo_reply(body: dict[str, Any]) -> Completion:
-    """The scripted model's next tool call for the log in a chat completion request."""
-    log = json.loads(_log_text(body))
+    """The scripted model's next tool call for the log in a chat completion request (a
+    verdict for a judge's question; a plain text for anything else)."""
+    asked_text = _log_text(body)
+    try:
+        log = json.loads(asked_text)
+    except ValueError:
+        log = None
+    if isinstance(log, dict) and {"REFERENCE", "CANDIDATE"} <= log.keys():
+        return _verdict(log["REFERENCE"], log["CANDIDATE"])
+    if not isinstance(log, list) or not all(isinstance(e, dict) for e in log):
+        return plain_text(OUTSIDE_SCRIPT)
     asked = next((e for e in reversed(log) if e.get("role") == "user"), None)
     if asked is None:
         return finish_request("There is no message to answer.")
@@ -76,11 +101,20 @@ def demo_reply(body: dict[str, Any]) -> Completion:
             arguments = {"release": "2.4", "reasoning": "The release tool has the checklist"}
             return tool_calls((CHECKLIST_TOOL, arguments))
         return _post(CHECKLIST, "Listing what to check before a release")
-    return _post(
-        "I'm the demo's scripted model: I can only sum up the thread and list what to check "
-        "before a release.",
-        "The question is outside the demo's script",
-    )
+    return _post(OUTSIDE_SCRIPT, "The question is outside the demo's script")
+
+
+def _verdict(reference: Any, candidate: Any) -> Completion:
+    """The judge's answer (assistant.eval.judge): the same post again is as good as the
+    recorded one; the script cannot tell a better one, so any other is worse."""
+    same = str(reference).strip() == str(candidate).strip()
+    verdict = {
+        "verdict": "as good" if same else "worse",
+        "reason": "The same reply as the recorded one."
+        if same
+        else "The demo's scripted judge takes any change from the recorded reply as worse.",
+    }
+    return plain_text(json.dumps(verdict))
 
 
 def _offered(body: dict[str, Any]) -> set[str]:
@@ -112,8 +146,13 @@ def _summary(since: list[dict[str, Any]]) -> str:
 
 
 def _log_text(body: dict[str, Any]) -> str:
-    """The log the request carries: the user message's text (its first part with images)."""
-    content = body["messages"][-1]["content"]
+    """The log the request carries: the last message's text (its first part with images)."""
+    messages = body.get("messages")
+    last = messages[-1] if isinstance(messages, list) and messages else {}
+    content = last.get("content") if isinstance(last, dict) else None
     if isinstance(content, list):
-        content = next(part["text"] for part in content if part.get("type") == "text")
-    return str(content)
+        content = next(
+            (part.get("text") for part in content if isinstance(part, dict) and "text" in part),
+            "",
+        )
+    return content if isinstance(content, str) else ""

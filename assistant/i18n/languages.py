@@ -33,6 +33,17 @@ def supported(tag: object) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
+def catalog_named(name: str) -> str | None:
+    """The catalog a name spells, in either form and any case (`pt-BR`, `pt_br` → `pt_BR`;
+    `ES` → `es`): a setting names a catalog, never a language to match one to (None)."""
+    found = _TAG.match(name.strip())
+    if found is None:
+        return None
+    language, region = found.group(1).lower(), found.group(2)
+    spelled = f"{language}_{region.upper()}" if region else language
+    return spelled if spelled in LOCALES else None
+
+
 def chosen(*tags: object) -> str:
     """The first of `tags` that has a catalog (a channel's, the person's, the workspace
     default's, the deployment's, in that order), else English."""

@@ -148,14 +148,7 @@ class EventRecorder:
         if wants_answer:
             self.scheduler.request(
                 key,
-                AnswerRequest(
-                    entry.index,
-                    event["ts"],
-                    bot_user_id,
-                    None,
-                    message.action_token,
-                    addressed=mention or direct,
-                ),
+                AnswerRequest(entry.index, event["ts"], bot_user_id, addressed=mention or direct),
             )
 
     async def asked_about(

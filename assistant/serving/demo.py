@@ -24,12 +24,14 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 
 from assistant.app import Assistant, create_assistant
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
-from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, demo_reply
+from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, DEMO_MODEL, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.input_files import read_yaml_file
 from assistant.settings import Settings, load_settings
+from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.storage import ThreadKey
+from context.toolcalls import FinishRequest
 
 DEMO_SERVER = "releases"  # the demo's own MCP server, assistant/fakes/mcp_release.py
 RUN_TIMEOUT = 60.0  # seconds for one answer; the fakes answer in milliseconds
@@ -54,7 +56,42 @@ class RealModel:
 @dataclass(frozen=True)
 class Played:
     thread: ThreadKey
-    answers: int  # the bot's replies in the thread, as Slack got them
+    answers: int  # the people's messages answered to the end (a finishRequest)
+    # Why each message that was not ended in an apology instead: the `Error:` entry that
+    # ended its run (docs/log-format.md#how-a-run-ends), or that nothing answered it.
+    failures: tuple[str, ...] = ()
+
+
+def answered(entries: Sequence[Entry]) -> tuple[int, tuple[str, ...]]:
+    """How the people's messages of a log were answered: the number finished, and why each
+    other one was not. A message's answer is what the log holds after it, up to the next
+    person's message."""
+    answers: list[list[Entry]] = []
+    for entry in entries:
+        if isinstance(entry, UserEntry):
+            answers.append([])
+        elif answers:
+            answers[-1].append(entry)
+    finished, failures = 0, []
+    for answer in answers:
+        if any(isinstance(e, AssistantEntry) and isinstance(e.content, FinishRequest)
+               for e in answer):  # fmt: skip
+            finished += 1
+            continue
+        errors = [
+            e.content for e in answer
+            if isinstance(e, SystemEntry) and e.content.startswith(FAILURE_PREFIX)
+        ]  # fmt: skip
+        failures.append(_why(errors[-1]) if errors else "nothing answered it")
+    return finished, tuple(failures)
+
+
+def _why(error: str) -> str:
+    """An `Error:` entry's reason, without what the thread was told."""
+    reason = error.removeprefix(FAILURE_PREFIX)
+    for told in (" The user was told", " The thread could not be told", " No one was told"):
+        reason = reason.split(told, 1)[0]
+    return reason.rstrip(".")
 
 
 def demo_settings(
@@ -72,7 +109,8 @@ def demo_settings(
                  "assistant_model": model.name}  # fmt: skip
     else:
         where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
-                 "openai_max_retries": 0, "assistant_max_steps": 8}  # fmt: skip
+                 "openai_max_retries": 0, "assistant_max_steps": 8,
+                 "assistant_model": DEMO_MODEL}  # fmt: skip
     fixed: dict[str, object] = {
         "database_url": database_url,
         "slack_bot_token": ids.BOT_TOKEN,
@@ -114,7 +152,13 @@ def scripted_model() -> FakeOpenAI:
 def run_demo(database_url: str, trace: TextIO, real: RealModel | None = None) -> Played:
     """Start the fakes, play the conversation, stop; the thread is left in the store.
     `real`: the model asked instead of the scripted one."""
-    with FakeSlack() as slack, _model(real) as model, TemporaryDirectory() as directory:
+    # The app is an agent (manifest.yml): its fake Slack takes the agent sessions' methods,
+    # as the real one does for it, rather than refusing them with a warning of its own.
+    with (
+        FakeSlack(agent=True) as slack,
+        _model(real) as model,
+        TemporaryDirectory() as directory,
+    ):
         slack.add_user(BOB_ID, "bob")
         slack.conversations.public(ids.CHANNEL_ID, [ids.USER_ID, BOB_ID], name=CHANNEL_NAME)
         settings = demo_settings(slack, model, database_url, Path(directory))
@@ -160,13 +204,13 @@ async def _play(settings: Settings, slack: FakeSlack, trace: TextIO, real: bool)
             for event in events:
                 await _deliver(assistant, event)
             await asyncio.wait_for(assistant.scheduler.wait_idle(), timeout)
+        assert parent is not None
+        key = ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, parent)
+        return Played(key, *answered(assistant.store.entries(key)))
     except TimeoutError:
         raise DemoError(f"no answer within {timeout:.0f} s") from None
     finally:
         await assistant.close()
-    assert parent is not None
-    replies = [m for m in slack.thread(ids.CHANNEL_ID, parent) if m.get("bot_id")]
-    return Played(ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, parent), len(replies))
 
 
 async def _deliver(assistant: Assistant, event: dict[str, object]) -> None:

@@ -120,11 +120,16 @@ def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
         problems = asyncio.run(refused_bot_token("serve", token, settings.slack_api_base, identity))
         if problems:
             raise SettingsError("\n".join(problems))
+    check_telemetry()  # a protocol OTEL_* asks for that cannot be used: one line, status 2
+    listening = listening_socket(host, settings.port)  # PortUnavailable: one line, status 2
     # The app opens its store in the server's startup, where a failure is the server's
     # traceback: open it once here first, so that a store that cannot be opened is one line
-    # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`.
-    open_store(settings.database_url).close()
-    check_telemetry()  # likewise: a protocol OTEL_* asks for that cannot be used is one line
-    listening = listening_socket(host, settings.port)  # PortUnavailable: one line, status 2
+    # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`. Last of the
+    # checks: a start another one refuses leaves no new store behind.
+    try:
+        open_store(settings.database_url).close()
+    except BaseException:
+        listening.close()
+        raise
     web = create_web_app(settings, identity=identity, runs=runs)
     Server(server_config(web, host=host, port=settings.port)).run(sockets=[listening])

@@ -15,11 +15,14 @@ from assistant.settings import Settings, SettingsError
 from assistant.slack.connection import ConnectionLog
 from assistant.slack.tokens import refused_tokens
 from assistant.telemetry.setup import check as check_telemetry
+from context.storage import new_sqlite_file, remove_sqlite_file
 
 
 async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> None:
     assert settings.slack_app_token is not None
     app_token = settings.slack_app_token.get_secret_value()
+    fresh = new_sqlite_file(settings.database_url)  # made by this start, if it is
+    started = False
     assistant = create_assistant(settings, trace)
     assistant.check_model_server(sys.stderr)
     assistant.check_mcp_servers(sys.stderr)
@@ -39,6 +42,7 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
                 raise SettingsError("\n".join(problems))
             # Not `start_async()`: it prints Bolt's boot message to stdout, which is the trace's.
             await handler.connect_async()
+            started = True
             print("assistant run: connected to Slack over Socket Mode", file=sys.stderr, flush=True)
             await asyncio.Event().wait()  # until a signal
         finally:
@@ -47,6 +51,10 @@ async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> No
             await handler.close_async()
             await assistant.close()
             connection_log.close()
+            if fresh is not None and not started:
+                # A start that never connected (a token Slack refuses) leaves no store it
+                # made behind: no event comes before the connection, so it holds no one's.
+                remove_sqlite_file(fresh)
 
 
 def run(settings: Settings) -> None:

@@ -91,7 +91,9 @@ __all__ = [
     "Viewing",
     "Vote",
     "database_url",
+    "new_sqlite_file",
     "open_store",
+    "remove_sqlite_file",
     "store_error",
 ]
 
@@ -144,6 +146,25 @@ def open_store(url: str | None = None) -> Store:
         raise StoreUnavailable(
             f"cannot open the store at {shown_url(parsed)}: {store_error(exc)}"
         ) from exc
+
+
+def new_sqlite_file(url: str | None) -> Path | None:
+    """The SQLite file `url` names, when there is none yet: the one opening the store would
+    create (None: a server's database, memory, or a file already there)."""
+    try:
+        parsed = database_url(url)
+    except ValueError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database)
+    return None if path.exists() else path
+
+
+def remove_sqlite_file(path: Path) -> None:
+    """A SQLite file and the journal files beside it, as far as they are there."""
+    for name in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm", "-journal"))):
+        name.unlink(missing_ok=True)
 
 
 def has_store(url: URL) -> bool:

@@ -13,6 +13,7 @@ from setuptools import find_packages
 
 from assistant.fakes import FakeOpenAI, FakeSlack
 from assistant.fakes.demo import demo_reply
+from assistant.fakes.openai import responses as replies
 from context.canonical import load_log
 from tests.cli import ROOT
 from tests.mcp_servers import STDIO_COMMAND
@@ -21,7 +22,13 @@ from tests.process import clean_env, run_assistant
 THREAD = re.compile(r"answers in thread (\S+/\S+/\S+), kept in the store")
 
 
-def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
+def refusals_of_sessions(caplog) -> list[str]:
+    """The warnings that Slack refused agent sessions (the command runs in this process:
+    its log records are caplog's, not its stderr's)."""
+    return [r.getMessage() for r in caplog.records if "refused agent sessions" in r.getMessage()]
+
+
+def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path, caplog):
     # Real-looking keys pointing nowhere: the demo must use neither.
     env = clean_env(
         SLACK_BOT_TOKEN="xoxb-not-for-the-demo",
@@ -33,6 +40,9 @@ def test_demo_plays_a_conversation_and_leaves_it_in_the_store(tmp_path):
     demo = run_assistant("demo", env=env, cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
     assert "Traceback" not in demo.stderr
+    # Its fake Slack takes the agent sessions' methods, as Slack does for the app: no warning
+    # of a refusal the demo made up.
+    assert refusals_of_sessions(caplog) == []
     thread = THREAD.search(demo.stderr).group(1)
     assert (tmp_path / "assistant.db").exists()  # the default store, where the others look
 
@@ -125,7 +135,7 @@ def test_the_fakes_are_installed_with_the_package():
 
 
 @pytest.mark.parametrize("tool_choice", ["honoured", "ignored"])
-def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice):
+def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice, caplog):
     # The demo's model on a server of its own, as llama.cpp plays it: the demo knows it only
     # by its URL. A server ignoring tool_choice is asked as JSON from the check on.
     with FakeOpenAI(default=demo_reply) as server:
@@ -136,6 +146,7 @@ def test_demo_plays_against_a_server_of_one_s_own(tmp_path, tool_choice):
         asked = server.requests
     assert demo.returncode == 0, demo.stderr
     assert "model check of http://127.0.0.1:" in demo.stderr
+    assert refusals_of_sessions(caplog) == []
     assert {r["model"] for r in asked} == {"smollm2"}
     calls = asked[2:]  # after the check's two probes
     in_json = ["response_format" in r for r in calls]
@@ -178,3 +189,23 @@ def test_demo_offers_the_servers_of_the_mcp_file_and_says_their_problems(tmp_pat
     thread = THREAD.search(demo.stderr).group(1)
     log = load_log(run_assistant("export", thread, env=env, cwd=tmp_path).stdout).entries
     assert "releases__checklist" in [e.content.toolCall for e in log if e.role == "assistant"]
+
+
+NOT_IMPLEMENTED = b"<html><head><title>501 Not Implemented</title></head><body>no</body></html>"
+
+
+@pytest.mark.parametrize("server", ["nothing", "HTTP 501"])
+def test_demo_against_a_server_that_cannot_answer_exits_1_and_says_why(tmp_path, server):
+    # Apologies are posted in the thread, and the thread is kept; but no answer was given.
+    env = clean_env(OPENAI_MAX_RETRIES="0")
+    with FakeOpenAI(default=replies.Raw(NOT_IMPLEMENTED, "text/html", 501)) as answers_501:
+        url = "http://127.0.0.1:9/v1" if server == "nothing" else answers_501.base_url
+        demo = run_assistant("demo", "--model-url", url, "--model", "m", env=env, cwd=tmp_path)
+    assert demo.returncode == 1, demo.stderr
+    assert "Traceback" not in demo.stderr
+    assert "0 answers and 2 apologies in thread " in demo.stderr
+    why = "could not be reached" if server == "nothing" else "501"
+    [line] = [line for line in demo.stderr.splitlines() if "not answered:" in line]
+    assert line.startswith("assistant demo: 2 messages not answered: the model call failed: ")
+    assert why in line
+    assert demo.stderr.rstrip().endswith("assistant demo: expected 2 answers, got 0")

@@ -376,3 +376,25 @@ def test_a_port_in_use_is_one_line_and_status_2_before_the_app_starts(slack, mod
         f"assistant serve: cannot listen on 127.0.0.1:{port}: Address already in use"
     ]
     assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []  # no store made for a start that failed
+
+
+@pytest.mark.parametrize(
+    ("value", "catalog"),
+    [("pt_BR", "pt_BR"), ("pt-BR", "pt_BR"), ("pt-br", "pt_BR"), ("PT_br", "pt_BR"),
+     ("ES", "es"), ("ja", "ja"), (" en ", "en")],
+)  # fmt: skip
+def test_assistant_locale_takes_a_catalog_in_either_spelling(value, catalog):
+    settings = load_settings(
+        "replay", _env_file=None, openai_api_key="sk-x", assistant_locale=value
+    )
+    assert settings.assistant_locale == catalog
+
+
+@pytest.mark.parametrize("value", ["pt-PT", "pt", "fr", "en-US", "pt_BR_x", "pt--BR"])
+def test_assistant_locale_names_a_catalog_not_a_language_to_match(value, tmp_path):
+    result = start("replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_LOCALE=value)
+    assert result.returncode == 2
+    assert problems(result.stderr, "replay") == {
+        "ASSISTANT_LOCALE": f"no catalog of {value!r}: one of en, pt_BR, es, ja"
+    }

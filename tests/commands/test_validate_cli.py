@@ -33,8 +33,10 @@ EXPECTED = {
     "not-json.json": {("file", "(document)")},
     "not-array.json": {("file", "(document)")},
     "empty.json": {("file", "(document)")},
-    "non-utf8.json": {("file", "(encoding)")},
 }
+# Not a log at all: no text to check (docs/command-line.md: a file that is not UTF-8 text
+# exits 2, with one line).
+NOT_TEXT = "non-utf8.json"
 
 
 def problems_in(stderr: bytes, source: str) -> set[tuple[str, str]]:
@@ -52,7 +54,7 @@ def problems_in(stderr: bytes, source: str) -> set[tuple[str, str]]:
 
 
 def test_every_broken_file_is_covered():
-    assert {p.name for p in BROKEN.iterdir()} == set(EXPECTED)
+    assert {p.name for p in BROKEN.iterdir()} == {*EXPECTED, NOT_TEXT}
     assert len(EXPECTED) >= 12
 
 
@@ -65,11 +67,26 @@ def test_broken_file_reports_every_problem(name):
     assert problems_in(result.stderr, str(path)) == EXPECTED[name]
 
 
-@pytest.mark.parametrize("name", ["several-problems.json", "non-utf8.json"])
-def test_broken_input_on_stdin(name):
-    result = run_cli("validate", "-", stdin=(BROKEN / name).read_bytes())
+def test_broken_input_on_stdin():
+    result = run_cli("validate", "-", stdin=(BROKEN / "several-problems.json").read_bytes())
     assert result.returncode == 1
-    assert problems_in(result.stderr, "<stdin>") == EXPECTED[name]
+    assert problems_in(result.stderr, "<stdin>") == EXPECTED["several-problems.json"]
+
+
+@pytest.mark.parametrize("command", ["validate", "show", "replay"])
+@pytest.mark.parametrize("binary", [(BROKEN / NOT_TEXT).read_bytes(), bytes(range(256)) * 4])
+def test_a_file_that_is_not_text_is_a_usage_error(command, binary, tmp_path):
+    (tmp_path / "blob.json").write_bytes(binary)
+    more = ["--demo-model"] if command == "replay" else []
+    for source, stdin in (("blob.json", None), ("-", binary)):
+        result = run_cli(command, source, *more, stdin=stdin, cwd=tmp_path)
+        name = "<stdin>" if source == "-" else source
+        byte = binary.decode("utf-8", "replace").index("\ufffd")
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.decode() == (
+            f"assistant {command}: {name} is not UTF-8 text (byte {byte})\n"
+        )
+        assert result.stdout == b""
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,10 @@
 """searchSlack end to end (docs/slack-features.md, "Searching Slack"): offered only where
-a channel turns Slack search on; `assistant.search.context` asked with the action token of the
-message being answered and only the channel's conversation types; results with permalinks, which
-the answer cites; each refusal of Slack's told to the model while the run goes on; a person never
-gets what they may not read; the token never printed."""
+a channel turns Slack search on; `assistant.search.context` asked as the person being answered
+(the token of their own message, never another person's the run also answers) and only in the
+channel's conversation types, private ones only in that person's own DM with the app; results
+with permalinks, which the answer cites; each refusal of Slack's told to the model while the run
+goes on; a person never gets what they may not read, nor shows it to others; the token never
+printed."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from assistant.fakes import ids
 from assistant.fakes.events import builders as events
 from assistant.fakes.openai import responses as replies
-from assistant.run.tools.search_slack import NO_TOKEN, REFUSALS
+from assistant.run.tools.search_slack import NO_TOKEN, REFUSALS, SHARED
 from context.channels import ChannelConfig
 from tests.harness import answered_log, mention, prompt_log, seed, thread_of
 
@@ -118,7 +120,7 @@ def test_a_message_without_an_action_token_gets_no_search(app, slack, model):
     search_on(app)
     model.script(search("offsite"), answer("No search."))
     log = answered_log(app, slack, asked(slack, "where is the offsite?", None))
-    assert log[3]["content"] == NO_TOKEN
+    assert log[3]["content"] == NO_TOKEN.format(user=f"<@{ids.USER_ID}>")
     assert slack.calls_to("assistant.search.context") == []
 
 
@@ -146,32 +148,112 @@ def test_with_search_off_the_tool_is_not_offered_nor_carried_out(app, slack, mod
     assert "searchSlack" not in tools_offered(model.requests[-1])
 
 
+def in_dm(app, slack, user: str, text: str, token: str) -> list[dict]:
+    """`user` writes to the app in their own DM (the Messages tab); the thread's log once
+    answered."""
+    channel = f"D0{user[2:]}"
+    slack.conversations.im(channel, user)
+    message = seed(
+        slack,
+        events.dm(text, user=user, channel=channel, assistant_thread={"action_token": token}),
+    )
+    posts = len(slack.calls_to("chat.postMessage"))
+    assert app.send_event(message).status == 200
+    slack.wait_for_call("chat.postMessage", count=posts + 1)
+    app.wait_idle()
+    return app.log(thread_of(message))
+
+
 def test_a_person_gets_nothing_from_a_channel_they_cannot_see(app, slack, model):
     slack.add_user(BOB, "bob")
     slack.conversations.private(SECRET, [BOB], name="secret")
     slack.add_message(SECRET, user=BOB, text="The offsite budget is 40k")
-    search_on(app, search_channel_types=("public_channel", "private_channel"))
+    app.assistant.store.set_channel_config(
+        ChannelConfig(team=ids.TEAM_ID, channel="*", slack_search=True,
+                      search_channel_types=("public_channel", "private_channel"))
+    )  # fmt: skip
     alice = slack.search.action_token(ids.USER_ID)
     model.script(search("offsite budget"), answer("Nothing found."))
 
-    log = answered_log(app, slack, asked(slack, "how much may we spend?", alice))
+    log = in_dm(app, slack, ids.USER_ID, "how much may we spend?", alice)
 
     [call] = slack.calls_to("assistant.search.context")
     assert call.params["channel_types"] == "public_channel,private_channel"
     assert log[3]["content"] == (
         "Slack search for 'offsite budget' in public_channel, private_channel: no messages."
     )
-    # Bob, who is in the private channel, finds it with his own message's token.
+    # Bob, who is in the private channel, finds it with his own message's token, in his DM.
     model.script(search("offsite budget"), answer("40k."))
-    bob = slack.search.action_token(BOB)
-    log = answered_log(app, slack, asked(slack, "how much, then?", bob, user=BOB))
-    assert "<@U0BOB00001> in <#C0SECRET01>: The offsite budget is 40k" in log[-3]["content"]
-    # The model may narrow the types, never widen them past the channel's.
+    log = in_dm(app, slack, BOB, "how much, then?", slack.search.action_token(BOB))
+    assert "<@U0BOB00001> in <#C0SECRET01>: The offsite budget is 40k" in log[3]["content"]
+    # The model may narrow the types, never widen them past the settings'.
     model.script(search("offsite", channel_types=["im"]), answer("Not there."))
-    log = answered_log(app, slack, asked(slack, "in my DMs?", slack.search.action_token(BOB)))
-    assert log[-3]["content"] == (
+    log = in_dm(app, slack, BOB, "in my DMs?", slack.search.action_token(BOB))
+    assert log[3]["content"] == (
         "Error: searchSlack was not carried out: this channel allows searching only "
         "public_channel, private_channel."
+    )
+
+
+def test_a_channel_thread_searches_public_channels_alone_whatever_its_settings(app, slack, model):
+    """What is found is posted where others read it: private channels, group DMs and DMs
+    are searched only in the asker's own DM with the app."""
+    slack.add_user(BOB, "bob")
+    slack.conversations.private(SECRET, [ids.USER_ID], name="secret")
+    slack.add_message(SECRET, user=ids.USER_ID, text="The offsite budget is 40k")
+    search_on(app, search_channel_types=("public_channel", "private_channel", "mpim", "im"))
+    model.script(search("offsite budget"), answer("Nothing I may show here."))
+
+    event = asked(slack, "how much may we spend?", slack.search.action_token(ids.USER_ID))
+    log = answered_log(app, slack, event)
+
+    [call] = slack.calls_to("assistant.search.context")
+    assert call.params["channel_types"] == "public_channel"
+    assert log[3]["content"] == "Slack search for 'offsite budget' in public_channel: no messages."
+    # Asked for the private ones by name: refused, and why.
+    model.script(search("offsite budget", channel_types=["private_channel", "im"]),
+                 answer("Not here."))  # fmt: skip
+    token = slack.search.action_token(ids.USER_ID)
+    log = answered_log(app, slack, asked(slack, "and the private ones?", token))
+    assert log[3]["content"] == SHARED.format(types="private_channel, im")
+    assert len(slack.calls_to("assistant.search.context")) == 1
+    # A channel whose settings allow private conversations alone offers no search at all.
+    search_on(app, search_channel_types=("private_channel",))
+    model.script(answer("No search."))
+    token = slack.search.action_token(ids.USER_ID)
+    answered_log(app, slack, asked(slack, "anything?", token))
+    assert "searchSlack" not in tools_offered(model.requests[-1])
+
+
+def test_a_dm_that_is_not_the_asker_s_own_searches_public_channels_alone(app, slack, model):
+    """A DM the app cannot tell is the asker's own (Slack will not describe it, or it is
+    another person's) is taken as read by others."""
+    app.assistant.store.set_channel_config(
+        ChannelConfig(team=ids.TEAM_ID, channel="*", slack_search=True,
+                      search_channel_types=("public_channel", "im"))
+    )  # fmt: skip
+    token = slack.search.action_token(ids.USER_ID)
+    model.script(search("gate code"), answer("Nothing."))
+    # Never declared to the fake: conversations.info answers channel_not_found.
+    message = seed(slack, events.dm("what was it?", channel="D0UNKNOWN1",
+                                    assistant_thread={"action_token": token}))  # fmt: skip
+    assert app.send_event(message).status == 200
+    slack.wait_for_call("chat.postMessage")
+    app.wait_idle()
+    [call] = slack.calls_to("assistant.search.context")
+    assert call.params["channel_types"] == "public_channel"
+    # Bob's DM with the app, where Alice's message cannot be: the same.
+    slack.add_user(BOB, "bob")
+    slack.conversations.im("D0BOBSDM01", BOB)
+    model.script(search("gate code"), answer("Nothing."))
+    token = slack.search.action_token(ids.USER_ID)
+    message = seed(slack, events.dm("what was it?", channel="D0BOBSDM01",
+                                    assistant_thread={"action_token": token}))  # fmt: skip
+    assert app.send_event(message).status == 200
+    slack.wait_for_call("chat.postMessage", count=2)
+    app.wait_idle()
+    assert slack.calls_to("assistant.search.context")[-1].params["channel_types"] == (
+        "public_channel"
     )
 
 
@@ -180,10 +262,16 @@ def test_the_deployment_default_turns_search_on_with_its_types(make_app, slack, 
         assistant_slack_search=True, assistant_slack_search_channel_types="public_channel,im"
     )
     model.script(search("offsite"), answer("Searched."))
-    answered_log(app, slack, asked(slack, "anything?", slack.search.action_token(ids.USER_ID)))
+    in_dm(app, slack, ids.USER_ID, "anything?", slack.search.action_token(ids.USER_ID))
     assert "searchSlack" in tools_offered(model.requests[0])
     [call] = slack.calls_to("assistant.search.context")
     assert call.params["channel_types"] == "public_channel,im"
+    # In a channel's thread, public channels alone.
+    model.script(search("offsite"), answer("Searched."))
+    answered_log(app, slack, asked(slack, "anything?", slack.search.action_token(ids.USER_ID)))
+    assert slack.calls_to("assistant.search.context")[-1].params["channel_types"] == (
+        "public_channel"
+    )
 
 
 def test_a_dm_searches_as_its_author_in_their_own_dms(app, slack, model):
@@ -206,3 +294,55 @@ def test_a_dm_searches_as_its_author_in_their_own_dms(app, slack, model):
     [call] = slack.calls_to("assistant.search.context")
     assert (call.params["action_token"], call.params["channel_types"]) == (token, "im")
     assert "<#D0ALICEBOB>: the gate code is 4711" in app.log(thread_of(message))[3]["content"]
+
+
+def test_each_step_searches_as_the_person_it_answers(app, slack, model):
+    """Alice asks; Bob asks in her thread while the run is at its first model call. The
+    step whose prompt showed Alice's message alone searches as her; the steps after Bob's
+    message was seen (the newest owed) search as him, with his own token."""
+    search_on(app)
+    slack.add_user(BOB, "bob")
+    alice, bob = slack.search.action_token(ids.USER_ID), slack.search.action_token(BOB)
+    first = replies.hold(search("offsite"))
+    model.script(first, search("budget"), answer("Lisbon, and 40k."))
+
+    event = asked(slack, "where is the offsite?", alice)
+    assert app.send_event(event).status == 200
+    first.wait_reached()
+    later = asked(slack, "and the budget?", bob, user=BOB, thread_ts=event["ts"])
+    assert app.send_event(later).status == 200
+    first.release()
+    slack.wait_for_call("chat.postMessage")
+    app.wait_idle()
+
+    calls = slack.calls_to("assistant.search.context")
+    assert [(c.params["query"], c.params["action_token"]) for c in calls] == [
+        ("offsite", alice),
+        ("budget", bob),
+    ]
+
+
+def test_a_person_whose_message_has_no_token_is_never_searched_as_another(app, slack, model):
+    """Bob's message came without Slack's token: a step answering him does not search, not
+    even with the token of Alice's, which the same run answers."""
+    search_on(app)
+    slack.add_user(BOB, "bob")
+    alice = slack.search.action_token(ids.USER_ID)
+    first = replies.hold(replies.tool_calls(
+        ("postMessage", {"text": "Lisbon.", "reasoning": "answer Alice"})
+    ))  # fmt: skip
+    model.script(first, search("budget"), answer("I cannot search for you, Bob."))
+
+    event = asked(slack, "where is the offsite?", alice)
+    assert app.send_event(event).status == 200
+    first.wait_reached()
+    later = asked(slack, "and the budget?", None, user=BOB, thread_ts=event["ts"])
+    assert app.send_event(later).status == 200
+    first.release()
+    slack.wait_for_call("chat.postMessage", count=2)
+    app.wait_idle()
+
+    log = app.log(thread_of(event))
+    assert slack.calls_to("assistant.search.context") == []
+    searched = next(e["index"] for e in log if e["content"] == NO_TOKEN.format(user=f"<@{BOB}>"))
+    assert log[searched - 1]["content"]["toolCall"] == "searchSlack"

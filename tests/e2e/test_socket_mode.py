@@ -143,6 +143,7 @@ def test_a_refused_token_is_one_clear_message_not_endless_retries(slack, model, 
     assert "Traceback" not in app.stderr.text
     assert "revoked-long-ago" not in app.stderr.text
     assert slack.socket_connections == 0
+    assert not (tmp_path / "app.db").exists()  # a start Slack refused leaves no store behind
 
 
 def test_run_with_slack_unreachable_says_so_once_per_attempt(slack, model, tmp_path):

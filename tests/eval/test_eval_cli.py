@@ -346,6 +346,62 @@ def test_the_demo_thread_is_a_ready_eval_set(tmp_path):
     )
 
 
+def test_the_demo_model_judges_and_is_never_named_as_a_real_model(tmp_path):
+    """The demo's runs, `replay`/`eval --demo-model` and their reports name the scripted
+    model as the demo's; it can judge; no real model's name is put on it."""
+    env = clean_env()
+    played = run_assistant("demo", "--database", str(tmp_path / "demo.db"), env=env, cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    env = clean_env(DATABASE_URL=f"sqlite:///{tmp_path / 'demo.db'}")
+    report = tmp_path / "report.md"
+    judged = run_assistant(
+        "eval", "--all", "--demo-model", "--judge", "demo-model", "--json", "--report",
+        str(report), env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert judged.returncode == 0, judged.stderr
+    assert "Traceback" not in judged.stderr
+    document = results(judged)
+    assert document["configs"][0]["model"] == "demo-model"
+    verdicts = [
+        score["verdict"]
+        for case in document["cases"]
+        for score in case["results"][0]["scores"]
+        if score["verdict"] is not None
+    ]
+    assert verdicts == ["as good", "as good"]  # the two posts, the same again
+    # No real model's name, anywhere it could be shown.
+    usage = run_assistant("usage", "--by", "model", "--json", env=env, cwd=tmp_path)
+    shown = judged.stdout + report.read_text(encoding="utf-8") + usage.stdout
+    assert "demo-model" in usage.stdout
+    assert "gpt-" not in shown
+    # Another model's name on the demo's server, evaluated or judging: refused, not scored.
+    for args, said in (
+        (("--against", "gpt-4o"), "--against gpt-4o: with --demo-model its server is the "
+                                  "demo's scripted model (demo-model), not gpt-4o"),
+        (("--judge", "gpt-4o"), "--judge gpt-4o: with --demo-model its server is the demo's "
+                                "scripted model: --judge demo-model"),
+        (("--model", "gpt-4o"), "--model names a model of the server; --demo-model is the "
+                                "demo's own"),
+    ):  # fmt: skip
+        refused = run_assistant("eval", "--all", "--demo-model", *args, env=env, cwd=tmp_path)
+        assert refused.returncode == 2, refused.stderr
+        assert said in refused.stderr
+
+
+def test_an_eval_with_no_cases_exits_1_unless_allowed(env, model, tmp_path):
+    asked_only = tmp_path / "asked.json"
+    asked_only.write_text(
+        json.dumps(json.loads(log_json())[:2]), encoding="utf-8"
+    )  # a persona and a question: no decision yet
+    empty = evaluate(env, tmp_path, str(asked_only))
+    assert empty.returncode == 1
+    assert "eval: no cases: the inputs hold no decision to evaluate" in empty.stderr
+    allowed = evaluate(env, tmp_path, str(asked_only), "--allow-empty")
+    assert allowed.returncode == 0, allowed.stderr
+    assert "eval: no cases" in allowed.stderr
+    assert model.requests == []
+
+
 def test_the_cost_is_estimated_and_a_large_run_asks_to_go_on(env, model, log_file, tmp_path):
     prices = json.dumps({"gpt-4o-mini": {"input": 0.15, "output": 0.6}})
     env = {**env, "ASSISTANT_PRICES": prices}

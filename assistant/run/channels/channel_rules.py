@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal, TypedDict
 
@@ -51,9 +51,32 @@ class ChannelRules:
 
 @dataclass(frozen=True)
 class SlackSearch:
-    """Slack search where it is on: the conversation types it may cover."""
+    """Slack search where it is on: the conversation types it may cover, and those the
+    settings allow that the thread's readers keep it from (`withheld`: see `in_channel`)."""
 
     channel_types: tuple[SearchChannelType, ...] = ("public_channel",)
+    withheld: tuple[SearchChannelType, ...] = ()
+
+    @property
+    def private(self) -> bool:
+        """Whether it covers conversations not everyone in the workspace may read."""
+        return any(kind != "public_channel" for kind in self.channel_types)
+
+    def public(self) -> SlackSearch | None:
+        """Public channels alone, of the types it covers (None: it covers none)."""
+        if "public_channel" not in self.channel_types:
+            return None
+        hidden = (*self.withheld, *(t for t in self.channel_types if t != "public_channel"))
+        return SlackSearch(("public_channel",), hidden)
+
+    def in_channel(self, channel: str) -> SlackSearch | None:
+        """What a run in `channel` may search, whatever the settings allow: private
+        channels, group DMs and DMs only in a DM (`D…`), the one place where the person
+        asking alone reads the answer (their DM with the app, the agent panel's threads);
+        elsewhere the thread's other readers would see what only the asker may (None:
+        nothing is left to search). A DM is checked again at the call
+        (`assistant.run.tools.search_slack`): whose DM it is."""
+        return self if channel.startswith("D") else self.public()
 
 
 @dataclass(frozen=True)
@@ -80,7 +103,10 @@ class Channels:
         default, own = await async_store(self.store).read(
             self.store.channel_configs_in_force, team, channel
         )
-        return self.rules_of(default, own)
+        rules = self.rules_of(default, own)
+        if rules.search is None:
+            return rules
+        return replace(rules, search=rules.search.in_channel(channel))
 
     def rules_of(self, default: ChannelConfig | None, own: ChannelConfig | None) -> ChannelRules:
         values: dict[str, Any] = merged(default, own)

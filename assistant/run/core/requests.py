@@ -3,7 +3,7 @@ that hands it over, so that neither imports the other for it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -14,6 +14,4 @@ class AnswerRequest:
     message_ts: str
     bot_user_id: str | None = None
     trace_context: str | None = None  # the span that recorded it (telemetry), if any
-    # Slack's action token of the message: a search in its run is its author's (never printed).
-    action_token: str | None = field(default=None, repr=False)
     addressed: bool = False  # a mention or a DM, not a follow-up (EntryMeta.addressed)

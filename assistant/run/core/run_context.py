@@ -80,10 +80,10 @@ class RunContext:
     # The bot's own words as the people the run answers read them (docs/configuration.md,
     # "Languages"): apologies, task cards, buttons. English in a replay.
     words: Words = ENGLISH
-    # Slack search where the channel turns it on (None: off), and the action token of the
-    # newest message the run answers that carried one: a search is its author's (never printed).
+    # Slack search where the channel turns it on, narrowed to what the thread's readers may
+    # all see (None: off); a search is the person's being answered, with their message's
+    # action token from the store (assistant.run.tools.search_slack).
     search: SlackSearch | None = None
-    action_token: str | None = field(default=None, repr=False)
     # The run's tools: the built-ins, searchSlack, its MCP servers' (None: the built-ins alone).
     toolbox: RunTools | None = None
     asker: str | None = None  # the Slack user id of the person the run answers last

@@ -141,8 +141,6 @@ class Agent:
                 words=spoken.words if spoken is not None else ENGLISH,
                 search=search, asker=asker, answer_from=requests[0].index,
                 addressed=any(r.addressed for r in requests),
-                action_token=next((r.action_token for r in reversed(requests) if r.action_token),
-                                  None),
             )  # fmt: skip
             # The channel's settings choose its servers (None: all) and whether it may search.
             box = self.fixed_tools or await toolbox(

@@ -217,7 +217,7 @@ class RunScheduler:
             bot = self._bot_ids.get(key.team)
             requests = [
                 AnswerRequest(
-                    p.index, p.slack_ts or "", bot, p.trace_context, p.action_token, p.addressed
+                    p.index, p.slack_ts or "", bot, p.trace_context, addressed=p.addressed
                 )
                 for p in owed
             ]

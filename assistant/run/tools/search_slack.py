@@ -1,7 +1,15 @@
-"""searchSlack: Slack's messages as the person who asked (docs/log-format.md#tool-calls-and-their-
-results): `assistant.search.context` with the action token Slack gave with their message, so
-Slack answers only what that person may read, and only in the conversation types the channel's
-settings allow (the model may narrow them, never widen them).
+"""searchSlack: Slack's messages as the person being answered (docs/log-format.md#tool-calls-and-
+their-results): `assistant.search.context` with the action token Slack gave with their message,
+so Slack answers only what that person may read, and only in the conversation types the
+channel's settings allow (the model may narrow them, never widen them).
+
+The person being answered is the author of the newest message owed an answer that the call's
+prompt showed: a run answers its owed messages in the order they came, and a message that
+arrives while it runs is seen, and answered, from the next step on. The search is theirs, with
+the token of their own newest message that carried one; never another person's, even one the
+same run answers. Private channels, group DMs and DMs are searched only in that person's own DM
+with the app (the agent panel's threads are there too), where no one else reads the answer;
+anywhere else public channels alone, whatever the settings allow.
 
 The result entry lists the messages found, best first, each with its author, conversation, time
 and permalink, so the answer can cite them; it stays within `MAX_RESULT_CHARS` (a long message
@@ -15,19 +23,25 @@ and the run goes on: the model can answer without searching.
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import UTC, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
 
-from assistant.slack.connection import SLACK_FAILURES, slack_error
+from assistant.slack.connection import SLACK_FAILURES, slack_error, slack_reason
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
+from context.entry import UserEntry
+from context.storage.async_store import async_store
 from context.toolcalls import SearchSlack
 
 if TYPE_CHECKING:
+    from assistant.run.channels.channel_rules import SlackSearch
     from assistant.run.core.run_context import RunContext
+
+log = logging.getLogger(__name__)
 
 MAX_RESULTS = 10  # messages asked for a call (Slack gives at most 20 a page)
 MAX_MESSAGE_CHARS = 500  # of one message's text in the result
@@ -44,8 +58,16 @@ REFUSALS = {
     "missing_scope": "the app lacks the search scopes (docs/slack-setup.md)",
 }
 NO_TOKEN = (
-    "Error: searchSlack was not carried out: the messages this run answers came without "
-    "Slack's action token, so no search can be made as the person who asked. Answer without it."
+    "Error: searchSlack was not carried out: the messages of {user} that this run answers came "
+    "without Slack's action token, so no search can be made as them. Answer without it."
+)
+NO_ONE = (
+    "Error: searchSlack was not carried out: no person's message is being answered, so there "
+    "is no one to search as. Answer without it."
+)
+SHARED = (
+    "Error: searchSlack was not carried out: others may read this thread, so only "
+    "public_channel is searched here, never {types}."
 )
 
 
@@ -53,13 +75,23 @@ async def search_slack(call: SearchSlack, ctx: RunContext, index: int) -> str:
     assert ctx.client is not None, "searchSlack needs Slack"
     if ctx.search is None:  # not offered: the call was refused before it got here
         return "Error: Slack search is off in this channel."
-    if ctx.action_token is None:
-        return NO_TOKEN
-    allowed = ctx.search.channel_types
+    person, token = await answered_person(ctx)
+    if person is None:
+        return NO_ONE
+    if token is None:
+        return NO_TOKEN.format(user=f"<@{person}>")
+    search: SlackSearch | None = ctx.search
+    if ctx.search.private and not await _alone_in(ctx, person):
+        search = ctx.search.public()
+    allowed = search.channel_types if search is not None else ()
     types = (
         allowed if call.channel_types is None else [t for t in call.channel_types if t in allowed]
     )
     if not types:
+        withheld = search.withheld if search is not None else ctx.search.channel_types
+        refused = [t for t in call.channel_types or withheld if t in withheld]
+        if refused:  # the settings allow them, this thread's readers do not
+            return SHARED.format(types=", ".join(refused))
         return (
             f"Error: searchSlack was not carried out: this channel allows searching only "
             f"{', '.join(allowed)}."
@@ -72,7 +104,7 @@ async def search_slack(call: SearchSlack, ctx: RunContext, index: int) -> str:
     try:
         answer = await ctx.client.assistant_search_context(
             query=call.query,
-            action_token=ctx.action_token,
+            action_token=token,
             channel_types=list(types),
             content_types=["messages"],
             limit=MAX_RESULTS,
@@ -81,6 +113,48 @@ async def search_slack(call: SearchSlack, ctx: RunContext, index: int) -> str:
     except SLACK_FAILURES as exc:
         return f"Error: searchSlack was not carried out: {_refusal(exc)}. Answer without it."
     return format_results(call.query, types, answer.get("results"))
+
+
+async def answered_person(ctx: RunContext) -> tuple[str | None, str | None]:
+    """The Slack user id of the person the call answers, and the action token of their newest
+    message owed an answer that carried one (None: none did). The person: the author of the
+    newest message owed an answer that the call's prompt showed (the store's owed entries, so
+    a message that arrived during the run counts from the step that saw it)."""
+    owed = await async_store(ctx.store).read(ctx.store.pending, ctx.key)
+    through = ctx.shown.through if ctx.shown.through >= 0 else len(ctx.log.entries) - 1
+    authors: list[tuple[str, str | None]] = []  # (author, token), oldest first
+    for pending in owed:
+        if pending.index > through or pending.index >= len(ctx.log.entries):
+            continue
+        entry = ctx.log.entries[pending.index]
+        if isinstance(entry, UserEntry):
+            author = entry.content.userid.removeprefix("<@").removesuffix(">")
+            authors.append((author, pending.action_token))
+    if not authors:
+        return None, None
+    person = authors[-1][0]
+    token = next((t for who, t in reversed(authors) if who == person and t), None)
+    return person, token
+
+
+async def _alone_in(ctx: RunContext, person: str) -> bool:
+    """Whether the thread is `person`'s own DM with the app, where they alone read the
+    answer: Slack's word (`conversations.info`), asked only of a DM; a DM Slack will not
+    describe is taken as read by others."""
+    if not ctx.key.channel.startswith("D"):
+        return False
+    assert ctx.client is not None
+    try:
+        answer = await ctx.client.conversations_info(channel=ctx.key.channel)
+    except SLACK_FAILURES as exc:
+        log.info("searchSlack in %s: whose DM it is unknown (%s)", ctx.key, slack_reason(exc))
+        return False
+    channel = answer.get("channel")
+    return (
+        isinstance(channel, dict)
+        and channel.get("is_im") is True
+        and (channel.get("user") == person)
+    )
 
 
 def _refusal(exc: BaseException) -> str:
