@@ -116,7 +116,11 @@ def run_demo(args: argparse.Namespace) -> int:
         f"  {prefix}assistant replay {thread} --at 2 --demo-model",
         file=sys.stderr,
     )
-    # An apology is no answer: the conversation was not played, whatever Slack got.
+    # An answer that ended early after its post (a small model at the step cap) is said, not
+    # failed: the person got the model's post. An apology alone is no answer.
+    for why, count in Counter(played.cut_short).items():
+        answers = "answer" if count == 1 else "answers"
+        print(f"assistant demo: {count} {answers} ended early: {why}", file=sys.stderr)
     for why, count in Counter(played.failures).items():
         messages = "message" if count == 1 else "messages"
         print(f"assistant demo: {count} {messages} not answered: {why}", file=sys.stderr)

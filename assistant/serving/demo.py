@@ -28,10 +28,11 @@ from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, DEMO_MODEL,
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.input_files import read_yaml_file
+from assistant.run.tools.post_message import refused_posts
 from assistant.settings import Settings, load_settings
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.storage import ThreadKey
-from context.toolcalls import FinishRequest
+from context.toolcalls import FinishRequest, PostMessage
 
 DEMO_SERVER = "releases"  # the demo's own MCP server, assistant/fakes/mcp_release.py
 RUN_TIMEOUT = 60.0  # seconds for one answer; the fakes answer in milliseconds
@@ -56,40 +57,58 @@ class RealModel:
 @dataclass(frozen=True)
 class Played:
     thread: ThreadKey
-    answers: int  # the people's messages answered to the end (a finishRequest)
-    # Why each message that was not ended in an apology instead: the `Error:` entry that
-    # ended its run (docs/log-format.md#how-a-run-ends), or that nothing answered it.
+    # The people's messages answered: the model's post reached the thread (a run may still
+    # have ended early after it: `cut_short`).
+    answers: int
+    # Why each message that got no post of the model got an apology instead: the `Error:`
+    # entry that ended its run (docs/log-format.md#how-a-run-ends), or that nothing answered it.
     failures: tuple[str, ...] = ()
+    # Why each answered message's run ended early, after its post (the step cap, say).
+    cut_short: tuple[str, ...] = ()
 
 
-def answered(entries: Sequence[Entry]) -> tuple[int, tuple[str, ...]]:
-    """How the people's messages of a log were answered: the number finished, and why each
-    other one was not. A message's answer is what the log holds after it, up to the next
-    person's message."""
+# What an `Error:` entry that ends a run says of the thread after its reason
+# (docs/log-format.md#how-a-run-ends); an `Error:` entry of one call says none of these.
+ENDINGS = (" The user was told", " The thread could not be told", " No one was told")
+
+
+def answered(entries: Sequence[Entry]) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+    """How the people's messages of a log were answered: the number whose answer showed a
+    post of the model, why each other one was not, and why each answered one ended early. A
+    message's answer is what the log holds after it, up to the next person's message."""
     answers: list[list[Entry]] = []
     for entry in entries:
         if isinstance(entry, UserEntry):
             answers.append([])
         elif answers:
             answers[-1].append(entry)
-    finished, failures = 0, []
+    shown, failures, cut_short = 0, [], []
     for answer in answers:
-        if any(isinstance(e, AssistantEntry) and isinstance(e.content, FinishRequest)
-               for e in answer):  # fmt: skip
-            finished += 1
-            continue
+        refused = refused_posts(answer)
+        posted = any(
+            isinstance(e, AssistantEntry) and isinstance(e.content, PostMessage)
+            and e.index not in refused
+            for e in answer
+        )  # fmt: skip
         errors = [
             e.content for e in answer
             if isinstance(e, SystemEntry) and e.content.startswith(FAILURE_PREFIX)
+            and any(told in e.content for told in ENDINGS)
         ]  # fmt: skip
-        failures.append(_why(errors[-1]) if errors else "nothing answered it")
-    return finished, tuple(failures)
+        ended = errors and not any(isinstance(e.content, FinishRequest) for e in answer)
+        if posted:
+            shown += 1
+            if ended:
+                cut_short.append(_why(errors[-1]))
+        else:
+            failures.append(_why(errors[-1]) if errors else "nothing answered it")
+    return shown, tuple(failures), tuple(cut_short)
 
 
 def _why(error: str) -> str:
     """An `Error:` entry's reason, without what the thread was told."""
     reason = error.removeprefix(FAILURE_PREFIX)
-    for told in (" The user was told", " The thread could not be told", " No one was told"):
+    for told in ENDINGS:
         reason = reason.split(told, 1)[0]
     return reason.rstrip(".")
 

@@ -4,6 +4,7 @@ with the package and serve loopback only."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import tomllib
@@ -209,3 +210,24 @@ def test_demo_against_a_server_that_cannot_answer_exits_1_and_says_why(tmp_path,
     assert line.startswith("assistant demo: 2 messages not answered: the model call failed: ")
     assert why in line
     assert demo.stderr.rstrip().endswith("assistant demo: expected 2 answers, got 0")
+
+
+def test_an_answer_that_posts_then_ends_at_the_step_cap_is_an_answer_said_to_end_early(tmp_path):
+    """A small model's run often ends at the step cap after its post: the person got the
+    model's post, so the demo played (exit 0), and says how the answers ended."""
+    said = itertools.count()
+
+    def posts_without_end(request: dict[str, object]) -> replies.Response:
+        text = f"Part {next(said)} of the answer."
+        return replies.tool_calls(("postMessage", {"text": text, "reasoning": "answering"}))
+
+    env = clean_env(OPENAI_MAX_RETRIES="0", ASSISTANT_MAX_STEPS="2")
+    with FakeOpenAI(default=posts_without_end) as server:
+        demo = run_assistant("demo", "--model-url", server.base_url, "--model", "m", env=env,
+                             cwd=tmp_path)  # fmt: skip
+    assert demo.returncode == 0, demo.stderr
+    assert "2 answers in thread " in demo.stderr
+    assert "apologies" not in demo.stderr
+    assert "assistant demo: 2 answers ended early: stopped after 2 steps without finishRequest" in (
+        demo.stderr
+    )
