@@ -47,7 +47,7 @@ from assistant.run.scheduling.workspace_runs import WorkspaceRuns
 from assistant.run.stopping.stop import StopRecorder
 from assistant.run.streaming.streams import SlackStreaming
 from assistant.run.streaming.sweeper import StreamSweeper
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.channel_names import ChannelNames
 from assistant.slack.client import close_slack_client

@@ -12,7 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import configure_slack_client
 from assistant.slack.installation_authorize import InstallationAuthorize

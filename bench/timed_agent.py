@@ -33,7 +33,7 @@ from assistant.run.core.prompt import PromptBudget, RunPrompts
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.loop.agent import Agent
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from bench.report import median
 from context.budget import BuiltPrompt
 from context.entry import Entry

@@ -17,8 +17,8 @@ from assistant.commands import CliError
 from assistant.commands.io import named, read_text, shown_input
 from assistant.commands.stored import existing_store
 from assistant.i18n.words import LOCALES
-from assistant.input_files import TooDeep, load_yaml
-from assistant.settings import SettingsError, load_channel_settings
+from assistant.settings.environment import SettingsError, load_channel_settings
+from assistant.settings.input_files import TooDeep, load_yaml
 from context.channels import ChannelConfig, merged
 from context.render import printable
 from context.storage import ModelRefusal

@@ -7,7 +7,7 @@ import asyncio
 import sys
 
 from assistant.commands import CliError
-from assistant.settings import Settings, SettingsError, load_settings
+from assistant.settings.environment import Settings, SettingsError, load_settings
 
 EXIT_WRONG = 1  # something will not work as set; 0: everything works (warnings aside)
 

@@ -36,7 +36,7 @@ from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manif
 from assistant.eval.spool import ResultSpool, Rows
 from assistant.model.client import ModelClient
 from assistant.run.core.prompt import PromptBudget
-from assistant.settings import Settings, SettingsError, load_usage_settings
+from assistant.settings.environment import Settings, SettingsError, load_usage_settings
 from context.channels import merged
 from context.entry import Entry
 from context.redaction import Redactor

@@ -24,7 +24,7 @@ from assistant.commands.stored import existing_store
 from assistant.replay.markdown import markdown_report
 from assistant.replay.report import Outcome, Side, Summary, jsonl_report, last_asked, recorded_next
 from assistant.replay.shown import run_steps, step_line, stops
-from assistant.settings import Settings, SettingsError, load_settings
+from assistant.settings.environment import Settings, SettingsError, load_settings
 from context.canonical import export_json
 from context.entry import Entry, SystemEntry, make_entry
 from context.log import ContextLog

@@ -23,7 +23,7 @@ from assistant.intake.viewing import viewing_text
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.requests import AnswerRequest
 from assistant.run.scheduling.elsewhere import RunRequests
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace

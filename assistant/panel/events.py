@@ -38,7 +38,7 @@ from assistant.run.channels.channel_rules import Channels
 from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.sessions import AgentSessions
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.connection import SLACK_FAILURES, slack_error
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace

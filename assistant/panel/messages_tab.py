@@ -29,7 +29,7 @@ from assistant.panel.events import slack_failure
 from assistant.panel.prompts import PromptRefusals
 from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.connection import SLACK_FAILURES
 
 log = logging.getLogger(__name__)

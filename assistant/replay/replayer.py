@@ -27,7 +27,7 @@ from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import HistoryLine, format_history, history_lines
 from assistant.run.tools.toolbox import recorded_toolbox
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.log import ContextLog
 from context.storage import EntryMeta, Store, ThreadKey, ThreadMessage, open_store

@@ -27,8 +27,8 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, DEMO_MODEL, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.requests import event_callback, signed_event_request
-from assistant.input_files import read_yaml_file
-from assistant.settings import Settings, load_settings
+from assistant.settings.environment import Settings, load_settings
+from assistant.settings.input_files import read_yaml_file
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.storage import ThreadKey
 from context.toolcalls import FinishRequest

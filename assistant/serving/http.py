@@ -25,7 +25,7 @@ from assistant.app import create_assistant
 from assistant.serving.health import StoreHealth
 from assistant.serving.request_guard import SlackRequestGuard
 from assistant.serving.web_server import Server, listening_socket, server_config
-from assistant.settings import Settings, SettingsError
+from assistant.settings.environment import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.tokens import refused_bot_token
 from assistant.telemetry.setup import check as check_telemetry

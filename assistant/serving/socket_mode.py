@@ -11,7 +11,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from assistant.app import create_assistant
 from assistant.serving.signals import stopped_by_signals
-from assistant.settings import Settings, SettingsError
+from assistant.settings.environment import Settings, SettingsError
 from assistant.slack.connection import ConnectionLog
 from assistant.slack.tokens import refused_tokens
 from assistant.telemetry.setup import check as check_telemetry

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from assistant.app import create_assistant
 from assistant.serving.signals import stopped_by_signals
-from assistant.settings import Settings, SettingsError
+from assistant.settings.environment import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.installs import installed_workspaces
 from assistant.slack.tokens import refused_bot_token

@@ -11,7 +11,7 @@ import socket
 import pytest
 
 from assistant.fakes import ids
-from assistant.settings import SettingsError, load_settings
+from assistant.settings.environment import SettingsError, load_settings
 from tests.cli import ROOT
 from tests.process import TIMEOUT, AssistantProcess, clean_env, run_assistant
 

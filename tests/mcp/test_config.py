@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.settings import SettingsError, load_settings
+from assistant.settings.environment import SettingsError, load_settings
 
 FILE = """
 servers:

@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from assistant.cli import build_parser
 from assistant.serving.http import create_web_app
-from assistant.settings import Settings, UsageSettings
+from assistant.settings.environment import Settings, UsageSettings
 from context.storage import database_url
 from tests.cli import ROOT
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.intake.bot_exchanges import from_bot
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 
 
 def from_person(message: dict[str, Any], settings: Settings) -> bool:

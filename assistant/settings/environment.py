@@ -23,9 +23,13 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from assistant.i18n.languages import catalog_named
 from assistant.i18n.words import ENGLISH, LOCALES, Words
 from assistant.mcp.config import ServerConfig
-from assistant.mcp_file import read_mcp_file
 from assistant.model.options import ModelOptions, ToolMode, Wanted
-from assistant.panel_settings import (
+from assistant.run.channels.channel_rules import SearchDefault
+from assistant.run.core.post_limits import PostCaps
+from assistant.run.core.prompt import MIN_LOG_TOKENS, PromptBudget
+from assistant.run.tools.server_tools import ServerCaps
+from assistant.settings.mcp_file import read_mcp_file
+from assistant.settings.panel import (
     DEFAULT_GREETING,
     DEFAULT_LOADING_MESSAGES,
     DEFAULT_PROMPTS,
@@ -33,12 +37,8 @@ from assistant.panel_settings import (
     parse_loading_messages,
     parse_prompts,
 )
-from assistant.persona_file import PromptFile, read_personas
-from assistant.price_settings import PriceTable, parse_prices
-from assistant.run.channels.channel_rules import SearchDefault
-from assistant.run.core.post_limits import PostCaps
-from assistant.run.core.prompt import MIN_LOG_TOKENS, PromptBudget
-from assistant.run.tools.server_tools import ServerCaps
+from assistant.settings.persona_file import PromptFile, read_personas
+from assistant.settings.prices import PriceTable, parse_prices
 from context.channels import SearchChannelType
 from context.storage import DEFAULT_URL, database_url
 from context.trace import TraceKind
@@ -167,7 +167,7 @@ class Settings(ChannelSettings):
     assistant_max_bot_exchanges_per_thread: int = Field(default=5, ge=1, le=1000)
     # The console trace: `text` for people, `json` lines for log collectors, `off`.
     assistant_trace: TraceKind = "text"
-    # The assistant panel (assistant.panel_settings): read as written, not as pydantic-settings
+    # The assistant panel (assistant.settings.panel): read as written, not as pydantic-settings
     # decodes lists, so that a bad value is one clear problem like any other.
     assistant_greeting: str | None = None
     assistant_suggested_prompts: Annotated[tuple[SuggestedPrompt, ...], NoDecode] = DEFAULT_PROMPTS
