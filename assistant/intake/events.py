@@ -81,10 +81,10 @@ class EventRecorder:
         )
         if rules is None:
             return  # the bot is off in this channel, or this person may not use it there
-        words = Words(chosen(rules.locale, rules.workspace_locale, self.settings.assistant_locale))
+        words = Words(chosen(rules.locale, rules.workspace_locale, self.settings.persona.locale))
         if from_bot(event) and not await may_take_bot_message(
             self.recorder, gate.client, key, event["user"],
-            self.settings.assistant_max_bot_exchanges_per_thread, rules.post_as, words,
+            self.settings.answers.max_bot_exchanges_per_thread, rules.post_as, words,
         ):  # fmt: skip
             return  # two bots answering each other: this thread has had enough
         raw = event.get("text", "")
@@ -94,7 +94,7 @@ class EventRecorder:
             if media and await self._recorded(key, event["ts"]):
                 return  # a retry: its files were read and its links resolved the first time
             # Strict mentions: a follow-up that does not mention the bot is recorded, not owed.
-            followups = self.settings.assistant_answer_followups and not rules.strict_mentions
+            followups = self.settings.answers.followups and not rules.strict_mentions
             await self._record(
                 message, key, bot_user_id, mention, direct, deadline, rules.persona, followups
             )

@@ -163,7 +163,7 @@ class Replayer:
         scratch = owned.enter_context(tempfile.TemporaryDirectory(prefix="assistant-replay-"))
         self._store = open_store(f"sqlite:///{Path(scratch) / 'replay.db'}")
         owned.callback(self._store.close)
-        model = ModelClient(self._settings.model_options())
+        model = ModelClient(self._settings.model.options())
         self._model = await owned.enter_async_context(model)
         return self
 
@@ -200,8 +200,8 @@ class Replayer:
         agent = Agent(
             Recorder(store, self._trace),
             self._model,
-            max_steps=self._settings.assistant_max_steps,
-            budget=self._settings.prompt_budget(),
+            max_steps=self._settings.answers.max_steps,
+            budget=self._settings.model.prompt_budget(),
             tools=_replay_tools(recorded),
             fixed_tools=recorded_toolbox(
                 _replay_tools(recorded), recorded, _recorded_server_call(recorded)

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
@@ -111,7 +111,7 @@ def demo_settings(
         where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
                  "openai_max_retries": 0, "assistant_max_steps": 8,
                  "assistant_model": DEMO_MODEL}  # fmt: skip
-    fixed: dict[str, object] = {
+    fixed: dict[str, Any] = {
         "database_url": database_url,
         "slack_bot_token": ids.BOT_TOKEN,
         "slack_app_token": None,
@@ -124,7 +124,7 @@ def demo_settings(
     settings = load_settings("http", **fixed)  # ASSISTANT_MCP_FILE's servers read and checked
     if mcp_dir is None:
         return settings
-    mcp_file = mcp_servers_file(mcp_dir, settings.assistant_mcp_file)
+    mcp_file = mcp_servers_file(mcp_dir, settings.tools.mcp_file)
     return load_settings("http", **fixed, assistant_mcp_file=mcp_file)
 
 

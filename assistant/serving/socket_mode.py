@@ -19,9 +19,9 @@ from context.storage import new_sqlite_file, remove_sqlite_file
 
 
 async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> None:
-    assert settings.slack_app_token is not None
-    app_token = settings.slack_app_token.get_secret_value()
-    fresh = new_sqlite_file(settings.database_url)  # made by this start, if it is
+    assert settings.slack.app_token is not None
+    app_token = settings.slack.app_token.get_secret_value()
+    fresh = new_sqlite_file(settings.storage.database_url)  # made by this start, if it is
     started = False
     assistant = create_assistant(settings, trace)
     assistant.check_model_server(sys.stderr)

@@ -12,4 +12,4 @@ def from_person(message: dict[str, Any], settings: Settings) -> bool:
     """Bolt already drops the bot's own events; other bots are ignored unless configured."""
     if not message.get("user"):
         return False
-    return not from_bot(message) or settings.assistant_answer_bots
+    return not from_bot(message) or settings.answers.bots
