@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Assistant:
     settings: Settings
     store: Store
@@ -252,12 +252,23 @@ def create_assistant(
         )
     scheduler = (
         _scheduler(
-            settings, store, workspaces, files, recorder, model, channels, channel_access,
-            languages, sessions, identity, telemetry, mcp,
+            settings,
+            store,
+            workspaces,
+            files,
+            recorder,
+            model,
+            channels,
+            channel_access,
+            languages,
+            sessions,
+            identity,
+            telemetry,
+            mcp,
         )
         if runs
         else None
-    )  # fmt: skip
+    )
     if scheduler is not None and resume:
         scheduler.start()
     # Events are recorded before Slack gets its acknowledgement: their store calls get
@@ -302,9 +313,19 @@ def create_assistant(
     )
     listeners.register(app, parts)
     return Assistant(
-        settings, store, workspaces, files, model, scheduler, events, app, channel_names,
-        identity, telemetry, mcp,
-    )  # fmt: skip
+        settings=settings,
+        store=store,
+        workspaces=workspaces,
+        files=files,
+        model=model,
+        scheduler=scheduler,
+        events=events,
+        app=app,
+        channel_names=channel_names,
+        identity=identity,
+        telemetry=telemetry,
+        mcp=mcp,
+    )
 
 
 def _scheduler(

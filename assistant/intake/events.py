@@ -83,9 +83,14 @@ class EventRecorder:
             return  # the bot is off in this channel, or this person may not use it there
         words = Words(chosen(rules.locale, rules.workspace_locale, self.settings.persona.locale))
         if from_bot(event) and not await may_take_bot_message(
-            self.recorder, gate.client, key, event["user"],
-            self.settings.answers.max_bot_exchanges_per_thread, rules.post_as, words,
-        ):  # fmt: skip
+            self.recorder,
+            gate.client,
+            key,
+            event["user"],
+            self.settings.answers.max_bot_exchanges_per_thread,
+            rules.post_as,
+            words,
+        ):
             return  # two bots answering each other: this thread has had enough
         raw = event.get("text", "")
         media = event.get("files") or references.links_in(raw)

@@ -90,13 +90,18 @@ def _recorded_server_call(recorded: Sequence[Entry]) -> ToolFunction:
         # Its result: the first entry after it that is not of an approval's wait or its start
         # (the log's approvals are shown as recorded; the result says if it was denied or
         # expired).
-        after = next(
-            (
-                e for e in recorded[index + 1 :]
-                if not (isinstance(e, SystemEntry) and e.content.startswith(BEFORE_RESULT))
-            ),
-            None,
-        ) if was is not None else None  # fmt: skip
+        after = (
+            next(
+                (
+                    e
+                    for e in recorded[index + 1 :]
+                    if not (isinstance(e, SystemEntry) and e.content.startswith(BEFORE_RESULT))
+                ),
+                None,
+            )
+            if was is not None
+            else None
+        )
         if (
             was is not None
             and isinstance(was.content, ServerToolCall)

@@ -74,14 +74,16 @@ def answered(entries: Sequence[Entry]) -> tuple[int, tuple[str, ...]]:
             answers[-1].append(entry)
     finished, failures = 0, []
     for answer in answers:
-        if any(isinstance(e, AssistantEntry) and isinstance(e.content, FinishRequest)
-               for e in answer):  # fmt: skip
+        if any(
+            isinstance(e, AssistantEntry) and isinstance(e.content, FinishRequest) for e in answer
+        ):
             finished += 1
             continue
         errors = [
-            e.content for e in answer
+            e.content
+            for e in answer
             if isinstance(e, SystemEntry) and e.content.startswith(FAILURE_PREFIX)
-        ]  # fmt: skip
+        ]
         failures.append(_why(errors[-1]) if errors else "nothing answered it")
     return finished, tuple(failures)
 
@@ -105,12 +107,19 @@ def demo_settings(
     if isinstance(model, RealModel):
         # The operator's own server: their settings for it hold (ASSISTANT_MAX_STEPS among
         # them: a small model on a CPU may be given fewer).
-        where = {"openai_base_url": model.url, "openai_api_key": model.api_key,
-                 "assistant_model": model.name}  # fmt: skip
+        where = {
+            "openai_base_url": model.url,
+            "openai_api_key": model.api_key,
+            "assistant_model": model.name,
+        }
     else:
-        where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
-                 "openai_max_retries": 0, "assistant_max_steps": 8,
-                 "assistant_model": DEMO_MODEL}  # fmt: skip
+        where = {
+            "openai_base_url": model.base_url,
+            "openai_api_key": ids.OPENAI_API_KEY,
+            "openai_max_retries": 0,
+            "assistant_max_steps": 8,
+            "assistant_model": DEMO_MODEL,
+        }
     fixed: dict[str, Any] = {
         "database_url": database_url,
         "slack_bot_token": ids.BOT_TOKEN,
