@@ -47,7 +47,7 @@ from assistant.run.scheduling.workspace_runs import WorkspaceRuns
 from assistant.run.stopping.stop import StopRecorder
 from assistant.run.streaming.streams import SlackStreaming
 from assistant.run.streaming.sweeper import StreamSweeper
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.channel_names import ChannelNames
 from assistant.slack.client import close_slack_client
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
 EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Assistant:
     settings: Settings
     store: Store
@@ -103,7 +103,7 @@ class Assistant:
         ASSISTANT_MODEL_CHECK=on): in the background, so it never delays the start, and never
         failing it. What it finds applies at once (a model found to ignore tool_choice is
         asked as JSON)."""
-        if self.settings.assistant_model_check == "off":
+        if self.settings.model.check == "off":
             return
 
         async def check() -> None:
@@ -164,7 +164,7 @@ def models_in_use(settings: Settings, store: Store | None) -> Sequence[str]:
     (in `store`, when there is one)."""
     configs = store.channel_configs() if store is not None else []
     named = [config.model for config in configs if config.model]
-    return list(dict.fromkeys([settings.assistant_model, *named]))
+    return list(dict.fromkeys([settings.model.name, *named]))
 
 
 async def model_findings(
@@ -172,7 +172,7 @@ async def model_findings(
 ) -> list[Finding]:
     """`assistant check`'s findings for every model in use, on the configured server."""
     models = await asyncio.to_thread(models_in_use, settings, store)
-    return await check_models(client, models, settings.model_wanted())
+    return await check_models(client, models, settings.model.wanted())
 
 
 async def mcp_findings(settings: Settings, servers: McpServers | None = None) -> list[McpFinding]:
@@ -183,14 +183,14 @@ async def mcp_findings(settings: Settings, servers: McpServers | None = None) ->
     from assistant.mcp.servers import McpServers
     from assistant.run.tools.toolbox import tool_room
 
-    offered = offered_tools(settings.assistant_slack_search)
-    room = tool_room(offered, settings.server_caps(), settings.prompt_budget())
+    offered = offered_tools(settings.tools.slack_search)
+    room = tool_room(offered, settings.tools.server_caps(), settings.model.prompt_budget())
     if servers is not None:
         return await check_servers(servers, room)
     made = McpServers(
-        settings.mcp_servers(),
-        settings.assistant_mcp_call_seconds,
-        settings.assistant_max_mcp_result_bytes,
+        settings.tools.mcp_servers(),
+        settings.tools.mcp_call_seconds,
+        settings.tools.max_mcp_result_bytes,
     )
     try:
         return await check_servers(made, room)
@@ -209,17 +209,17 @@ def create_assistant(
     threads that crashed runs left owed, now and every half lease (see `RunScheduler`).
     `identity`: the bot's, if the token was checked already. `runs`: False for the ingress
     role, which records events and runs nothing, not even what is owed (the workers do)."""
-    store = open_store(settings.database_url)
+    store = open_store(settings.storage.database_url)
     check_manifest(MANIFEST)  # one warning if it still declares Slack's legacy assistant view
     app, workspaces, identity = create_bolt_app(settings, store, identity)
     channel_names = ChannelNames(workspaces.client)
-    telemetry = open_telemetry(settings.assistant_name, store)
+    telemetry = open_telemetry(settings.persona.name, store)
     recorder = Recorder(
         store,
-        open_trace(settings.assistant_trace, trace or sys.stdout, channel_names),
+        open_trace(settings.telemetry.trace, trace or sys.stdout, channel_names),
         observer=telemetry,
     )
-    model = ModelClient(settings.model_options())
+    model = ModelClient(settings.model.options())
     if telemetry is not None:
         from assistant.telemetry.slack import acknowledged, count_rate_limits
 
@@ -228,31 +228,47 @@ def create_assistant(
         app.use(acknowledged(telemetry))
     # Whatever calls Slack is built for each workspace, with its client: its token.
     files = PerWorkspace(
-        workspaces, lambda client: SlackFiles(client.token or "", settings.slack_api_base)
+        workspaces, lambda client: SlackFiles(client.token or "", settings.slack.api_base)
     )
-    channels = Channels(store, settings.instructions, settings.personas(), settings.slack_search())
+    channels = Channels(
+        store,
+        settings.persona.instructions,
+        settings.persona.personas(),
+        settings.tools.search_default(),
+    )
     # The language each person is shown the bot's words in: one cache of their locales.
-    languages = Languages(settings.assistant_locale)
+    languages = Languages(settings.persona.locale)
     # Who may use the bot where: the ack's and the runs' (one cache of the groups' members).
     channel_access = PerWorkspace(workspaces, lambda client: ChannelAccess(client, languages))
     # Each workspace's agent sessions, and whether it refused them: the runs' and the panel's.
     sessions = PerWorkspace(workspaces, AgentSessions)
-    configs = settings.mcp_servers()  # connected when a run first asks for their tools
+    configs = settings.tools.mcp_servers()  # connected when a run first asks for their tools
     mcp = None
     if configs and runs:
         from assistant.mcp.servers import McpServers  # the SDK's import, only when used
 
         mcp = McpServers(
-            configs, settings.assistant_mcp_call_seconds, settings.assistant_max_mcp_result_bytes
+            configs, settings.tools.mcp_call_seconds, settings.tools.max_mcp_result_bytes
         )
     scheduler = (
         _scheduler(
-            settings, store, workspaces, files, recorder, model, channels, channel_access,
-            languages, sessions, identity, telemetry, mcp,
+            settings,
+            store,
+            workspaces,
+            files,
+            recorder,
+            model,
+            channels,
+            channel_access,
+            languages,
+            sessions,
+            identity,
+            telemetry,
+            mcp,
         )
         if runs
         else None
-    )  # fmt: skip
+    )
     if scheduler is not None and resume:
         scheduler.start()
     # Events are recorded before Slack gets its acknowledgement: their store calls get
@@ -269,7 +285,7 @@ def create_assistant(
             files.for_client(client),
             model.transcribe,
             access.for_client(client),
-            settings.assistant_max_image_bytes,
+            settings.model.max_image_bytes,
         ),
     )
     gate = PerWorkspace(
@@ -283,7 +299,7 @@ def create_assistant(
     panel = Panel(settings, event_recorder, channels, languages, sessions)
     approvals = ApprovalButtons(event_recorder, scheduler or RunsElsewhere(), languages)
     tab = MessagesTab(panel.settings, panel.recorder, panel.languages, panel.prompts)
-    uninstalls = Uninstalls.of(app, settings.oauth)
+    uninstalls = Uninstalls.of(app, settings.slack.oauth)
     parts = Parts(
         events=events,
         panel=panel,
@@ -297,9 +313,19 @@ def create_assistant(
     )
     listeners.register(app, parts)
     return Assistant(
-        settings, store, workspaces, files, model, scheduler, events, app, channel_names,
-        identity, telemetry, mcp,
-    )  # fmt: skip
+        settings=settings,
+        store=store,
+        workspaces=workspaces,
+        files=files,
+        model=model,
+        scheduler=scheduler,
+        events=events,
+        app=app,
+        channel_names=channel_names,
+        identity=identity,
+        telemetry=telemetry,
+        mcp=mcp,
+    )
 
 
 def _scheduler(
@@ -318,26 +344,29 @@ def _scheduler(
     mcp: McpServers | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
-    streaming = SlackStreaming() if settings.assistant_stream == "auto" else None
-    deployment_words = words_for(settings.assistant_locale)  # the legacy panel status's
+    streaming = SlackStreaming() if settings.model.stream == "auto" else None
+    deployment_words = words_for(settings.persona.locale)  # the legacy panel status's
 
     def agent(client: AsyncWebClient) -> Agent:
         images = ImageParts(
             files.for_client(client),
             store,
-            settings.assistant_max_images,
-            settings.assistant_max_image_bytes,
-            settings.assistant_max_prompt_image_bytes,
+            settings.model.max_images,
+            settings.model.max_image_bytes,
+            settings.model.max_prompt_image_bytes,
         )
         slack = SlackSide(
             client,
             ThreadHistory(store, client),
             images=images,
             panel_status=PanelStatus(
-                client, store, settings.loading_messages(deployment_words), deployment_words
+                client,
+                store,
+                settings.persona.loading_messages_in(deployment_words),
+                deployment_words,
             ),
             streaming=streaming,
-            outages=SlackOutages(store, settings.assistant_slack_outage_seconds),
+            outages=SlackOutages(store, settings.slack.outage_seconds),
             channels=channels,
             sessions=sessions.for_client(client),
             access=channel_access.for_client(client),
@@ -346,16 +375,16 @@ def _scheduler(
         return Agent(
             recorder,
             model,
-            settings.assistant_max_steps,
-            settings.prompt_budget(),
+            settings.answers.max_steps,
+            settings.model.prompt_budget(),
             slack,
-            post_caps=settings.post_caps(),
+            post_caps=settings.answers.post_caps(),
             mcp=mcp,
-            mcp_caps=settings.server_caps(),
-            approval_seconds=settings.assistant_approval_seconds,
+            mcp_caps=settings.tools.server_caps(),
+            approval_seconds=settings.tools.approval_seconds,
         )
 
-    lease = settings.assistant_run_lease_seconds
+    lease = settings.answers.lease_seconds
 
     def stopper(client: AsyncWebClient) -> StopRecorder:
         stream_client = streaming.client_for(client) if streaming is not None else None

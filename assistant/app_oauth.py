@@ -12,7 +12,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.oauth.async_oauth_settings import AsyncOAuthSettings
 from slack_sdk.oauth.token_rotation.async_rotator import AsyncTokenRotator
 
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.client import configure_slack_client
 from assistant.slack.installation_authorize import InstallationAuthorize
@@ -47,17 +47,17 @@ def create_bolt_app(
 ) -> tuple[AsyncApp, Workspaces, BotIdentity | None]:
     """The app, each workspace's client, and (one token) the bot's identity."""
     signing_secret = (
-        settings.slack_signing_secret.get_secret_value()
-        if settings.slack_signing_secret
+        settings.slack.signing_secret.get_secret_value()
+        if settings.slack.signing_secret
         else ""  # Socket Mode: Slack signs nothing, the websocket is authenticated
     )
     # Acknowledge an event only once it is recorded (the run itself starts after): a process
     # killed before that leaves Slack to retry it, so no message is lost.
     common: _AppOptions = {"signing_secret": signing_secret, "process_before_response": True}
-    if settings.oauth and settings.slack_bot_token is None:  # (`run` keeps the one token)
+    if settings.slack.oauth and settings.slack.bot_token is None:  # (`run` keeps the one token)
         return _oauth_app(settings, store, common)
-    assert settings.slack_bot_token is not None
-    token = settings.slack_bot_token.get_secret_value()
+    assert settings.slack.bot_token is not None
+    token = settings.slack.bot_token.get_secret_value()
     identity = identity or BotIdentity(token)
     # Bolt is given the token, not a client: given a client, it still reads SLACK_BOT_TOKEN
     # from the environment (whenever no token is passed) and then warns that the token it
@@ -65,17 +65,17 @@ def create_bolt_app(
     # The bot's identity is learned once, never asked for inside a request: an event is
     # recorded and acknowledged whatever Slack's Web API does (assistant/slack/bot_identity.py).
     app = AsyncApp(token=token, authorize=identity, **common)
-    client = configure_slack_client(app.client, settings.slack_api_base)
+    client = configure_slack_client(app.client, settings.slack.api_base)
     identity.client = client
-    return app, Workspaces(settings.slack_api_base, single=client), identity
+    return app, Workspaces(settings.slack.api_base, single=client), identity
 
 
 def _oauth_app(
     settings: Settings, store: Store, common: _AppOptions
 ) -> tuple[AsyncApp, Workspaces, None]:
-    assert settings.slack_client_id and settings.slack_client_secret
-    client_id = settings.slack_client_id
-    secret = settings.slack_client_secret.get_secret_value()
+    assert settings.slack.client_id and settings.slack.client_secret
+    client_id = settings.slack.client_id
+    secret = settings.slack.client_secret.get_secret_value()
     installations = Installations(store, client_id)
     oauth = AsyncOAuthSettings(
         client_id=client_id,
@@ -100,12 +100,12 @@ def _oauth_app(
         authorize=authorize,  # type: ignore[arg-type]
         **common,
     )
-    client = configure_slack_client(app.client, settings.slack_api_base)
+    client = configure_slack_client(app.client, settings.slack.api_base)
     # app_uninstalled and tokens_revoked: Bolt's own listeners delete the installation.
     app.enable_token_revocation_listeners()
     rotator = AsyncTokenRotator(client_id=client_id, client_secret=secret, client=client)
     workspaces = Workspaces(
-        settings.slack_api_base,
+        settings.slack.api_base,
         installations=installations,
         rotator=rotator,
         rotate_minutes=ROTATE_MINUTES,

@@ -85,10 +85,16 @@ def code_measured() -> str:
     """The commit whose code ran, and whether the tree had changes to it."""
     if CODE != ROOT:
         return f"the copy in {CODE}"
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                          text=True, cwd=ROOT, check=False).stdout.strip()  # fmt: skip
-    dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "context", "assistant"],
-                           cwd=ROOT, check=False).returncode  # fmt: skip
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "diff", "--quiet", "HEAD", "--", "context", "assistant"], cwd=ROOT, check=False
+    ).returncode
     return f"{head or 'unknown'}{' with uncommitted changes' if dirty else ''}"
 
 

@@ -200,26 +200,43 @@ def measure(thread: Thread, unpruned: Thread) -> list[Figure]:
         Figure("steps (model calls)", f"{len(prompts)}, budget {thread.budget} tokens"),
         Figure("token counter", getattr(thread.counter, "name", "?")),
         Figure("steps before the first pruning", str(first)),
-        Figure("prefix share of each prompt, with pruning", _mean(pruned.prefix), overall,
-               _goal(pruned.prefix, GOAL_OVERALL)),
-        Figure("prefix share of each prompt, the same thread unpruned", _mean(whole.prefix),
-               unlimited, _goal(whole.prefix, GOAL_BEFORE)),
+        Figure(
+            "prefix share of each prompt, with pruning",
+            _mean(pruned.prefix),
+            overall,
+            _goal(pruned.prefix, GOAL_OVERALL),
+        ),
+        Figure(
+            "prefix share of each prompt, the same thread unpruned",
+            _mean(whole.prefix),
+            unlimited,
+            _goal(whole.prefix, GOAL_BEFORE),
+        ),
         Figure("reuse of the previous prompt, with pruning", _mean(pruned.reuse)),
         Figure("reuse of the previous prompt, unpruned", _mean(whole.reuse)),
-        Figure("prefix share, with pruning, before the first pruning (short prompts)",
-               _mean(pruned.prefix[:split])),
+        Figure(
+            "prefix share, with pruning, before the first pruning (short prompts)",
+            _mean(pruned.prefix[:split]),
+        ),
         Figure("prefix share, with pruning, steps where the cut did not move", _mean(steady)),
-        Figure("prefix share as sent (tools, system message, log): with pruning / unpruned",
-               f"{_mean(pruned.sent)} / {_mean(whole.sent)}"),
-        Figure("prefix share, byte-weighted: with pruning / unpruned",
-               f"{100 * pruned.common / pruned.total:.1f}% / "
-               f"{100 * whole.common / whole.total:.1f}%"),
+        Figure(
+            "prefix share as sent (tools, system message, log): with pruning / unpruned",
+            f"{_mean(pruned.sent)} / {_mean(whole.sent)}",
+        ),
+        Figure(
+            "prefix share, byte-weighted: with pruning / unpruned",
+            f"{100 * pruned.common / pruned.total:.1f}% / {100 * whole.common / whole.total:.1f}%",
+        ),
         Figure("cut moves", f"{moves} (one per {len(pruned.moved) / max(1, moves):.0f} steps)"),
-        Figure("prompt tokens with pruning: mean / min / max",
-               f"{statistics.fmean(tokens):.0f} / {min(tokens)} / {max(tokens)}"),
-        Figure("build time per step: mean / max", f"{ms(statistics.fmean(thread.seconds))} / "
-               f"{ms(max(thread.seconds))}"),
-    ]  # fmt: skip
+        Figure(
+            "prompt tokens with pruning: mean / min / max",
+            f"{statistics.fmean(tokens):.0f} / {min(tokens)} / {max(tokens)}",
+        ),
+        Figure(
+            "build time per step: mean / max",
+            f"{ms(statistics.fmean(thread.seconds))} / {ms(max(thread.seconds))}",
+        ),
+    ]
     return figures
 
 

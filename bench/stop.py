@@ -74,9 +74,11 @@ def _stop(slack: FakeSlack, model: FakeOpenAI, running: AppServer, told: AppServ
     acked = time.monotonic()
     # The run's end and the stop's entry each set the session active: the second is last.
     ended = slack.wait_for_call(
-        "agents.sessions.setStatus", count=2, timeout=60,
+        "agents.sessions.setStatus",
+        count=2,
+        timeout=60,
         where=lambda c: c.params.get("thread_ts") == event["ts"] and c.params["status"] == "active",
-    )  # fmt: skip
+    )
     mine = [c for c in slack.calls if c.at >= acked and c.method != "agents.sessions.setStatus"]
     last = max([ended[-1].at, *(c.at for c in mine)])
     return last - acked

@@ -33,7 +33,7 @@ from assistant.run.core.prompt import PromptBudget, RunPrompts
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.loop.agent import Agent
-from assistant.settings import Settings
+from assistant.settings.groups import ModelSettings
 from bench.report import median
 from context.budget import BuiltPrompt
 from context.entry import Entry
@@ -232,7 +232,7 @@ def time_loop(store: SqlStore, size: int, steps: int, naive: bool) -> Loop:
         "getThreadHistory": _no_slack,
         "finishRequest": _no_slack,
     }
-    default = Settings(_env_file=None).prompt_budget()
+    default = ModelSettings(_env_file=None).prompt_budget()
     budget = TimedBudget(default.tokens, default.counter, clock=clock, naive=naive)
     # InstantModel stands in for ModelClient: the one call the loop makes, without the network.
     agent = Agent(recorder, model, steps + 1, budget, tools=tools)

@@ -52,9 +52,13 @@ def threads(count: int, now: datetime) -> Iterator[tuple[dict[str, Any], list[di
         at = now - timedelta(days=30 * n / count, seconds=1)
         stamp, team = moment(at), f"T0BENCH{n % 3}"
         thread = {
-            "id": n + 1, "team": team, "channel": f"C0BENCH{n % 60:02d}",
-            "thread_ts": f"{1_700_000_000 + n}.000100", "created_at": stamp, "updated_at": stamp,
-        }  # fmt: skip
+            "id": n + 1,
+            "team": team,
+            "channel": f"C0BENCH{n % 60:02d}",
+            "thread_ts": f"{1_700_000_000 + n}.000100",
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
         person, model = f"U0BENCH{n % 500:03d}", MODELS[n % 7 == 0]
         rows = [
             entry(n, 0, "system", stamp, None),
@@ -84,12 +88,21 @@ def entry(
 ) -> dict[str, Any]:
     prompt, cached, completion = figures or (None, None, None)
     return {
-        "thread_id": thread + 1, "idx": index, "role": role, "turn": 0,
-        "timestamp": stamp[:19] + "Z", "content_json": "{}", "recorded_at": stamp,
-        "model": model, "prompt_tokens": prompt, "cached_tokens": cached,
-        "completion_tokens": completion, "latency_ms": 800.0 if figures else None,
-        "person": person, "ends_run": ends_run,
-    }  # fmt: skip
+        "thread_id": thread + 1,
+        "idx": index,
+        "role": role,
+        "turn": 0,
+        "timestamp": stamp[:19] + "Z",
+        "content_json": "{}",
+        "recorded_at": stamp,
+        "model": model,
+        "prompt_tokens": prompt,
+        "cached_tokens": cached,
+        "completion_tokens": completion,
+        "latency_ms": 800.0 if figures else None,
+        "person": person,
+        "ends_run": ends_run,
+    }
 
 
 def fill(url: str, count: int, now: datetime) -> dict[str, int]:
@@ -132,8 +145,12 @@ def usage(url: str, *args: str) -> tuple[float, dict[str, Any]]:
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "assistant.cli", "usage", "--json", *args],
-        capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(), check=True,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+        check=True,
+    )
     return time.perf_counter() - started, json.loads(done.stdout)
 
 
@@ -158,9 +175,13 @@ def measure(url: str, label: str, size: dict[str, int], smoke: bool) -> list[Fig
     _, whole = usage(url)
     found = {name: whole["total"][name] for name in written}
     figures.append(
-        Figure(f"{label}: the report's totals are what was written", "yes" if found == written
-               else f"no: {found} != {written}", "identical", found == written)
-    )  # fmt: skip
+        Figure(
+            f"{label}: the report's totals are what was written",
+            "yes" if found == written else f"no: {found} != {written}",
+            "identical",
+            found == written,
+        )
+    )
     groupings = GROUPINGS if not smoke else (None, "channel")
     windows = ((), ("--since", "7d")) if not smoke else ((),)
     store = SqlStore(url)

@@ -25,8 +25,11 @@ Access = Literal["everyone", "listed"]
 # The conversations Slack's search (`assistant.search.context`'s `channel_types`) may cover.
 SearchChannelType = Literal["public_channel", "private_channel", "mpim", "im"]
 SEARCH_CHANNEL_TYPES: tuple[SearchChannelType, ...] = (
-    "public_channel", "private_channel", "mpim", "im",
-)  # fmt: skip
+    "public_channel",
+    "private_channel",
+    "mpim",
+    "im",
+)
 # An entry of `tool_servers`: an MCP server of ASSISTANT_MCP_FILE (`shop`), or one of its
 # tools (`shop__lookup_order`), as ASSISTANT_MCP_FILE names servers (assistant.mcp.config) and
 # the log tools (context.toolcalls); a tool's whole name is an OpenAI function name (64 at most).
@@ -122,9 +125,17 @@ class ChannelConfig(BaseModel):
 
 # The fields a channel inherits from its workspace's default when it leaves them unset.
 _INHERITED = (
-    "model", "enabled", "strict_mentions", "access", "username", "icon_emoji", "icon_url",
-    "slack_search", "search_channel_types", "tool_servers",
-)  # fmt: skip
+    "model",
+    "enabled",
+    "strict_mentions",
+    "access",
+    "username",
+    "icon_emoji",
+    "icon_url",
+    "slack_search",
+    "search_channel_types",
+    "tool_servers",
+)
 
 
 def merged(default: ChannelConfig | None, channel: ChannelConfig | None) -> dict[str, object]:

@@ -125,8 +125,12 @@ class SearchSlack(ToolCall):
 
 
 TOOL_CALLS: tuple[type[ToolCall], ...] = (
-    PostMessage, GetThreadHistory, ExpandEntry, FinishRequest, SearchSlack,
-)  # fmt: skip
+    PostMessage,
+    GetThreadHistory,
+    ExpandEntry,
+    FinishRequest,
+    SearchSlack,
+)
 # A tool of an MCP server is `SERVER__TOOL`: the server's name as the file gives it (letters,
 # digits, `-`: no `_`, so the first `__` ends it), then the tool's name as OpenAI takes a
 # function's (docs/log-format.md#tools-of-mcp-servers).

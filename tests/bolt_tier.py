@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from assistant.app import Assistant, create_assistant
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from tests.harness import TIMEOUT, Response, RunningApp
 
 T = TypeVar("T")

@@ -23,7 +23,7 @@ from assistant.fakes.openai import responses as replies
 from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.serving.http import create_web_app
 from assistant.serving.web_server import server_config
-from assistant.settings import Settings, load_settings
+from assistant.settings.environment import Settings, load_settings
 from context.storage import ThreadKey
 
 TIMEOUT = 60  # a wait on a condition: generous, for a busy machine (it ends when it holds)

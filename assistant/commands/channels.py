@@ -17,18 +17,31 @@ from assistant.commands import CliError
 from assistant.commands.io import named, read_text, shown_input
 from assistant.commands.stored import existing_store
 from assistant.i18n.words import LOCALES
-from assistant.input_files import TooDeep, load_yaml
-from assistant.settings import SettingsError, load_channel_settings
+from assistant.settings.environment import SettingsError, load_channel_settings
+from assistant.settings.input_files import TooDeep, load_yaml
 from context.channels import ChannelConfig, merged
 from context.render import printable
 from context.storage import ModelRefusal
 
 # Fields `set` may give; `--unset` takes them back to the default's.
 SETTABLE = (
-    "persona", "persona_name", "model", "enabled", "strict_mentions", "access", "users",
-    "groups", "editors", "username", "icon_emoji", "icon_url", "locale", "slack_search",
-    "search_channel_types", "tool_servers",
-)  # fmt: skip
+    "persona",
+    "persona_name",
+    "model",
+    "enabled",
+    "strict_mentions",
+    "access",
+    "users",
+    "groups",
+    "editors",
+    "username",
+    "icon_emoji",
+    "icon_url",
+    "locale",
+    "slack_search",
+    "search_channel_types",
+    "tool_servers",
+)
 _LISTS = ("users", "groups", "editors")
 
 
@@ -63,13 +76,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     switch.add_argument("--off", dest="enabled", action="store_const", const=False)
     strict = setting.add_mutually_exclusive_group()
     strict.add_argument(
-        "--strict-mentions", dest="strict_mentions", action="store_const", const=True,
+        "--strict-mentions",
+        dest="strict_mentions",
+        action="store_const",
+        const=True,
         help="answer follow-ups in a thread only when they mention the bot",
-    )  # fmt: skip
+    )
     strict.add_argument(
-        "--any-followup", dest="strict_mentions", action="store_const", const=False,
+        "--any-followup",
+        dest="strict_mentions",
+        action="store_const",
+        const=False,
         help="answer every follow-up in a thread the bot is in",
-    )  # fmt: skip
+    )
     access = setting.add_mutually_exclusive_group()
     access.add_argument("--everyone", dest="access", action="store_const", const="everyone")
     access.add_argument(
@@ -82,28 +101,38 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     icon.add_argument("--icon-url", help="the icon its posts carry, an https URL")
     search = setting.add_mutually_exclusive_group()
     search.add_argument(
-        "--slack-search", dest="slack_search", action="store_const", const=True,
+        "--slack-search",
+        dest="slack_search",
+        action="store_const",
+        const=True,
         help="its runs may search Slack as the person who asked (searchSlack)",
-    )  # fmt: skip
+    )
     search.add_argument("--no-slack-search", dest="slack_search", action="store_const", const=False)
     setting.add_argument(
-        "--search-channel-types", metavar="TYPES",
+        "--search-channel-types",
+        metavar="TYPES",
         help="what Slack search covers, comma-separated: public_channel, private_channel, mpim, im",
-    )  # fmt: skip
+    )
     setting.add_argument(
-        "--tool-servers", metavar="NAMES",
-        help='the MCP servers (shop) or tools (shop__lookup_order) its runs have, comma-separated; '
+        "--tool-servers",
+        metavar="NAMES",
+        help="the MCP servers (shop) or tools (shop__lookup_order) its runs have, comma-separated; "
         '"" for none (unset: every server of ASSISTANT_MCP_FILE)',
-    )  # fmt: skip
+    )
     setting.add_argument(
-        "--locale", choices=LOCALES,
+        "--locale",
+        choices=LOCALES,
         help="the language of the bot's own words: a channel's fixes it there, the "
         "default's is for people whose Slack language has no catalog",
-    )  # fmt: skip
+    )
     setting.add_argument(
-        "--unset", action="append", default=[], choices=SETTABLE, metavar="FIELD",
+        "--unset",
+        action="append",
+        default=[],
+        choices=SETTABLE,
+        metavar="FIELD",
         help=f"take FIELD back to the default's (repeatable): {', '.join(SETTABLE)}",
-    )  # fmt: skip
+    )
     setting.set_defaults(handler=run_set)
 
     export = verbs.add_parser("export", help="write every channel's settings as JSON or YAML")
@@ -150,8 +179,19 @@ def run_set(args: argparse.Namespace) -> int:
         changes["persona"] = read_text(args.persona_file).strip()
     if args.persona_name is not None:
         _check_persona_name(args.persona_name)
-    for name in ("persona", "persona_name", "model", "enabled", "strict_mentions", "access",
-                 "username", "icon_emoji", "icon_url", "locale", "slack_search"):  # fmt: skip
+    for name in (
+        "persona",
+        "persona_name",
+        "model",
+        "enabled",
+        "strict_mentions",
+        "access",
+        "username",
+        "icon_emoji",
+        "icon_url",
+        "locale",
+        "slack_search",
+    ):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
     if "persona" in changes or "persona_name" in changes:
@@ -159,8 +199,11 @@ def run_set(args: argparse.Namespace) -> int:
         changes.setdefault("persona_name", None)
     if args.only is not None:
         ids = [part.strip() for part in args.only.split(",") if part.strip()]
-        changes.update(access="listed", users=[i for i in ids if not i.startswith("S")],
-                       groups=[i for i in ids if i.startswith("S")])  # fmt: skip
+        changes.update(
+            access="listed",
+            users=[i for i in ids if not i.startswith("S")],
+            groups=[i for i in ids if i.startswith("S")],
+        )
     if args.editors is not None:
         changes["editors"] = _ids(args.editors)
     if args.search_channel_types is not None:
@@ -222,8 +265,10 @@ def _format(path: str, given: str | None) -> str:
 
 def run_export(args: argparse.Namespace) -> int:
     with existing_store("channels export") as store:
-        configs = [c.model_dump(mode="json", exclude_defaults=True)
-                   for c in store.channel_configs(args.team)]  # fmt: skip
+        configs = [
+            c.model_dump(mode="json", exclude_defaults=True)
+            for c in store.channel_configs(args.team)
+        ]
     document = {"channels": configs}
     if _format(args.file, args.format) == "yaml":
         text = yaml.safe_dump(document, allow_unicode=True, sort_keys=False)

@@ -7,7 +7,7 @@ import asyncio
 import sys
 
 from assistant.commands import CliError
-from assistant.settings import Settings, SettingsError, load_settings
+from assistant.settings.environment import Settings, SettingsError, load_settings
 
 EXIT_WRONG = 1  # something will not work as set; 0: everything works (warnings aside)
 
@@ -43,15 +43,15 @@ def run_check(args: argparse.Namespace) -> int:
     except SettingsError as exc:
         raise CliError(f"the settings are wrong:\n{exc}") from None
     if args.mcp:
-        if not settings.mcp_servers():
+        if not settings.tools.mcp_servers():
             raise CliError("--mcp: ASSISTANT_MCP_FILE names no server")
         return EXIT_WRONG if check_mcp_file(settings) else 0
 
     async def check() -> tuple[str, list[Finding]]:
-        client = ModelClient(settings.model_options())
+        client = ModelClient(settings.model.options())
         # The channels' models, when there is a store (none is made for it).
-        stored = has_store(database_url(settings.database_url))
-        store = open_store(settings.database_url) if stored else None
+        stored = has_store(database_url(settings.storage.database_url))
+        store = open_store(settings.storage.database_url) if stored else None
         try:
             return client.where, await model_findings(settings, client, store)
         finally:
@@ -72,7 +72,7 @@ def check_mcp_file(settings: Settings) -> bool:
     from assistant.app import mcp_findings
     from assistant.mcp.check import summary, table
 
-    if not settings.mcp_servers():
+    if not settings.tools.mcp_servers():
         return False
     findings = asyncio.run(mcp_findings(settings))
     print(table(findings))

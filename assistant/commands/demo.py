@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from assistant.commands import CliError
-from assistant.settings import SettingsError, load_store_settings
+from assistant.settings.environment import SettingsError, load_store_settings
 from context.storage import database_url
 from context.urls import shown_url
 

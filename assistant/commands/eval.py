@@ -36,7 +36,7 @@ from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manif
 from assistant.eval.spool import ResultSpool, Rows
 from assistant.model.client import ModelClient
 from assistant.run.core.prompt import PromptBudget
-from assistant.settings import Settings, SettingsError, load_usage_settings
+from assistant.settings.environment import Settings, SettingsError, load_usage_settings
 from context.channels import merged
 from context.entry import Entry
 from context.redaction import Redactor
@@ -419,8 +419,8 @@ def _budgets(config: Config, settings: Settings) -> Callable[[str], PromptBudget
     def budget(model: str) -> PromptBudget:
         return PromptBudget.for_window(
             model,
-            settings.assistant_context_tokens,
-            settings.assistant_answer_tokens,
+            settings.model.context_tokens,
+            settings.model.answer_tokens,
             config.instructions,
         )
 
@@ -451,7 +451,7 @@ def _config(args: argparse.Namespace, settings: Settings) -> Config:
     persona = read_persona(args.prompt_file) if args.prompt_file else None
     name = "demo model" if args.demo_model else ""
     return Config(
-        settings.assistant_model,
+        settings.model.name,
         args.base_url,
         persona,
         args.prompt_file,
@@ -493,7 +493,7 @@ def _against(text: str, settings: Settings) -> Config:
         raise CliError(f"{named(text)}: temperature must be a number from 0 to 2")
     prompt_file, instructions_file = strings["prompt_file"], strings["instructions_file"]
     return Config(
-        strings["model"] or settings.assistant_model,
+        strings["model"] or settings.model.name,
         strings["base_url"],
         read_persona(prompt_file) if prompt_file else None,
         prompt_file,
@@ -516,7 +516,7 @@ async def _run(
     """The configuration's run: each case's result spooled as it ends, the totals kept."""
     totals = Totals()
     progress = Progress(sys.stderr, config.label, sources.known_total())
-    options = settings.model_options()
+    options = settings.model.options()
 
     def done(result: CaseResult) -> None:
         spool.add(result)
@@ -524,7 +524,7 @@ async def _run(
 
     async with contextlib.AsyncExitStack() as stack:
         model = await stack.enter_async_context(ModelClient(Asker.options(config, options)))
-        mode = await _probed(model, config, settings.assistant_model_check == "on")
+        mode = await _probed(model, config, settings.model.check == "on")
         asker = Asker(config, model, _budgets(config, settings))
         judge = None
         if args.judge:
@@ -536,7 +536,7 @@ async def _run(
             asker,
             args.trials,
             args.concurrency,
-            settings.post_caps(),
+            settings.answers.post_caps(),
             done,
             totals,
             judge,

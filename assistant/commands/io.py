@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from assistant.commands import CliError
-from assistant.input_files import TooLarge, read_bounded
+from assistant.settings.input_files import TooLarge, read_bounded
 from context.render import printable
 from context.storage import ThreadKey
 from context.validate import Problem, log_text

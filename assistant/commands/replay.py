@@ -10,6 +10,7 @@ import contextlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from assistant.commands import CliError
 from assistant.commands.io import (
@@ -24,7 +25,7 @@ from assistant.commands.stored import existing_store
 from assistant.replay.markdown import markdown_report
 from assistant.replay.report import Outcome, Side, Summary, jsonl_report, last_asked, recorded_next
 from assistant.replay.shown import run_steps, step_line, stops
-from assistant.settings import Settings, SettingsError, load_settings
+from assistant.settings.environment import Settings, SettingsError, load_settings
 from context.canonical import export_json
 from context.entry import Entry, SystemEntry, make_entry
 from context.log import ContextLog
@@ -126,7 +127,7 @@ def model_settings(stack: contextlib.ExitStack, model: str | None, demo_model: b
     """The settings a command that asks the model runs with (`replay`, `eval`): `model`
     instead of ASSISTANT_MODEL; with `demo_model`, the demo's scripted model, started on
     loopback until `stack` closes."""
-    overrides: dict[str, object] = {}
+    overrides: dict[str, Any] = {}
     if model and demo_model:
         # The scripted model would answer under any name: never under a real one's.
         raise CliError("--model names a model of the server; --demo-model is the demo's own")
@@ -194,7 +195,7 @@ async def _replay_all(
     """The outcomes, and the extended log of the last input that ran (for --out)."""
     labels: dict[ThreadKey, str] = {}
     trace = open_trace(
-        settings.assistant_trace, sys.stdout, labels.get, header_first=len(inputs) > 1
+        settings.telemetry.trace, sys.stdout, labels.get, header_first=len(inputs) > 1
     )
     outcomes, extended = [], None
     # Loaded here, not at the top: the model client and the agent take a second to import,
@@ -299,5 +300,5 @@ def _report(args: argparse.Namespace, settings: Settings, outcomes: list[Outcome
     if Path(args.report).suffix.lower() == ".jsonl":
         return jsonl_report(outcomes)
     persona = f"from {args.prompt_file}" if args.prompt_file else "each log's own (entry 0)"
-    model = settings.assistant_model + (" (the demo's scripted model)" if args.demo_model else "")
+    model = settings.model.name + (" (the demo's scripted model)" if args.demo_model else "")
     return markdown_report(outcomes, model, persona)

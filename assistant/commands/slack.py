@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from assistant.commands import CliError
-from assistant.settings import Mode, Settings, SettingsError, load_settings
+from assistant.settings.environment import Mode, Settings, SettingsError, load_settings
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import SQLAlchemyError
 
 from assistant.commands import CliError
-from assistant.settings import SettingsError, load_store_settings
+from assistant.settings.environment import SettingsError, load_store_settings
 from context.storage import (
     Store,
     StoreUnavailable,

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from assistant.commands import CliError, when
 from assistant.commands.io import one_line
 from assistant.commands.stored import existing_store
-from assistant.price_settings import PriceTable
-from assistant.settings import SettingsError, load_usage_settings
+from assistant.settings.environment import SettingsError, load_usage_settings
+from assistant.settings.prices import PriceTable
 from context.render import printable
 from context.storage import UsageRow
 from context.storage.usage import USAGE_GROUPS

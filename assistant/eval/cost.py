@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 from assistant.eval.ask import Config
 from assistant.eval.cases import Case
-from assistant.price_settings import PriceTable
 from assistant.run.core.prompt import PromptBudget
+from assistant.settings.prices import PriceTable
 
 
 @dataclass

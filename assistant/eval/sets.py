@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from assistant.eval.cases import Case, case_of_json
-from assistant.input_files import TooLarge, read_bounded
+from assistant.settings.input_files import TooLarge, read_bounded
 from context.entry import Entry
 from context.validate import validate_log
 

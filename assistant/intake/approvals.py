@@ -61,9 +61,13 @@ class ApprovalButtons:
         team = _object(body.get("team")).get("id") or person.get("team_id")
         try:
             where = ClickPlace.model_validate(
-                {"team": team, "channel": channel, "thread_ts": value.thread_ts if value else None,
-                 "user": person.get("id")}
-            )  # fmt: skip
+                {
+                    "team": team,
+                    "channel": channel,
+                    "thread_ts": value.thread_ts if value else None,
+                    "user": person.get("id"),
+                }
+            )
         except ValidationError:
             where = None
         if value is None or where is None or value.channel != where.channel:
@@ -78,8 +82,12 @@ class ApprovalButtons:
             if stopped_request(entries, value.index):
                 await self._tell(client, key, where.user, words.gettext(STOPPED))
                 return
-            await self._tell(client, key, where.user, words.gettext(
-                "This request was already decided, or no longer waits."))  # fmt: skip
+            await self._tell(
+                client,
+                key,
+                where.user,
+                words.gettext("This request was already decided, or no longer waits."),
+            )
             return
         store = self.recorder.store
         if await async_store(store).read(store.stop_requested, key) is not None:
@@ -95,14 +103,27 @@ class ApprovalButtons:
             if await self.recorder.record(key, text, meta=meta) is None:
                 log.info("a repeated click by %s on entry %d in %s", where.user, pending.index, key)
                 return
-            await self._tell(client, key, where.user, words.gettext(
-                "Only <@{user}> can allow or deny this.", user=pending.requester))  # fmt: skip
+            await self._tell(
+                client,
+                key,
+                where.user,
+                words.gettext("Only <@{user}> can allow or deny this.", user=pending.requester),
+            )
             return
         call = (await self.recorder.entries(key, start=pending.index))[0].content
         arguments = call.arguments if isinstance(call, ServerToolCall) else {}
         if pending.expired(now):
-            await self._show(client, key, pending.message_ts, pending.name, arguments,
-                             pending.requester, "expired", pending.until, words)  # fmt: skip
+            await self._show(
+                client,
+                key,
+                pending.message_ts,
+                pending.name,
+                arguments,
+                pending.requester,
+                "expired",
+                pending.until,
+                words,
+            )
             self._resume(key)  # the run records the expiry (its deferral is due already)
             return
         decision: Decision = "allowed" if action.get("action_id") == ALLOW else "denied"
@@ -117,8 +138,17 @@ class ApprovalButtons:
         store = self.recorder.store
         await async_store(store).write(store.defer, key, None, now)  # due now, in any process
         self._resume(key)
-        await self._show(client, key, pending.message_ts, pending.name, arguments,
-                         where.user, decision, now, words)  # fmt: skip
+        await self._show(
+            client,
+            key,
+            pending.message_ts,
+            pending.name,
+            arguments,
+            where.user,
+            decision,
+            now,
+            words,
+        )
 
     def _resume(self, key: ThreadKey) -> None:
         self.runs.request(key)

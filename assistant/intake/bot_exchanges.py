@@ -69,9 +69,12 @@ async def may_take_bot_message(
     note = words.gettext(NOTE, bot=bot, count=count)
     try:
         await client.chat_postMessage(
-            channel=key.channel, thread_ts=key.thread_ts, text=note,
-            metadata=NOTICE_METADATA, **post_as,
-        )  # fmt: skip
+            channel=key.channel,
+            thread_ts=key.thread_ts,
+            text=note,
+            metadata=NOTICE_METADATA,
+            **post_as,
+        )
     except SLACK_FAILURES as exc:
         # Not recorded: the bot's next message tries to tell the thread again.
         log.warning("cannot tell %s that bot %s is answered no more: %s", key, bot, briefly(exc))

@@ -48,8 +48,10 @@ class ChannelGate:
             log.warning(
                 "whether %s may use the bot in %s is undecided (%s): the message is taken, "
                 "and its run asks Slack again",
-                user, key, slack_reason(exc),
-            )  # fmt: skip
+                user,
+                key,
+                slack_reason(exc),
+            )
             return rules
         await self.access.refuse(self.recorder, key, user, event_id, threaded, rules)
         return None

@@ -23,7 +23,7 @@ from assistant.intake.viewing import viewing_text
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.requests import AnswerRequest
 from assistant.run.scheduling.elsewhere import RunRequests
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace
@@ -81,11 +81,16 @@ class EventRecorder:
         )
         if rules is None:
             return  # the bot is off in this channel, or this person may not use it there
-        words = Words(chosen(rules.locale, rules.workspace_locale, self.settings.assistant_locale))
+        words = Words(chosen(rules.locale, rules.workspace_locale, self.settings.persona.locale))
         if from_bot(event) and not await may_take_bot_message(
-            self.recorder, gate.client, key, event["user"],
-            self.settings.assistant_max_bot_exchanges_per_thread, rules.post_as, words,
-        ):  # fmt: skip
+            self.recorder,
+            gate.client,
+            key,
+            event["user"],
+            self.settings.answers.max_bot_exchanges_per_thread,
+            rules.post_as,
+            words,
+        ):
             return  # two bots answering each other: this thread has had enough
         raw = event.get("text", "")
         media = event.get("files") or references.links_in(raw)
@@ -94,7 +99,7 @@ class EventRecorder:
             if media and await self._recorded(key, event["ts"]):
                 return  # a retry: its files were read and its links resolved the first time
             # Strict mentions: a follow-up that does not mention the bot is recorded, not owed.
-            followups = self.settings.assistant_answer_followups and not rules.strict_mentions
+            followups = self.settings.answers.followups and not rules.strict_mentions
             await self._record(
                 message, key, bot_user_id, mention, direct, deadline, rules.persona, followups
             )

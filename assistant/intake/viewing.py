@@ -38,8 +38,11 @@ def described(entity: dict[str, Any]) -> str | None:
         return f"a message in <#{place[0]}>" if place else None
     if not isinstance(value, str) or not _ID.match(value):
         return None
-    return {"channel_id": f"<#{value}>", "canvas_id": f"the canvas {value}",
-            "list_id": f"the list {value}"}.get(kind)  # fmt: skip
+    return {
+        "channel_id": f"<#{value}>",
+        "canvas_id": f"the canvas {value}",
+        "list_id": f"the list {value}",
+    }.get(kind)
 
 
 def message_place(entity: dict[str, Any]) -> tuple[str, str] | None:
@@ -75,9 +78,10 @@ async def viewing_text(
     places = [place for place in map(message_place, entities) if place]
     if places:
         (quote,) = await until(
-            deadline, [_quote(places[0], team, user, client, access, bot_user_id)],
+            deadline,
+            [_quote(places[0], team, user, client, access, bot_user_id)],
             [NOT_READ_IN_TIME],
-        )  # fmt: skip
+        )
         lines.append(quote)
     return "\n".join(lines)
 

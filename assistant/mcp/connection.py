@@ -208,8 +208,10 @@ class Connection:
         if self._down != failure:  # one line, not one a run, while it stays down for one reason
             log.warning(
                 "MCP server %s is down (%s): its tools are left out; tried again in %g s",
-                self.config.name, failure, self._backoff,
-            )  # fmt: skip
+                self.config.name,
+                failure,
+                self._backoff,
+            )
         self._down = failure
         self._backoff = min(self._backoff * 2, MAX_RETRY_SECONDS)
 
@@ -260,8 +262,10 @@ class Connection:
                     self.left_out.append((self._plain(tool.name[:80]), why))
                     log.warning(
                         "MCP server %s: tool %r left out: %s",
-                        self.config.name, self._plain(tool.name[:80]), why,
-                    )  # fmt: skip
+                        self.config.name,
+                        self._plain(tool.name[:80]),
+                        why,
+                    )
                 continue
             annotations = tool.annotations
             offered.append(
@@ -313,8 +317,9 @@ class Connection:
         self._down = self._failure(exc, link or self._link)
         log.warning(
             "MCP server %s lost (%s): its tools are left out until it is back",
-            self.config.name, self._down,
-        )  # fmt: skip
+            self.config.name,
+            self._down,
+        )
         self._client = None
         self._closing.set()
 

@@ -163,8 +163,12 @@ class Attempts:
                 # model on a CPU writing past its cap takes minutes and looks like a hang).
                 log.warning(
                     "the model %r did not answer within OPENAI_TIMEOUT (%g s); asking again "
-                    "(attempt %d of %d)", model, self.timeout, number + 2, self.retries + 1,
-                )  # fmt: skip
+                    "(attempt %d of %d)",
+                    model,
+                    self.timeout,
+                    number + 2,
+                    self.retries + 1,
+                )
                 timed_out()
             else:
                 # The client's own retries were info; an answer that is not a completion warned.

@@ -289,8 +289,10 @@ class ModelClient:
                 log.info(
                     "answers of %r are capped at %d tokens, from what the model server at %s "
                     "tells of its window (ASSISTANT_ANSWER_TOKENS sets the cap)",
-                    name, cap, self.where,
-                )  # fmt: skip
+                    name,
+                    cap,
+                    self.where,
+                )
         return self.limits.window(name)
 
     def answer_tokens(self, model: str | None) -> int:
@@ -456,8 +458,11 @@ class ModelClient:
         of one token); None when the call failed otherwise. A refusal is remembered."""
         name = self.asked(model)
         parts = [{"type": "image_url", "image_url": {"url": PROBE_IMAGE}}]
-        body = {"messages": build_messages("Say ok.", parts), "model": name,
-                **answer_limit(name, 1)}  # fmt: skip
+        body = {
+            "messages": build_messages("Say ok.", parts),
+            "model": name,
+            **answer_limit(name, 1),
+        }
 
         async def ask() -> bool | None:
             try:

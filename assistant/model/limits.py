@@ -71,8 +71,9 @@ class ModelLimits:
         if first:
             log.warning(
                 "the model service %s for %r; asking for whole answers from that model from now on",
-                why, model,
-            )  # fmt: skip
+                why,
+                model,
+            )
 
     def answers_in_json(self, model: str) -> bool:
         with self._lock:
@@ -90,8 +91,9 @@ class ModelLimits:
             log.warning(
                 "the model service %s for %r; asking that model for its tool calls as JSON "
                 "(response_format) from now on (ASSISTANT_TOOL_MODE=tools keeps tool calls)",
-                why, model,
-            )  # fmt: skip
+                why,
+                model,
+            )
 
     def answered_in_plain_text(self, model: str, why: str) -> bool:
         """A reply in plain text to a request that required a tool call; whether it was the
@@ -102,8 +104,11 @@ class ModelLimits:
         if count < PLAIN_TEXT_SWITCH:
             log.info(
                 "the model service %s for %r (%d of %d in a row before asking it as JSON)",
-                why, model, count, PLAIN_TEXT_SWITCH,
-            )  # fmt: skip
+                why,
+                model,
+                count,
+                PLAIN_TEXT_SWITCH,
+            )
             return False
         self.ask_in_json(model, f"{why} {count} times in a row")
         return True
@@ -118,8 +123,9 @@ class ModelLimits:
         if switched:
             log.warning(
                 "the model service answered a probe for %r with a tool call, as tool_choice "
-                '"required" asks; asking that model with tools again', model,
-            )  # fmt: skip
+                '"required" asks; asking that model with tools again',
+                model,
+            )
 
     def recheck_due(self, model: str) -> bool:
         """Whether `model`, asked as JSON for JSON_RECHECK_SECONDS, is to be probed again
@@ -201,6 +207,8 @@ class ModelLimits:
         if known is None and scale > 1.0:
             log.info(
                 "the model server counts %.2f tokens for each of the estimate's for %r; "
-                "the prompt budget is cut by as much", scale, model,
-            )  # fmt: skip
+                "the prompt budget is cut by as much",
+                scale,
+                model,
+            )
         return scale

@@ -61,8 +61,9 @@ async def settings_of(client: AsyncOpenAI, model: str) -> ServerSettings:
     found = _llama_props(props) if props is not None else ServerSettings()
     if props and found.window is None:
         slots = await _get(client, f"{root}/slots", listed=True)
-        windows = [_positive(s.get("n_ctx")) for s in (slots or {}).get("slots", [])
-                   if isinstance(s, dict)]  # fmt: skip
+        windows = [
+            _positive(s.get("n_ctx")) for s in (slots or {}).get("slots", []) if isinstance(s, dict)
+        ]
         found = replace(found, window=min((w for w in windows if w is not None), default=None))
     if found.window is None:
         found = replace(found, window=await _named_window(client, base, root, model))

@@ -38,7 +38,7 @@ from assistant.run.channels.channel_rules import Channels
 from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.sessions import AgentSessions
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.connection import SLACK_FAILURES, slack_error
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace
@@ -175,11 +175,11 @@ class Panel:
             rules = await self.channels.rules(key.team, key.channel)
             words = (await self.languages.of(client, key.team, user, rules)).words
         # Shown in the person's language; the log keeps the source text, whatever it was.
-        greeting = self.settings.greeting()
-        prompts = self.settings.suggested_prompts()
+        greeting = self.settings.persona.greeting_in()
+        prompts = self.settings.persona.suggested_prompts_in()
         lines = []
         try:
-            await say(self.settings.greeting(words))
+            await say(self.settings.persona.greeting_in(words))
             lines.append(f'The app greeted <@{user}> (its words, not the model\'s): "{greeting}"')
         except SLACK_FAILURES as exc:
             lines.append(f"The greeting could not be posted: {slack_failure(exc)}.")
@@ -190,7 +190,7 @@ class Panel:
             )
         elif prompts:
             try:
-                shown_prompts = self.settings.suggested_prompts(words)
+                shown_prompts = self.settings.persona.suggested_prompts_in(words)
                 await set_suggested_prompts([prompt.model_dump() for prompt in shown_prompts])
                 shown = "; ".join(f'"{p.title}" (sends "{p.message}")' for p in prompts)
                 lines.append(f"Suggested prompts shown: {shown}.")

@@ -155,10 +155,13 @@ def home_view(
             note = f"{note} {why}"
         blocks.append(_note(note))
     if may_edit:
-        blocks.append({
-            "type": "actions", "block_id": "add_channel",
-            "elements": [_button(EDIT_ACTION, _("Configure a channel"), "")],
-        })  # fmt: skip
+        blocks.append(
+            {
+                "type": "actions",
+                "block_id": "add_channel",
+                "elements": [_button(EDIT_ACTION, _("Configure a channel"), "")],
+            }
+        )
     else:
         blocks.append(_note(_(READ_ONLY)))
     return {"type": "home", "blocks": blocks}
@@ -166,9 +169,12 @@ def home_view(
 
 def _input(block_id: str, label: str, element: dict[str, Any]) -> dict[str, Any]:
     return {
-        "type": "input", "block_id": block_id, "optional": block_id != "channel",
-        "label": _text(label), "element": {"action_id": "value", **element},
-    }  # fmt: skip
+        "type": "input",
+        "block_id": block_id,
+        "optional": block_id != "channel",
+        "label": _text(label),
+        "element": {"action_id": "value", **element},
+    }
 
 
 def _plain(initial: str | None, multiline: bool = False) -> dict[str, Any]:
@@ -185,13 +191,19 @@ def _select(
     if len(options) <= MAX_OPTIONS:
         return {"type": "static_select", "options": options, "initial_option": chosen}
     groups = [
-        {"label": _text(words.gettext(
-            "{first} to {last} of {total}",
-            first=n + 1, last=min(n + MAX_OPTIONS, len(options)), total=len(options),
-        )),
-         "options": options[n : n + MAX_OPTIONS]}
+        {
+            "label": _text(
+                words.gettext(
+                    "{first} to {last} of {total}",
+                    first=n + 1,
+                    last=min(n + MAX_OPTIONS, len(options)),
+                    total=len(options),
+                )
+            ),
+            "options": options[n : n + MAX_OPTIONS],
+        }
         for n in range(0, len(options), MAX_OPTIONS)
-    ]  # fmt: skip
+    ]
     return {"type": "static_select", "option_groups": groups, "initial_option": chosen}
 
 
@@ -222,12 +234,17 @@ def edit_modal(
     if not channel:
         blocks.append(_input("channel", _("Channel"), {"type": "conversations_select"}))
     if c and c.persona and len(c.persona) > MAX_TEXT:
-        blocks.append(_note(_(
-            "The persona is {length} characters, more than a Slack text input holds"
-            " ({most}): saving keeps it. Change it with `assistant channels set`, or"
-            " choose a named persona below.",
-            length=f"{len(c.persona):,}", most=f"{MAX_TEXT:,}",
-        )))  # fmt: skip
+        blocks.append(
+            _note(
+                _(
+                    "The persona is {length} characters, more than a Slack text input holds"
+                    " ({most}): saving keeps it. Change it with `assistant channels set`, or"
+                    " choose a named persona below.",
+                    length=f"{len(c.persona):,}",
+                    most=f"{MAX_TEXT:,}",
+                )
+            )
+        )
     else:
         persona = _plain(c.persona if c else None, True)
         blocks.append(_input("persona", _("Persona (the system message)"), persona))
@@ -259,13 +276,17 @@ def edit_modal(
     blocks.append(_input("users", _("People"), users))
     groups = ", ".join(c.groups) if c else ""
     if c and len(groups) > MAX_TEXT:
-        blocks.append(_note(words.ngettext(
-            "{n} user group is listed, more than a Slack text input holds: saving keeps it."
-            " Change it with `assistant channels set`.",
-            "{n} user groups are listed, more than a Slack text input holds: saving keeps"
-            " them. Change them with `assistant channels set`.",
-            len(c.groups),
-        )))  # fmt: skip
+        blocks.append(
+            _note(
+                words.ngettext(
+                    "{n} user group is listed, more than a Slack text input holds: saving keeps it."
+                    " Change it with `assistant channels set`.",
+                    "{n} user groups are listed, more than a Slack text input holds: saving keeps"
+                    " them. Change them with `assistant channels set`.",
+                    len(c.groups),
+                )
+            )
+        )
     else:
         label = _("User group ids (S…), comma-separated")
         blocks.append(_input("groups", label, _plain(groups)))
@@ -281,8 +302,9 @@ def edit_modal(
     kept = c.locale if c and c.locale in LOCALES else INHERIT
     blocks.append(_input("locale", _("Language of my messages"), _select(languages, kept)))
     search = {None: INHERIT, True: "on", False: "off"}[c.slack_search if c else None]
-    blocks.append(_input("slack_search", _("Slack search (as the person who asked)"),
-                         _select(switch, search)))  # fmt: skip
+    blocks.append(
+        _input("slack_search", _("Slack search (as the person who asked)"), _select(switch, search))
+    )
     kinds: dict[str, Any] = {
         "type": "multi_static_select",
         "options": [_option(kind, kind) for kind in SEARCH_CHANNEL_TYPES],
@@ -301,22 +323,35 @@ def edit_modal(
             editors["initial_users"] = list(c.editors)
         blocks.append(_input("editors", _("Who else may change these settings"), editors))
     return {
-        "type": "modal", "callback_id": MODAL, "private_metadata": channel,
-        "title": _text(_("Channel settings")), "submit": _text(_("Save")),
-        "close": _text(_("Cancel")), "blocks": blocks,
-    }  # fmt: skip
+        "type": "modal",
+        "callback_id": MODAL,
+        "private_metadata": channel,
+        "title": _text(_("Channel settings")),
+        "submit": _text(_("Save")),
+        "close": _text(_("Cancel")),
+        "blocks": blocks,
+    }
 
 
 # The modal's inputs (block ids) and the fields each sets; a field no input of the submitted
 # modal sets is kept as it was (`icon_url` is never shown).
 _FIELDS_OF = {
-    "persona": ("persona",), "persona_name": ("persona_name",), "model": ("model",),
-    "enabled": ("enabled",), "strict_mentions": ("strict_mentions",), "access": ("access",),
+    "persona": ("persona",),
+    "persona_name": ("persona_name",),
+    "model": ("model",),
+    "enabled": ("enabled",),
+    "strict_mentions": ("strict_mentions",),
+    "access": ("access",),
     "users": ("users",),
-    "groups": ("groups",), "username": ("username",), "icon_emoji": ("icon_emoji",),
-    "editors": ("editors",), "locale": ("locale",), "slack_search": ("slack_search",),
-    "search_channel_types": ("search_channel_types",), "tool_servers": ("tool_servers",),
-}  # fmt: skip
+    "groups": ("groups",),
+    "username": ("username",),
+    "icon_emoji": ("icon_emoji",),
+    "editors": ("editors",),
+    "locale": ("locale",),
+    "slack_search": ("slack_search",),
+    "search_channel_types": ("search_channel_types",),
+    "tool_servers": ("tool_servers",),
+}
 # Set in the modal, each one replaces the kept value of the other of its pair (a config
 # holds one persona, one icon).
 _ONE_OF = {"persona": "persona_name", "persona_name": "persona", "icon_emoji": "icon_url"}
@@ -377,14 +412,16 @@ def submitted(
         "enabled": None if enabled in (None, INHERIT) else enabled == "on",
         "strict_mentions": None if strict in (None, INHERIT) else strict == "strict",
         "access": None if access in (None, INHERIT) else access,
-        "users": _value(state, "users") or (), "groups": _ids(_value(state, "groups")),
-        "username": _value(state, "username"), "icon_emoji": _value(state, "icon_emoji"),
+        "users": _value(state, "users") or (),
+        "groups": _ids(_value(state, "groups")),
+        "username": _value(state, "username"),
+        "icon_emoji": _value(state, "icon_emoji"),
         "editors": _value(state, "editors") or (),
         "locale": None if locale in (None, INHERIT) else locale,
         "slack_search": None if search in (None, INHERIT) else search == "on",
         "search_channel_types": _value(state, "search_channel_types") or None,
         "tool_servers": _servers(_value(state, "tool_servers")),
-    }  # fmt: skip
+    }
     shown = {field for block in state for field in _FIELDS_OF.get(block, ())}
     values = kept.model_dump(exclude={"updated_by", "updated_at"}) if kept else {}
     values.update({field: form[field] for field in shown})

@@ -29,7 +29,7 @@ from assistant.panel.events import slack_failure
 from assistant.panel.prompts import PromptRefusals
 from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from assistant.slack.connection import SLACK_FAILURES
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,11 @@ class MessagesTab:
         if event.get("tab") != "messages":
             return  # the Home tab is off in the manifest; nothing to show there
         found = checked(body, event, HomeOpenedFields)
-        if found is None or not self.settings.suggested_prompts() or set_suggested_prompts is None:
+        if (
+            found is None
+            or not self.settings.persona.suggested_prompts_in()
+            or set_suggested_prompts is None
+        ):
             return
         if not self.prompts.applies(found.team):
             return  # said once in the log when Slack refused them
@@ -68,10 +72,11 @@ class MessagesTab:
         words = ENGLISH
         if self.languages is not None:
             words = (await self.languages.person(client, found.team, user)).words
-        prompts = self.settings.suggested_prompts(words)
+        prompts = self.settings.persona.suggested_prompts_in(words)
         try:
             await set_suggested_prompts(
-                [prompt.model_dump() for prompt in prompts], title=self.settings.greeting(words)
+                [prompt.model_dump() for prompt in prompts],
+                title=self.settings.persona.greeting_in(words),
             )
         except SLACK_FAILURES as exc:
             self.prompts.note(found.team, exc)

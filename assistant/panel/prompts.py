@@ -43,5 +43,6 @@ class PromptRefusals:
                 "Slack refused suggested prompts in workspace %s (%s): none are set there "
                 "from now on (assistant.threads.setSuggestedPrompts has no sessions method "
                 "to fall back to)",
-                team, error,
-            )  # fmt: skip
+                team,
+                error,
+            )

@@ -37,5 +37,10 @@ class SessionTitles:
         text = f'<@{user}> renamed the conversation "{title}"{was}; the app keeps that title.'
         await self.recorder.record_by(
             self.recorder.store.record_session_title,
-            key, title, user, text, now_timestamp(), EntryMeta(event_id=found.event_id),
-        )  # fmt: skip
+            key,
+            title,
+            user,
+            text,
+            now_timestamp(),
+            EntryMeta(event_id=found.event_id),
+        )

@@ -27,7 +27,7 @@ from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
 from assistant.run.tools.get_thread_history import HistoryLine, format_history, history_lines
 from assistant.run.tools.toolbox import recorded_toolbox
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.log import ContextLog
 from context.storage import EntryMeta, Store, ThreadKey, ThreadMessage, open_store
@@ -90,13 +90,18 @@ def _recorded_server_call(recorded: Sequence[Entry]) -> ToolFunction:
         # Its result: the first entry after it that is not of an approval's wait or its start
         # (the log's approvals are shown as recorded; the result says if it was denied or
         # expired).
-        after = next(
-            (
-                e for e in recorded[index + 1 :]
-                if not (isinstance(e, SystemEntry) and e.content.startswith(BEFORE_RESULT))
-            ),
-            None,
-        ) if was is not None else None  # fmt: skip
+        after = (
+            next(
+                (
+                    e
+                    for e in recorded[index + 1 :]
+                    if not (isinstance(e, SystemEntry) and e.content.startswith(BEFORE_RESULT))
+                ),
+                None,
+            )
+            if was is not None
+            else None
+        )
         if (
             was is not None
             and isinstance(was.content, ServerToolCall)
@@ -163,7 +168,7 @@ class Replayer:
         scratch = owned.enter_context(tempfile.TemporaryDirectory(prefix="assistant-replay-"))
         self._store = open_store(f"sqlite:///{Path(scratch) / 'replay.db'}")
         owned.callback(self._store.close)
-        model = ModelClient(self._settings.model_options())
+        model = ModelClient(self._settings.model.options())
         self._model = await owned.enter_async_context(model)
         return self
 
@@ -200,8 +205,8 @@ class Replayer:
         agent = Agent(
             Recorder(store, self._trace),
             self._model,
-            max_steps=self._settings.assistant_max_steps,
-            budget=self._settings.prompt_budget(),
+            max_steps=self._settings.answers.max_steps,
+            budget=self._settings.model.prompt_budget(),
             tools=_replay_tools(recorded),
             fixed_tools=recorded_toolbox(
                 _replay_tools(recorded), recorded, _recorded_server_call(recorded)

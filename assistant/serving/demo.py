@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from tempfile import TemporaryDirectory
-from typing import TextIO, cast
+from typing import Any, TextIO, cast
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
@@ -27,9 +27,9 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, DEMO_MODEL, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.requests import event_callback, signed_event_request
-from assistant.input_files import read_yaml_file
 from assistant.run.tools.post_message import refused_posts
-from assistant.settings import Settings, load_settings
+from assistant.settings.environment import Settings, load_settings
+from assistant.settings.input_files import read_yaml_file
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.storage import ThreadKey
 from context.toolcalls import FinishRequest, PostMessage
@@ -89,12 +89,13 @@ def answered(entries: Sequence[Entry]) -> tuple[int, tuple[str, ...], tuple[str,
             isinstance(e, AssistantEntry) and isinstance(e.content, PostMessage)
             and e.index not in refused
             for e in answer
-        )  # fmt: skip
+        )
         errors = [
-            e.content for e in answer
+            e.content
+            for e in answer
             if isinstance(e, SystemEntry) and e.content.startswith(FAILURE_PREFIX)
             and any(told in e.content for told in ENDINGS)
-        ]  # fmt: skip
+        ]
         ended = errors and not any(isinstance(e.content, FinishRequest) for e in answer)
         if posted:
             shown += 1
@@ -124,13 +125,20 @@ def demo_settings(
     if isinstance(model, RealModel):
         # The operator's own server: their settings for it hold (ASSISTANT_MAX_STEPS among
         # them: a small model on a CPU may be given fewer).
-        where = {"openai_base_url": model.url, "openai_api_key": model.api_key,
-                 "assistant_model": model.name}  # fmt: skip
+        where = {
+            "openai_base_url": model.url,
+            "openai_api_key": model.api_key,
+            "assistant_model": model.name,
+        }
     else:
-        where = {"openai_base_url": model.base_url, "openai_api_key": ids.OPENAI_API_KEY,
-                 "openai_max_retries": 0, "assistant_max_steps": 8,
-                 "assistant_model": DEMO_MODEL}  # fmt: skip
-    fixed: dict[str, object] = {
+        where = {
+            "openai_base_url": model.base_url,
+            "openai_api_key": ids.OPENAI_API_KEY,
+            "openai_max_retries": 0,
+            "assistant_max_steps": 8,
+            "assistant_model": DEMO_MODEL,
+        }
+    fixed: dict[str, Any] = {
         "database_url": database_url,
         "slack_bot_token": ids.BOT_TOKEN,
         "slack_app_token": None,
@@ -143,7 +151,7 @@ def demo_settings(
     settings = load_settings("http", **fixed)  # ASSISTANT_MCP_FILE's servers read and checked
     if mcp_dir is None:
         return settings
-    mcp_file = mcp_servers_file(mcp_dir, settings.assistant_mcp_file)
+    mcp_file = mcp_servers_file(mcp_dir, settings.tools.mcp_file)
     return load_settings("http", **fixed, assistant_mcp_file=mcp_file)
 
 

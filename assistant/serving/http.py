@@ -25,7 +25,7 @@ from assistant.app import create_assistant
 from assistant.serving.health import StoreHealth
 from assistant.serving.request_guard import SlackRequestGuard
 from assistant.serving.web_server import Server, listening_socket, server_config
-from assistant.settings import Settings, SettingsError
+from assistant.settings.environment import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.tokens import refused_bot_token
 from assistant.telemetry.setup import check as check_telemetry
@@ -48,7 +48,7 @@ def create_web_app(
 ) -> Starlette:
     """The ASGI app; the assistant is built at startup, inside the server's event loop.
     `runs`: False for the ingress role (`create_assistant`)."""
-    assert settings.slack_signing_secret is not None
+    assert settings.slack.signing_secret is not None
 
     @asynccontextmanager
     async def lifespan(web: Starlette) -> AsyncIterator[None]:
@@ -89,7 +89,7 @@ def create_web_app(
     oauth = [
         Route(path, installs, methods=["GET"])
         for path in (INSTALL_PATH, REDIRECT_PATH)
-        if settings.oauth
+        if settings.slack.oauth
     ]
     return Starlette(
         routes=[
@@ -100,7 +100,7 @@ def create_web_app(
         middleware=[
             Middleware(
                 SlackRequestGuard,
-                signing_secret=settings.slack_signing_secret.get_secret_value(),
+                signing_secret=settings.slack.signing_secret.get_secret_value(),
                 path="/slack/events",
             )
         ],
@@ -109,27 +109,27 @@ def create_web_app(
 
 
 def serve(settings: Settings, host: str = "0.0.0.0", runs: bool = True) -> None:
-    if settings.slack_state_secret is not None:
+    if settings.slack.state_secret is not None:
         print(STATE_SECRET_UNUSED, file=sys.stderr, flush=True)
     identity = None
-    if settings.slack_bot_token is not None:
+    if settings.slack.bot_token is not None:
         # As `assistant run` does: a token Slack refuses is one clear message at start,
         # rather than a server that answers every event with failures.
-        token = settings.slack_bot_token.get_secret_value()
+        token = settings.slack.bot_token.get_secret_value()
         identity = BotIdentity(token)
-        problems = asyncio.run(refused_bot_token("serve", token, settings.slack_api_base, identity))
+        problems = asyncio.run(refused_bot_token("serve", token, settings.slack.api_base, identity))
         if problems:
             raise SettingsError("\n".join(problems))
     check_telemetry()  # a protocol OTEL_* asks for that cannot be used: one line, status 2
-    listening = listening_socket(host, settings.port)  # PortUnavailable: one line, status 2
+    listening = listening_socket(host, settings.slack.port)  # PortUnavailable: one line, status 2
     # The app opens its store in the server's startup, where a failure is the server's
     # traceback: open it once here first, so that a store that cannot be opened is one line
     # (StoreUnavailable, printed by cli.main) and exit status 2, as for `run`. Last of the
     # checks: a start another one refuses leaves no new store behind.
     try:
-        open_store(settings.database_url).close()
+        open_store(settings.storage.database_url).close()
     except BaseException:
         listening.close()
         raise
     web = create_web_app(settings, identity=identity, runs=runs)
-    Server(server_config(web, host=host, port=settings.port)).run(sockets=[listening])
+    Server(server_config(web, host=host, port=settings.slack.port)).run(sockets=[listening])

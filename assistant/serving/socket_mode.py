@@ -11,7 +11,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 from assistant.app import create_assistant
 from assistant.serving.signals import stopped_by_signals
-from assistant.settings import Settings, SettingsError
+from assistant.settings.environment import Settings, SettingsError
 from assistant.slack.connection import ConnectionLog
 from assistant.slack.tokens import refused_tokens
 from assistant.telemetry.setup import check as check_telemetry
@@ -19,9 +19,9 @@ from context.storage import new_sqlite_file, remove_sqlite_file
 
 
 async def run_socket_mode(settings: Settings, trace: TextIO | None = None) -> None:
-    assert settings.slack_app_token is not None
-    app_token = settings.slack_app_token.get_secret_value()
-    fresh = new_sqlite_file(settings.database_url)  # made by this start, if it is
+    assert settings.slack.app_token is not None
+    app_token = settings.slack.app_token.get_secret_value()
+    fresh = new_sqlite_file(settings.storage.database_url)  # made by this start, if it is
     started = False
     assistant = create_assistant(settings, trace)
     assistant.check_model_server(sys.stderr)

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from assistant.app import create_assistant
 from assistant.serving.signals import stopped_by_signals
-from assistant.settings import Settings, SettingsError
+from assistant.settings.environment import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
 from assistant.slack.installs import installed_workspaces
 from assistant.slack.tokens import refused_bot_token
@@ -37,12 +37,12 @@ ROLES_NEED_POSTGRESQL = (
 def token_source_problem(settings: Settings) -> str | None:
     """Why a process with one SLACK_BOT_TOKEN must not serve this database, if it must not:
     the database holds installs through OAuth, whose threads that token cannot answer."""
-    if settings.slack_bot_token is None:
+    if settings.slack.bot_token is None:
         return None
     # Read only if there: a store this check made would be made before the token is checked.
-    if not has_store(database_url(settings.database_url)):
+    if not has_store(database_url(settings.storage.database_url)):
         return None
-    store = open_store(settings.database_url)
+    store = open_store(settings.storage.database_url)
     try:
         installed = installed_workspaces(store)
     finally:
@@ -58,7 +58,7 @@ def token_source_problem(settings: Settings) -> str | None:
 
 def split_roles_problem(settings: Settings) -> str | None:
     """Why the ingress and worker roles cannot run on these settings' store, if they cannot."""
-    if database_url(settings.database_url).get_backend_name() != "postgresql":
+    if database_url(settings.storage.database_url).get_backend_name() != "postgresql":
         return ROLES_NEED_POSTGRESQL
     return None
 
@@ -67,12 +67,12 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
     """Run owed threads until SIGTERM or SIGINT; then end the runs under way as `serve` does
     (`RunScheduler.stop`: what they answer stays owed, for another worker)."""
     identity = None
-    if settings.slack_bot_token is not None:  # else each workspace's token is its installation's
+    if settings.slack.bot_token is not None:  # else each workspace's token is its installation's
         # Checked before any run starts: the token's workspace is the one whose threads this
         # worker answers (`RunScheduler.answers_team`).
-        token = settings.slack_bot_token.get_secret_value()
+        token = settings.slack.bot_token.get_secret_value()
         identity = BotIdentity(token)
-        problems = await refused_bot_token("worker", token, settings.slack_api_base, identity)
+        problems = await refused_bot_token("worker", token, settings.slack.api_base, identity)
         if problems:
             raise SettingsError("\n".join(problems))
     assistant = create_assistant(settings, trace, identity=identity)
@@ -85,7 +85,7 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
         scheduler.sweep_now()
 
     with stopped_by_signals() as stopping:
-        url = database_url(settings.database_url)
+        url = database_url(settings.storage.database_url)
         listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
         try:
             await asyncio.Event().wait()  # until a signal
@@ -100,6 +100,6 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
 def work(settings: Settings) -> None:
     # As `serve` does: a store that cannot be opened is one line (StoreUnavailable) and
     # status 2, before anything starts.
-    open_store(settings.database_url).close()
+    open_store(settings.storage.database_url).close()
     check_telemetry()
     asyncio.run(run_worker(settings))

@@ -18,19 +18,22 @@ class Instruments:
         else:
             meter = providers.meter_provider.get_meter("assistant", schema_url=genai.SCHEMA_URL)
         self.duration = meter.create_histogram(
-            "gen_ai.client.operation.duration", unit="s",
+            "gen_ai.client.operation.duration",
+            unit="s",
             description="GenAI operation duration",
             explicit_bucket_boundaries_advisory=genai.DURATION_BUCKETS,
-        )  # fmt: skip
+        )
         self.tokens = meter.create_histogram(
-            "gen_ai.client.token.usage", unit="{token}",
+            "gen_ai.client.token.usage",
+            unit="{token}",
             description="Number of input and output tokens used",
             explicit_bucket_boundaries_advisory=genai.TOKEN_BUCKETS,
-        )  # fmt: skip
+        )
         self.events = meter.create_counter(
-            "assistant.events.acknowledged", unit="{event}",
+            "assistant.events.acknowledged",
+            unit="{event}",
             description="Slack requests acknowledged (events, block actions)",
-        )  # fmt: skip
+        )
         self.runs = meter.create_counter(
             "assistant.runs", unit="{run}", description="Runs ended, by outcome"
         )
@@ -38,9 +41,10 @@ class Instruments:
             "assistant.slack.posts", unit="{message}", description="postMessage calls posted"
         )
         self.rate_limited = meter.create_counter(
-            "assistant.slack.rate_limited", unit="{response}",
+            "assistant.slack.rate_limited",
+            unit="{response}",
             description="Slack Web API answers HTTP 429",
-        )  # fmt: skip
+        )
         self.stops = meter.create_counter(
             "assistant.stops", unit="{stop}", description="Runs stopped by the stop button"
         )

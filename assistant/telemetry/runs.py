@@ -126,12 +126,16 @@ class Telemetry:
                 and (span_context := _span_context(found)) is not None
             ]
             span = self.tracer.start_span(
-                f"invoke_agent {self._agent}", kind=SpanKind.INTERNAL, links=links,
+                f"invoke_agent {self._agent}",
+                kind=SpanKind.INTERNAL,
+                links=links,
                 attributes={
-                    genai.OPERATION: "invoke_agent", genai.PROVIDER: genai.PROVIDER_OPENAI,
-                    genai.AGENT_NAME: self._agent, genai.CONVERSATION: str(key),
+                    genai.OPERATION: "invoke_agent",
+                    genai.PROVIDER: genai.PROVIDER_OPENAI,
+                    genai.AGENT_NAME: self._agent,
+                    genai.CONVERSATION: str(key),
                 },
-            )  # fmt: skip
+            )
             state = _Run(span, key)
             token = _RUN.set(state)
             try:
@@ -194,27 +198,31 @@ class Telemetry:
                 return _NOTHING
             # An event owed an answer: the span of its write, which the run will link to.
             span = self.tracer.start_span(
-                "record message", kind=SpanKind.INTERNAL,
+                "record message",
+                kind=SpanKind.INTERNAL,
                 attributes={genai.CONVERSATION: str(key), genai.SLACK_TS: meta.slack_ts or ""},
-            )  # fmt: skip
+            )
             return _Noted(_stamped(meta, span), span)
         if isinstance(content, ToolCall):
             run.end_tool()
             if isinstance(content, FinishRequest):
                 run.outcome = "finished"
             attributes: dict[str, Any] = {
-                genai.OPERATION: "execute_tool", genai.TOOL_NAME: content.called,
+                genai.OPERATION: "execute_tool",
+                genai.TOOL_NAME: content.called,
                 genai.TOOL_TYPE: "function",
-            }  # fmt: skip
+            }
             if (call_id := run.call_id(content.called)) is not None:
                 attributes[genai.TOOL_CALL_ID] = call_id
             if self._capture:
                 arguments = content.model_dump_json()
                 attributes[genai.TOOL_ARGUMENTS] = genai.printable(arguments)
             run.tool = self.tracer.start_span(
-                f"execute_tool {content.called}", context=set_span_in_context(run.span),
-                kind=SpanKind.INTERNAL, attributes=attributes,
-            )  # fmt: skip
+                f"execute_tool {content.called}",
+                context=set_span_in_context(run.span),
+                kind=SpanKind.INTERNAL,
+                attributes=attributes,
+            )
             return _Noted(_stamped(meta, run.tool), run.tool, run)
         if isinstance(content, str) and content.startswith(FAILURE_PREFIX):
             run.outcome = "error"
@@ -241,12 +249,15 @@ class Telemetry:
         found = await async_store(self._store).read(self._store.trace_context, key, index)
         parent = context_of(found)
         span = self.tracer.start_span(
-            "feedback", context=parent, kind=SpanKind.INTERNAL,
+            "feedback",
+            context=parent,
+            kind=SpanKind.INTERNAL,
             attributes={
-                genai.CONVERSATION: str(key), genai.ENTRY_INDEX: index,
+                genai.CONVERSATION: str(key),
+                genai.ENTRY_INDEX: index,
                 "assistant.feedback.vote": vote,
             },
-        )  # fmt: skip
+        )
         span.end()
 
 

@@ -102,8 +102,9 @@ class Unreachable:
         if changed and not ok:
             log.warning(
                 "the OpenTelemetry collector at %s did not take the telemetry; it is dropped "
-                "until it does (runs go on)", self._where,
-            )  # fmt: skip
+                "until it does (runs go on)",
+                self._where,
+            )
         elif changed:
             log.info("the OpenTelemetry collector at %s takes the telemetry again", self._where)
 
@@ -177,8 +178,10 @@ class Providers:
         if any(thread.is_alive() for thread in threads):
             log.warning(
                 "the OpenTelemetry collector at %s did not take what was queued within %g s; "
-                "it is dropped", self.where, deadline,
-            )  # fmt: skip
+                "it is dropped",
+                self.where,
+                deadline,
+            )
             return False
         return True
 

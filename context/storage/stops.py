@@ -47,10 +47,12 @@ class SqlStops(Repository):
                 threads_table.update()
                 .where(threads_table.c.id == row.id)
                 .values(
-                    stop_through=through, stop_user=user, stop_at=at,
+                    stop_through=through,
+                    stop_user=user,
+                    stop_at=at,
                     stop_streams=" ".join(streams) or None,
                 )
-            )  # fmt: skip
+            )
             return StopRequest(user, at, streams, through)
 
     def stop_requested(self, key: ThreadKey) -> StopRequest | None:

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from assistant.fakes import ids
-from assistant.input_files import MAX_INPUT_BYTES
+from assistant.settings.input_files import MAX_INPUT_BYTES
 from context.channels import ChannelConfig
 from context.storage import database_url, open_store
 from tests.cli import ROOT, run_cli

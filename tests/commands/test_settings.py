@@ -11,7 +11,7 @@ import socket
 import pytest
 
 from assistant.fakes import ids
-from assistant.settings import SettingsError, load_settings
+from assistant.settings.environment import SettingsError, load_settings
 from tests.cli import ROOT
 from tests.process import TIMEOUT, AssistantProcess, clean_env, run_assistant
 
@@ -238,7 +238,7 @@ def test_suggested_prompts_in_a_file_are_read_and_checked(tmp_path):
     settings = load_settings(
         "replay", _env_file=None, openai_api_key="sk-x", assistant_suggested_prompts=str(good)
     )
-    assert [p.model_dump() for p in settings.assistant_suggested_prompts] == [
+    assert [p.model_dump() for p in settings.persona.suggested_prompts] == [
         {"title": "Lunch", "message": "What should I eat?"}
     ]
     (tmp_path / "bad.json").write_text('[{"title": "Lunch", "text": "x"}]', encoding="utf-8")
@@ -388,7 +388,7 @@ def test_assistant_locale_takes_a_catalog_in_either_spelling(value, catalog):
     settings = load_settings(
         "replay", _env_file=None, openai_api_key="sk-x", assistant_locale=value
     )
-    assert settings.assistant_locale == catalog
+    assert settings.persona.locale == catalog
 
 
 @pytest.mark.parametrize("value", ["pt-PT", "pt", "fr", "en-US", "pt_BR_x", "pt--BR"])

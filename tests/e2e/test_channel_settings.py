@@ -115,7 +115,7 @@ def test_a_new_thread_starts_with_the_channel_persona_while_an_old_thread_keeps_
 ):
     script_answers(model, 3)
     old = mention(slack, "hello")
-    assert answered_log(app, slack, old)[0]["content"] == app.settings.instructions()
+    assert answered_log(app, slack, old)[0]["content"] == app.settings.persona.instructions()
 
     store = app.assistant.store
     store.set_channel_config(ChannelConfig(team=ids.TEAM_ID, channel="*", persona="Be brief."))
@@ -127,9 +127,9 @@ def test_a_new_thread_starts_with_the_channel_persona_while_an_old_thread_keeps_
 
     follow_up = mention(slack, "and again", thread_ts=old["ts"])
     log = answered_log(app, slack, follow_up)
-    assert log[0]["content"] == app.settings.instructions()  # the old thread keeps its own
+    assert log[0]["content"] == app.settings.persona.instructions()  # the old thread keeps its own
     assert json.loads(model.requests[-1]["messages"][1]["content"])[0]["content"] == (
-        app.settings.instructions()
+        app.settings.persona.instructions()
     )
     assert answered_log(app, slack, mention(slack, "bonjour"))[0]["content"] == "Speak French."
     # A channel with nothing of its own takes the workspace's default.

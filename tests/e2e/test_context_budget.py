@@ -38,7 +38,7 @@ def test_a_thread_past_the_budget_keeps_working_and_expand_entry_brings_text_bac
     make_app, slack, model
 ):
     app = make_app(assistant_context_tokens=CONTEXT_TOKENS, assistant_answer_tokens=ANSWER_TOKENS)
-    budget = app.settings.prompt_budget()
+    budget = app.settings.model.prompt_budget()
     filler = "Could you look at the deploy of the billing service again, please? " * 40
     first = say(slack, "question 0: " + filler)
     key = thread_of(first)

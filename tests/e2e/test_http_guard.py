@@ -169,7 +169,7 @@ def test_healthz_is_503_while_the_store_cannot_be_read(slack, model, postgres_ur
 def test_healthz_is_503_while_the_store_cannot_be_written(make_app, tmp_path):
     # Another process holds SQLite's write lock: reads work, writes wait (and time out).
     app = make_app(database_url=f"sqlite:///{tmp_path / 'locked.db'}")
-    database = make_url(app.settings.database_url).database
+    database = make_url(app.settings.storage.database_url).database
     assert database is not None
     # mode=rw: the app's own file, never a new one (a PostgreSQL URL's database name, taken
     # for a path, once left an empty test_store_… file in the checkout).
@@ -187,7 +187,7 @@ def test_healthz_is_503_while_the_store_cannot_be_written(make_app, tmp_path):
 
 def test_a_failing_writes_log_line_does_not_show_the_message(make_app, slack, logs, tmp_path):
     app = make_app(database_url=f"sqlite:///{tmp_path / 'broken.db'}")  # a SQLite trigger
-    database = make_url(app.settings.database_url).database
+    database = make_url(app.settings.storage.database_url).database
     assert database is not None
     with sqlite3.connect(f"file:{database}?mode=rw", uri=True) as broken:
         broken.execute(

@@ -29,7 +29,7 @@ def channel_model(app, model: str) -> None:
 
 
 def channels_list(app) -> list[str]:
-    result = run_cli("channels", "list", env={"DATABASE_URL": app.settings.database_url})
+    result = run_cli("channels", "list", env={"DATABASE_URL": app.settings.storage.database_url})
     assert result.returncode == 0, result.stderr
     return result.stdout.decode().splitlines()
 

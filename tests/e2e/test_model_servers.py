@@ -280,7 +280,7 @@ def test_the_token_estimate_is_calibrated_by_the_server_s_count(make_app, slack,
     scale = app.assistant.model.limits.window(MODEL).scale
     assert 1.1 < scale < 1.25
     # A message the estimate fits whole in the window, which the server counts past it.
-    budget = app.settings.prompt_budget()
+    budget = app.settings.model.prompt_budget()
     words = window - budget.answer - budget.fixed - 200
     log = answered_log(app, slack, say(slack, "word " * words))
     assert system_texts(log) == []  # never refused: the prompt was cut to the server's count

@@ -83,7 +83,7 @@ def test_opening_the_panel_records_it_and_greets_with_suggested_prompts(make_app
         (1, "system", 0),
         (2, "system", 0),
     ]
-    assert log[0]["content"] == app.settings.instructions()
+    assert log[0]["content"] == app.settings.persona.instructions()
     assert log[1]["content"] == f"{OPENER} opened the assistant panel from <#C0WATCHED1>."
     assert log[2]["content"] == (
         f'The app greeted {OPENER} (its words, not the model\'s): "Olá! Em que posso ajudar?"\n'
@@ -167,7 +167,7 @@ def test_a_question_is_answered_under_the_status_and_titles_the_thread(app, slac
         (key.channel, key.thread_ts)
     ] * 2
     assert statuses[0].params["status"] == "is thinking…"
-    assert statuses[0].params["loading_messages"] == list(app.settings.assistant_loading_messages)
+    assert statuses[0].params["loading_messages"] == list(app.settings.persona.loading_messages)
     assert statuses[1].params["status"] == ""  # cleared when the run ended
     assert slack.assistant_threads.status(key.channel, key.thread_ts).status == ""
     assert not [c for c in slack.calls if c.method.startswith("reactions.")]  # no :eyes:

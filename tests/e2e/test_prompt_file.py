@@ -14,7 +14,7 @@ from tests.harness import answered_log, mention, script_answers
 # How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
 pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
-LOGGER = "assistant.persona_file"
+LOGGER = "assistant.settings.persona_file"
 
 
 def lines(caplog) -> list[str]:

@@ -20,7 +20,7 @@ from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.run.core.post_limits import CUT_NOTE
 from assistant.run.tools import post_message
 from assistant.run.tools.post_message import post_metadata
-from assistant.settings import SettingsError
+from assistant.settings.environment import SettingsError
 from assistant.slack.text import neutralize_mentions, split_message
 from bench.server import AppServer
 from context.storage import ThreadKey, open_store

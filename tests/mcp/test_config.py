@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from assistant.settings import SettingsError, load_settings
+from assistant.settings.environment import SettingsError, load_settings
 
 FILE = """
 servers:
@@ -71,7 +71,7 @@ def test_a_good_file_gives_its_servers_and_no_file_none(tmp_path, monkeypatch):
     monkeypatch.setenv("SHOP_TOKEN", "s3cret-token-value")
     path = tmp_path / "mcp.yaml"
     path.write_text(FILE.split("  both:")[0].replace(', X-Other: "${NOT_SET_ANYWHERE}"', ""))
-    (shop,) = settings_with(path).mcp_servers()
+    (shop,) = settings_with(path).tools.mcp_servers()
     assert shop.headers["Authorization"].get_secret_value() == "Bearer s3cret-token-value"
     assert "s3cret" not in repr(shop)
-    assert settings_with(path, assistant_mcp_file=None).mcp_servers() == []
+    assert settings_with(path, assistant_mcp_file=None).tools.mcp_servers() == []

@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from assistant.cli import build_parser
 from assistant.serving.http import create_web_app
-from assistant.settings import Settings, UsageSettings
+from assistant.settings.environment import Settings, UsageSettings
 from context.storage import database_url
 from tests.cli import ROOT
 
@@ -51,7 +51,7 @@ def exec_form(text: str) -> list[str]:
 
 def routes() -> dict[str, set[str]]:
     """The HTTP app's paths and their methods, OAuth's included."""
-    settings = Settings(
+    settings = Settings.read(
         _env_file=None,
         slack_signing_secret="s",
         slack_client_id="1.2",
@@ -112,7 +112,7 @@ def test_the_entrypoint_is_the_cli_and_its_command_is_one():
 
 
 def test_the_image_serves_on_the_apps_port_and_checks_its_health_path():
-    port = Settings.model_fields["port"].default
+    port = Settings.variables()["port"].info.default
     assert instructions("EXPOSE") == [str(port)]
     env = " ".join(instructions("ENV"))
     assert f"PORT={port}" in env
@@ -175,7 +175,7 @@ def example_lines() -> dict[str, str | None]:
 
 
 def test_env_example_names_every_setting_and_nothing_else():
-    fields = {name.upper() for name in (*Settings.model_fields, *UsageSettings.model_fields)}
+    fields = {name.upper() for name in (*Settings.variables(), *UsageSettings.model_fields)}
     readme = readme_settings()
     # The settings table names the OpenTelemetry SDK's own variables by one of them; the docs
     # name the others.
@@ -192,8 +192,8 @@ def test_env_example_names_every_setting_and_nothing_else():
 def test_env_example_leaves_secrets_blank_and_every_line_says_what_it_is():
     secrets = {
         name.upper()
-        for name, field in Settings.model_fields.items()
-        if "SecretStr" in str(field.annotation)
+        for name, variable in Settings.variables().items()
+        if "SecretStr" in str(variable.info.annotation)
     }
     lines = ENV_EXAMPLE.read_text(encoding="utf-8").splitlines()
     for number, line in enumerate(lines):
@@ -208,9 +208,11 @@ def test_env_example_as_it_is_changes_no_default(tmp_path, monkeypatch):
     for name in example_lines():
         monkeypatch.delenv(name, raising=False)
     (tmp_path / ".env").write_bytes(ENV_EXAMPLE.read_bytes())
-    copied, defaults = Settings(), Settings(_env_file=None)
-    assert copied.model_dump() == defaults.model_dump()
-    assert copied.oauth is False  # the blank client secret alone does not ask for OAuth
+    copied, defaults = Settings.read(), Settings.read(_env_file=None)
+    assert {name: copied.value(name) for name in Settings.variables()} == {
+        name: defaults.value(name) for name in Settings.variables()
+    }
+    assert copied.slack.oauth is False  # the blank client secret alone does not ask for OAuth
 
 
 def test_commented_defaults_in_env_example_are_the_apps():
@@ -223,11 +225,11 @@ def test_commented_defaults_in_env_example_are_the_apps():
             if line.startswith(f"# {name}=")
         )
         shown = line.split("=", 1)[1]
-        field = Settings.model_fields.get(name.lower())
-        if shown and field is not None:
-            assert str(
-                Settings(_env_file=None, **{name.lower(): shown}).model_dump()[name.lower()]
-            ) == str(field.get_default(call_default_factory=True)), name
+        variable = Settings.variables().get(name.lower())
+        if shown and variable is not None:
+            assert str(Settings.read(_env_file=None, **{name.lower(): shown}).value(name)) == str(
+                variable.info.get_default(call_default_factory=True)
+            ), name
 
 
 # --- deploy/compose.yaml and its Caddyfile ----------------------------------------------
@@ -286,7 +288,7 @@ def test_compose_mounts_what_exists_and_declares_its_volumes():
 
 
 def test_caddy_passes_the_apps_slack_paths_to_the_ingress_port():
-    port = Settings.model_fields["port"].default
+    port = Settings.variables()["port"].info.default
     assert service("ingress")["expose"] == [str(port)]
     upstreams = re.findall(r"reverse_proxy (\S+)", CADDYFILE)
     assert upstreams == [f"ingress:{port}"]

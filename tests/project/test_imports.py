@@ -185,14 +185,7 @@ def room_of(module: str) -> str | None:
     )
     if top in rooms:
         return top
-    if top in (
-        "settings",
-        "panel_settings",
-        "price_settings",
-        "persona_file",
-        "input_files",
-        "mcp_file",
-    ):
+    if top == "settings":
         return "settings"
     if top in ("app", "app_oauth", "listeners"):
         return "wiring"

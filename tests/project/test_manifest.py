@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from slack_sdk.web.async_client import AsyncWebClient
 
-from assistant.panel_settings import DEFAULT_PROMPTS, MAX_PROMPTS
+from assistant.settings.panel import DEFAULT_PROMPTS, MAX_PROMPTS
 from tests.cli import ROOT
 
 SOURCE = ROOT / "assistant"

@@ -47,11 +47,11 @@ async def agent(
     slack.add_message(KEY.channel, ts=KEY.thread_ts, user=ids.USER_ID, text="lunch?")
     built = Agent(
         Recorder(store, TraceWriter(io.StringIO())),
-        ModelClient(settings.model_options()),
-        max_steps=settings.assistant_max_steps,
-        budget=settings.prompt_budget(),
+        ModelClient(settings.model.options()),
+        max_steps=settings.answers.max_steps,
+        budget=settings.model.prompt_budget(),
         slack=SlackSide(AsyncWebClient(token=ids.BOT_TOKEN, base_url=slack.api_url)),
-        post_caps=settings.post_caps(),
+        post_caps=settings.answers.post_caps(),
     )
     yield built
     await built.model.close()

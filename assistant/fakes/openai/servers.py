@@ -89,8 +89,12 @@ class ServerRefusals:
         """Where the server tells its window: llama.cpp's `GET /props`, vLLM's `GET
         /v1/models`, Ollama's `POST /api/show` (each only for its kind, and only with
         `tells_window`)."""
-        return [web.get("/props", self._props), web.get("/v1/models", self._models),
-                web.post("/api/show", self._show), web.get("/slots", self._slots)]  # fmt: skip
+        return [
+            web.get("/props", self._props),
+            web.get("/v1/models", self._models),
+            web.post("/api/show", self._show),
+            web.get("/slots", self._slots),
+        ]
 
     async def _show(self, request: web.Request) -> web.Response:
         self.window_questions += 1
@@ -101,8 +105,9 @@ class ServerRefusals:
         if self.tells_window and self.context_tokens is not None:
             parameters += f"\nnum_ctx {self.context_tokens}"
         info = {"general.architecture": "qwen2", "qwen2.context_length": 32768}
-        return web.json_response({"parameters": parameters, "model_info": info,
-                                  "capabilities": ["completion", "tools"]})  # fmt: skip
+        return web.json_response(
+            {"parameters": parameters, "model_info": info, "capabilities": ["completion", "tools"]}
+        )
 
     async def _props(self, request: web.Request) -> web.Response:
         self.window_questions += 1
@@ -132,8 +137,15 @@ class ServerRefusals:
         self.window_questions += 1
         if self.kind != "vllm" or not self.tells_window or self.context_tokens is None:
             return web.json_response({"detail": "Not Found"}, status=404)
-        served = [{"id": name, "object": "model", "owned_by": "vllm",
-                   "max_model_len": self.context_tokens} for name in self.served]  # fmt: skip
+        served = [
+            {
+                "id": name,
+                "object": "model",
+                "owned_by": "vllm",
+                "max_model_len": self.context_tokens,
+            }
+            for name in self.served
+        ]
         return web.json_response({"object": "list", "data": served})
 
     def refusal(self, body: dict[str, Any]) -> web.Response | None:
@@ -172,8 +184,11 @@ class ServerRefusals:
         if calls and hiccup:
             self.plain_text_hiccups -= 1
         if calls and (self.tool_choice == "ignored" or hiccup) and body.get("tools"):
-            posts = [_arguments(c["function"]["arguments"]) for c in calls
-                     if c["function"]["name"] == "postMessage"]  # fmt: skip
+            posts = [
+                _arguments(c["function"]["arguments"])
+                for c in calls
+                if c["function"]["name"] == "postMessage"
+            ]
             said = next((p["text"] for p in posts if p and isinstance(p.get("text"), str)), None)
             return _prose(said or "Done.", response.usage), None
         return response, None

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.intake.bot_exchanges import from_bot
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 
 
 def from_person(message: dict[str, Any], settings: Settings) -> bool:
     """Bolt already drops the bot's own events; other bots are ignored unless configured."""
     if not message.get("user"):
         return False
-    return not from_bot(message) or settings.assistant_answer_bots
+    return not from_bot(message) or settings.answers.bots

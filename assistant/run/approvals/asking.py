@@ -57,19 +57,33 @@ class Approvals:
         # Deferred before anyone can click: a click's "due now" is never overwritten.
         await self._defer(ctx, until)
         text, blocks = request_message(
-            ctx.key.channel, ctx.key.thread_ts, index, call.called, call.arguments, ctx.asker,
-            until, ctx.words,
-        )  # fmt: skip
+            ctx.key.channel,
+            ctx.key.thread_ts,
+            index,
+            call.called,
+            call.arguments,
+            ctx.asker,
+            until,
+            ctx.words,
+        )
         ensure_lease()
         posted = await ctx.client.chat_postMessage(
-            channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=text, blocks=blocks,
-            metadata=NOTICE_METADATA, **ctx.post_as,
-        )  # fmt: skip
+            channel=ctx.key.channel,
+            thread_ts=ctx.key.thread_ts,
+            text=text,
+            blocks=blocks,
+            metadata=NOTICE_METADATA,
+            **ctx.post_as,
+        )
         ts = posted.get("ts")
         asked = requested_text(
-            call.called, index, ctx.asker, until, ts if isinstance(ts, str) else None,
+            call.called,
+            index,
+            ctx.asker,
+            until,
+            ts if isinstance(ts, str) else None,
             call.arguments,
-        )  # fmt: skip
+        )
         entry = await self.recorder.record(ctx.key, asked)
         if ctx.cards is not None:
             if entry is not None:

@@ -46,8 +46,11 @@ NO_ONE_TO_ASK = (
     "and no person's message is being answered; it was not called"
 )
 # What a call's result entry starts with: once one follows the request, nothing waits.
-RESULT_PREFIXES = ("Result of {name} (entry {index})", "Error: {name} (entry {index})",
-            "Not carried out: {name} (entry {index})")  # fmt: skip
+RESULT_PREFIXES = (
+    "Result of {name} (entry {index})",
+    "Error: {name} (entry {index})",
+    "Not carried out: {name} (entry {index})",
+)
 _REQUESTED = re.compile(
     r"^Approval requested: (?P<name>\S+) \(entry (?P<index>\d+)\) waits for "
     r"<@(?P<user>[A-Z0-9]+)> to allow or deny it until (?P<until>\S+) "
@@ -64,12 +67,14 @@ STARTED_PREFIX = "Calling "  # nor is the entry that says an allowed call is bei
 BEFORE_RESULT = (*WAIT_PREFIXES, STARTED_PREFIX)  # what may lie between a call and its result
 REFUSED_PREFIX = "Not carried out: "
 MAX_ARGUMENTS = 1_500  # characters of the arguments shown in the message and the entry
-_VALUE = re.compile(r"^(?P<channel>[A-Z0-9]+)\|(?P<thread>\d+\.\d+)\|(?P<index>\d{1,9})\|"
-                    r"(?P<user>[A-Z0-9]+)\|(?P<until>\d{1,12})$")  # fmt: skip
+_VALUE = re.compile(
+    r"^(?P<channel>[A-Z0-9]+)\|(?P<thread>\d+\.\d+)\|(?P<index>\d{1,9})\|"
+    r"(?P<user>[A-Z0-9]+)\|(?P<until>\d{1,12})$"
+)
 _TIME = "%Y-%m-%dT%H:%M:%SZ"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pending:
     """A call that waits for, or has, a person's decision and has no result yet."""
 
@@ -98,9 +103,12 @@ def pending_approval(entries: Sequence[Entry]) -> Pending | None:
         if (match := _REQUESTED.match(text)) is not None:
             ts = match["ts"]
             found = Pending(
-                match["name"], int(match["index"]), match["user"], _moment(match["until"]),
-                None if ts == "none" else ts,
-            )  # fmt: skip
+                name=match["name"],
+                index=int(match["index"]),
+                requester=match["user"],
+                until=_moment(match["until"]),
+                message_ts=None if ts == "none" else ts,
+            )
         elif found is None:
             continue
         elif (match := _DECIDED.match(text)) is not None and int(match["index"]) == found.index:
@@ -140,23 +148,33 @@ def requested_text(
     name: str, index: int, user: str, until: datetime, ts: str | None, arguments: dict[str, Any]
 ) -> str:
     return REQUESTED.format(
-        name=name, index=index, user=user, until=format_timestamp(until), ts=ts or "none",
+        name=name,
+        index=index,
+        user=user,
+        until=format_timestamp(until),
+        ts=ts or "none",
         arguments=shown_arguments(arguments),
-    )  # fmt: skip
+    )
 
 
 def decided_text(pending: Pending, decision: Decision, user: str, at: datetime) -> str:
     return DECIDED.format(
-        name=pending.name, index=pending.index, decision=decision, user=user,
+        name=pending.name,
+        index=pending.index,
+        decision=decision,
+        user=user,
         at=format_timestamp(at),
-    )  # fmt: skip
+    )
 
 
 def refused_click_text(pending: Pending, user: str, at: datetime) -> str:
     return CLICK_REFUSED.format(
-        name=pending.name, index=pending.index, user=user, at=format_timestamp(at),
+        name=pending.name,
+        index=pending.index,
+        user=user,
+        at=format_timestamp(at),
         requester=pending.requester,
-    )  # fmt: skip
+    )
 
 
 def stopped_text(pending: Pending, user: str, at: datetime) -> str:
@@ -249,11 +267,21 @@ def request_message(
         "Only <@{user}> can decide, until {until}.", user=user, until=_date(until)
     )
     buttons = [
-        {"type": "button", "action_id": ALLOW, "style": "primary", "value": value,
-         "text": {"type": "plain_text", "text": words.gettext("Allow")}},
-        {"type": "button", "action_id": DENY, "style": "danger", "value": value,
-         "text": {"type": "plain_text", "text": words.gettext("Deny")}},
-    ]  # fmt: skip
+        {
+            "type": "button",
+            "action_id": ALLOW,
+            "style": "primary",
+            "value": value,
+            "text": {"type": "plain_text", "text": words.gettext("Allow")},
+        },
+        {
+            "type": "button",
+            "action_id": DENY,
+            "style": "danger",
+            "value": value,
+            "text": {"type": "plain_text", "text": words.gettext("Deny")},
+        },
+    ]
     blocks = [
         *_call_blocks(name, arguments, user, words),
         {"type": "context", "elements": [{"type": "mrkdwn", "text": waits}]},

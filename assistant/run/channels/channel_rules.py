@@ -91,7 +91,7 @@ class SearchDefault:
 class Channels:
     """`personas`: the named personas of ASSISTANT_PERSONAS_FILE; `own_persona`: the
     deployment's (read when a thread starts: ASSISTANT_PROMPT_FILE may change between
-    threads, see `assistant.persona_file.PromptFile`)."""
+    threads, see `assistant.settings.persona_file.PromptFile`)."""
 
     store: Store  # not ChannelStore alone: `read` needs its local_reads
     own_persona: Callable[[], str]

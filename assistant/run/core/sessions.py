@@ -62,9 +62,12 @@ class AgentSessions:
             return False
         try:
             answer = await self.client.agents_sessions_setStatus(
-                channel_id=key.channel, thread_ts=key.thread_ts, status=status,
-                title=title, initiator_user_id=initiator,
-            )  # fmt: skip
+                channel_id=key.channel,
+                thread_ts=key.thread_ts,
+                status=status,
+                title=title,
+                initiator_user_id=initiator,
+            )
         except SlackApiError as exc:
             self._refused(key.team, exc)
             return False
@@ -108,8 +111,9 @@ class AgentSessions:
             log.warning(
                 "Slack refused agent sessions in workspace %s (%s): using the older "
                 "assistant.threads methods and the :eyes: reaction there instead",
-                team, error,
-            )  # fmt: skip
+                team,
+                error,
+            )
 
 
 def session_title(log_: ContextLog) -> str | None:

@@ -105,9 +105,15 @@ class Agent:
         dispatch = Dispatch(self.recorder, self.endings, self.approvals, self.tools)
         slack = self.slack
         return StepLoop(
-            self.recorder, self.model, self.max_steps, self.budget, dispatch, self.endings,
-            images=slack.images if slack else None, streaming=slack.streaming if slack else None,
-        )  # fmt: skip
+            recorder=self.recorder,
+            model=self.model,
+            max_steps=self.max_steps,
+            budget=self.budget,
+            dispatch=dispatch,
+            endings=self.endings,
+            images=slack.images if slack else None,
+            streaming=slack.streaming if slack else None,
+        )
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
         """Answer the requests; the run's last entry records that they are answered."""
@@ -115,10 +121,14 @@ class Agent:
         client = slack.client if slack else None
         context_log = ContextLog(await self.recorder.entries(key))
         progress = Progress(
-            client, key, requests[-1].message_ts, slack.sessions if slack else None,
-            slack.panel_status if slack else None, session_title(context_log),
-            initiator(context_log),
-        )  # fmt: skip
+            client=client,
+            key=key,
+            message_ts=requests[-1].message_ts,
+            sessions=slack.sessions if slack else None,
+            panel_status=slack.panel_status if slack else None,
+            title=session_title(context_log),
+            initiator=initiator(context_log),
+        )
         await progress.start()  # before any other Slack call: the session shows the stop button
         try:
             bot_user_id = next((r.bot_user_id for r in reversed(requests) if r.bot_user_id), None)
@@ -133,20 +143,32 @@ class Agent:
                 await self._tell_locale(key, context_log, asker, spoken.line(asker or ""))
             search = rules.search if rules else None
             ctx = RunContext(
-                key, client, slack.history if slack else None, f"<@{bot_user_id or 'assistant'}>",
+                key,
+                client,
+                slack.history if slack else None,
+                f"<@{bot_user_id or 'assistant'}>",
                 context_log,
-                self.recorder.store, PostLimits(self.post_caps), recorder=self.recorder,
-                model=rules.model if rules else None, post_as=rules.post_as if rules else {},
+                self.recorder.store,
+                PostLimits(self.post_caps),
+                recorder=self.recorder,
+                model=rules.model if rules else None,
+                post_as=rules.post_as if rules else {},
                 in_session=progress.in_session,
                 words=spoken.words if spoken is not None else ENGLISH,
-                search=search, asker=asker, answer_from=requests[0].index,
+                search=search,
+                asker=asker,
+                answer_from=requests[0].index,
                 addressed=any(r.addressed for r in requests),
-            )  # fmt: skip
+            )
             # The channel's settings choose its servers (None: all) and whether it may search.
             box = self.fixed_tools or await toolbox(
-                self.tools, self.mcp, rules.tool_servers if rules else None, self.mcp_caps,
-                search=search is not None, budget=self.budget,
-            )  # fmt: skip
+                self.tools,
+                self.mcp,
+                rules.tool_servers if rules else None,
+                self.mcp_caps,
+                search=search is not None,
+                budget=self.budget,
+            )
             ctx = replace(ctx, toolbox=box)
             if slack and slack.streaming:  # the steps shown as task cards while it streams
                 ctx = replace(ctx, cards=slack.streaming.cards(ctx, requests[0].index))
@@ -167,9 +189,10 @@ class Agent:
             return
         prefix = LOCALE_LINE.split(";", 1)[0].format(user=asker, locale="")
         told = [
-            e.content for e in context_log.entries
+            e.content
+            for e in context_log.entries
             if isinstance(e, SystemEntry) and e.content.startswith(prefix)
-        ]  # fmt: skip
+        ]
         if told and told[-1] == line:
             return
         ensure_lease()

@@ -74,10 +74,12 @@ class Endings:
             try:
                 if told is None:
                     await ctx.client.chat_postMessage(
-                        channel=ctx.key.channel, thread_ts=ctx.key.thread_ts, text=sorry,
+                        channel=ctx.key.channel,
+                        thread_ts=ctx.key.thread_ts,
+                        text=sorry,
                         metadata=NOTICE_METADATA,  # not a half-written stream (stream_leftovers)
                         **ctx.post_as,
-                    )  # fmt: skip
+                    )
                 outcome = f'The user was told: "{message.english()}"'
             except SLACK_FAILURES as exc:
                 outcome = "The thread could not be told."

@@ -69,7 +69,7 @@ class StepModel(Protocol):
     ) -> AsyncIterator[StepEvent]: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StepLoop:
     recorder: Recorder
     model: StepModel
@@ -125,8 +125,11 @@ class StepLoop:
                 why = f" ({exc.reason})" if exc.reason else ""
                 log.warning(
                     "the model server at %s failed a run in %s: %s%s",
-                    self.model.where, ctx.key, exc, why,
-                )  # fmt: skip
+                    self.model.where,
+                    ctx.key,
+                    exc,
+                    why,
+                )
                 reason = f"the model call failed: {exc}"
                 await self.endings.fail(ctx, reason, SORRY_MODEL, seen_through)
                 return
@@ -172,9 +175,12 @@ class StepLoop:
                 self.model.limits.remember_window(exc.model, window)
                 log.warning(
                     "the model server at %s named a context window of %d tokens for %r; "
-                    "the prompt in %s is cut to it", self.model.where, exc.window, exc.model,
+                    "the prompt in %s is cut to it",
+                    self.model.where,
+                    exc.window,
+                    exc.model,
                     ctx.key,
-                )  # fmt: skip
+                )
                 prompts.narrow(budget.within(self.model.limits.window(exc.model)))
                 prompt = prompts.next()
 

@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 PROGRESS_REACTION = "eyes"
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Progress:
     """What one run shows: `start` before its first Slack call, `end` however it ends."""
 

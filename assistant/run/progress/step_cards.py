@@ -152,9 +152,12 @@ class StepCards:
         try:
             ensure_lease()
             await self._client.chat_stopStream(
-                channel=key.channel, ts=ts, chunks=chunks or None,
-                metadata=STEPS_METADATA, session_status=self._ctx.session_status,
-            )  # fmt: skip
+                channel=key.channel,
+                ts=ts,
+                chunks=chunks or None,
+                metadata=STEPS_METADATA,
+                session_status=self._ctx.session_status,
+            )
         except SLACK_FAILURES as exc:
             log.info("step cards %s could not be stopped: %s", ts, briefly(exc))
             undeleted = await drop_stream(self._ctx, ts, self._client)
@@ -180,10 +183,13 @@ class StepCards:
             ensure_lease()
             try:
                 await self._client.chat_stopStream(
-                    channel=key.channel, ts=ts, metadata=metadata, blocks=blocks or None,
+                    channel=key.channel,
+                    ts=ts,
+                    metadata=metadata,
+                    blocks=blocks or None,
                     chunks=[*chunks, {"type": "markdown_text", "text": text}],
                     session_status=self._ctx.session_status,
-                )  # fmt: skip
+                )
             except SLACK_FAILURES as exc:
                 if isinstance(exc, SlackApiError) and exc.response.status_code == 429:
                     await asyncio.sleep(retry_after(exc, 1.0))  # the stop must go through
@@ -208,10 +214,13 @@ class StepCards:
         await async_store(store).write(store.change_open_streams, key, [asked])
         try:
             response = await self._client.chat_startStream(
-                channel=key.channel, thread_ts=key.thread_ts, chunks=chunks,
-                task_display_mode=DISPLAY_MODE, recipient_user_id=self._recipient,
+                channel=key.channel,
+                thread_ts=key.thread_ts,
+                chunks=chunks,
+                task_display_mode=DISPLAY_MODE,
+                recipient_user_id=self._recipient,
                 recipient_team_id=key.team if self._recipient else None,
-            )  # fmt: skip
+            )
         except SLACK_FAILURES as exc:
             if not may_pass(exc):
                 await async_store(store).write(store.change_open_streams, key, (), [asked])

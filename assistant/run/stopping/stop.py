@@ -129,9 +129,10 @@ class StopRecorder:
                 ensure_lease()
                 try:
                     await (self.stream_client or self.client).chat_stopStream(
-                        channel=key.channel, ts=stream.ts,
+                        channel=key.channel,
+                        ts=stream.ts,
                         session_status=ACTIVE if sessions else None,
-                    )  # fmt: skip
+                    )
                 except SLACK_FAILURES as exc:
                     if briefly(exc) not in GONE:
                         log.warning("could not stop stream %s: %s", stream.ts, briefly(exc))

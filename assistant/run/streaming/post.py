@@ -243,12 +243,14 @@ class PostStream:
             return
         try:
             response = await self._client.chat_startStream(
-                channel=key.channel, thread_ts=key.thread_ts, **text_args(False, text, chunks),
+                channel=key.channel,
+                thread_ts=key.thread_ts,
+                **text_args(False, text, chunks),
                 task_display_mode=DISPLAY_MODE if chunks else None,
                 recipient_user_id=self._recipient,
                 recipient_team_id=key.team if self._recipient else None,
                 **self._ctx.post_as,
-            )  # fmt: skip
+            )
         except SLACK_FAILURES as exc:
             if may_pass(exc):
                 self._lost.append(asked)  # looked for in the thread once the post is done
@@ -290,10 +292,13 @@ class PostStream:
             ensure_lease()
             try:
                 await self._client.chat_stopStream(
-                    channel=self._ctx.key.channel, ts=part.ts, metadata=metadata,
-                    blocks=blocks or None, session_status=self._ctx.session_status,
+                    channel=self._ctx.key.channel,
+                    ts=part.ts,
+                    metadata=metadata,
+                    blocks=blocks or None,
+                    session_status=self._ctx.session_status,
                     **text_args(part.chunked, rest),
-                )  # fmt: skip
+                )
                 return True
             except SLACK_FAILURES as exc:
                 if isinstance(exc, SlackApiError) and exc.response.status_code == 429:

@@ -1,12 +1,12 @@
 """ASSISTANT_MCP_FILE (docs/configuration.md#mcp-servers): the MCP servers' file, YAML or JSON,
-read within the inputs' bound and checked at start (`assistant.settings.load_settings`)."""
+read within the inputs' bound and checked at start (`load_settings`, `environment.py`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from assistant.input_files import read_yaml_file
 from assistant.mcp.config import ServerConfig, parse_servers
+from assistant.settings.input_files import read_yaml_file
 
 
 def read_mcp_file(path: Path) -> list[ServerConfig]:

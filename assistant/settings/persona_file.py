@@ -14,7 +14,7 @@ import re
 import threading
 from pathlib import Path
 
-from assistant.input_files import read_text_file, read_yaml_file
+from assistant.settings.input_files import read_text_file, read_yaml_file
 
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
