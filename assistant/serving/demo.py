@@ -27,10 +27,10 @@ from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from assistant.fakes.demo import BOB_ID, CHANNEL_NAME, CONVERSATION, DEMO_MODEL, demo_reply
 from assistant.fakes.events.builders import app_mention, message
 from assistant.fakes.requests import event_callback, signed_event_request
-from assistant.run.tools.post_message import refused_posts
 from assistant.settings.environment import Settings, load_settings
 from assistant.settings.input_files import read_yaml_file
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
+from context.post_refusals import refused_posts
 from context.storage import ThreadKey
 from context.toolcalls import FinishRequest, PostMessage
 
@@ -86,14 +86,16 @@ def answered(entries: Sequence[Entry]) -> tuple[int, tuple[str, ...], tuple[str,
     for answer in answers:
         refused = refused_posts(answer)
         posted = any(
-            isinstance(e, AssistantEntry) and isinstance(e.content, PostMessage)
+            isinstance(e, AssistantEntry)
+            and isinstance(e.content, PostMessage)
             and e.index not in refused
             for e in answer
         )
         errors = [
             e.content
             for e in answer
-            if isinstance(e, SystemEntry) and e.content.startswith(FAILURE_PREFIX)
+            if isinstance(e, SystemEntry)
+            and e.content.startswith(FAILURE_PREFIX)
             and any(told in e.content for told in ENDINGS)
         ]
         ended = errors and not any(isinstance(e.content, FinishRequest) for e in answer)

@@ -13,9 +13,9 @@ from assistant.fakes.openai import responses as replies
 from assistant.model.request import answer_limit
 from assistant.run.core.post_limits import CUT_NOTE
 from assistant.run.loop.answer_so_far import NOT_FINISHED
-from assistant.run.tools.post_message import REFUSED
 from assistant.settings.environment import SettingsError, load_settings
 from assistant.slack.text import split_message
+from context.post_refusals import REFUSED
 from context.toolcalls import PostMessage
 from tests.e2e.test_durable_runs import bot_texts, crashed_after
 from tests.e2e.test_model_failures import answered, script_one_answer

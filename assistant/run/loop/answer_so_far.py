@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 from assistant.run.core.run_context import RunContext
-from assistant.run.tools.post_message import cuts_in, posted_text, refused_posts
+from assistant.run.tools.post_message import cuts_in, posted_text
 from context.entry import Entry, SystemEntry
+from context.post_refusals import refused_posts
 from context.storage.async_store import async_store
 from context.toolcalls import FinishRequest, PostMessage
 

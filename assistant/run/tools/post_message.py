@@ -39,6 +39,7 @@ from assistant.run.core.post_limits import CUT_NOTE, Cut, cut_text
 from assistant.run.progress.feedback_buttons import feedback_blocks
 from assistant.slack.text import markdown_blocks
 from context.entry import Entry
+from context.post_refusals import REFUSED, refused_posts
 from context.storage import ThreadMessage
 from context.storage.async_store import async_store
 from context.toolcalls import PostMessage
@@ -48,8 +49,6 @@ if TYPE_CHECKING:
     from assistant.run.core.run_context import RunContext
     from assistant.run.streaming.post import PostStream
 
-REFUSED = "Error: the postMessage of entry {index} was not posted: {why}."
-_REFUSED = re.compile(r"Error: the postMessage of entry (\d+) was not posted: ")
 CUT = (
     "The postMessage of entry {index} is posted cut to its first {kept:,} characters, then the "
     'note "{note}": {why}.'
@@ -245,12 +244,6 @@ async def _restarted(
     await recorder.record(
         ctx.key, f"{cause}; the message of entry {index} {outcome or 'was posted now'}."
     )
-
-
-def refused_posts(entries: Sequence[Entry]) -> set[int]:
-    """The indexes of postMessage entries that an `Error:` entry says were not posted."""
-    found = (_REFUSED.match(e.content) for e in entries if isinstance(e.content, str))
-    return {int(match.group(1)) for match in found if match}
 
 
 async def _posted_parts(ctx: RunContext, index: int) -> dict[int, str]:
