@@ -5,6 +5,7 @@ diff`), and a run's limits (`--trials-beat`, `--max-tokens`, `--max-cost`): in p
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.server import FakeOpenAI
 from context.storage import open_store
-from tests.cli import invoke
+from tests.cli import ROOT, invoke
 from tests.eval.logs import POST, QUESTION, THREAD, history_call, log_json, post_call, store_thread
 from tests.process import clean_env
 
@@ -290,3 +291,32 @@ def test_a_tampered_run_is_refused_naming_the_file_and_line(env, model, log_file
     ran = assistant(env, tmp_path, "diff", "run", "run")
     assert ran.returncode == 2
     assert "run/results-1.jsonl, line 2: not a case's results" in ran.stderr
+
+
+def documented_workflow() -> list[list[str]]:
+    """The commands of docs/evaluation.md, "Before a model change"."""
+    text = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    section = text[text.index("### Before a model change") :]
+    block = section[section.index("```sh\n") + 6 : section.index("\n```", section.index("```sh"))]
+    return [shlex.split(line) for line in block.splitlines()]
+
+
+def test_the_workflow_before_a_model_change_runs_on_the_demo_thread(tmp_path):
+    commands = documented_workflow()
+    assert [words[:2] for words in commands] == [["assistant", "demo"]] + [
+        ["assistant", "eval"]
+    ] * 4
+    env = clean_env()
+    played = invoke(("demo", "--database", str(tmp_path / "demo.db")), env=env, cwd=tmp_path)
+    assert played.returncode == 0, played.stderr
+    env = clean_env(DATABASE_URL=f"sqlite:///{tmp_path / 'demo.db'}")
+    for words in commands[1:]:
+        ran = assistant(env, tmp_path, *words[2:])
+        assert ran.returncode == 0, (words, ran.stderr)
+    diff = (tmp_path / "diff.md").read_text(encoding="utf-8")
+    assert "0 regressed, 0 improved, 6 unchanged" in diff
+    judged = json.loads((tmp_path / "runs" / "judged" / "manifest.json").read_text("utf-8"))
+    assert (judged["trials"], judged["judge"]) == (3, "demo-model")
+    assert judged["configs"][0]["model"] == "demo-model"
+    shown = "".join(p.read_text("utf-8") for p in (tmp_path / "runs").rglob("*") if p.is_file())
+    assert "gpt-" not in shown + diff  # the demo's model never named as a real one
