@@ -76,12 +76,13 @@ def run_eval(
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as errors, (out / "eval.json").open("w") as results:
         process = subprocess.Popen(command, env=env, stdout=results, stderr=errors)
-        late = 0.0
+        late = high = 0.0
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid:
                 break
             late = _rss_mib(process.pid) or late
+            high = _rss_mib(process.pid, "VmHWM:") or high
             time.sleep(SAMPLE_SECONDS)  # a bench's sampling interval, not a wait on a result
         wall = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -90,14 +91,16 @@ def run_eval(
             raise RuntimeError(
                 f"assistant eval exited {process.returncode}: {errors.read()[-2000:]}"
             )
-    peak_mib = usage.ru_maxrss / 1024  # kilobytes on Linux
+    # ru_maxrss counts what the child was before its exec: a copy of this process, which
+    # grows with the fake's requests. VmHWM, read while it runs, is the command's own.
+    peak_mib = high or usage.ru_maxrss / 1024  # kilobytes on Linux
     return wall, usage.ru_utime + usage.ru_stime, peak_mib, late
 
 
-def _rss_mib(pid: int) -> float | None:
+def _rss_mib(pid: int, field: str = "VmRSS:") -> float | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
     except (OSError, ValueError):
         return None
