@@ -320,3 +320,24 @@ def test_the_workflow_before_a_model_change_runs_on_the_demo_thread(tmp_path):
     assert judged["configs"][0]["model"] == "demo-model"
     shown = "".join(p.read_text("utf-8") for p in (tmp_path / "runs").rglob("*") if p.is_file())
     assert "gpt-" not in shown + diff  # the demo's model never named as a real one
+
+
+def test_a_compared_run_keeps_both_configurations(env, model, log_file, tmp_path):
+    agree(model)
+    model.script(*[replies.tool_calls(("finishRequest", {"reasoning": "no"}))] * 2)
+    args = ("--against", "gpt-x", "--save-run", "run", "--json")
+    ran = assistant(env, tmp_path, str(log_file), *args)
+    assert ran.returncode == 0, ran.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text(encoding="utf-8"))
+    assert [(c["model"], c["results"]) for c in manifest["configs"]] == [
+        ("gpt-4o-mini", "results-1.jsonl"),
+        ("gpt-x", "results-2.jsonl"),
+    ]
+    again = assistant(env, tmp_path, "rescore", "run", "--json")
+    assert again.returncode == 0, again.stderr
+    assert again.json()["summary"] == ran.json()["summary"]
+    assert [c["winner"] for c in again.json()["cases"]] == ["gpt-4o-mini", "gpt-4o-mini"]
+    # diff takes each run's first configuration.
+    diff = assistant(env, tmp_path, "diff", "run", "run", "--json").json()
+    assert diff["counts"]["unchanged"] == 2
+    assert [run["config"]["model"] for run in diff["runs"]] == ["gpt-4o-mini", "gpt-4o-mini"]
