@@ -568,6 +568,7 @@ def _estimate(
         [(config, _budgets(config, settings)) for config in configs],
         args.trials,
         prices,
+        args.trials_beat,
     )
     print(f"eval: estimate: {found.line()}", file=sys.stderr, flush=True)
     if found.calls <= CONFIRM_CALLS or args.yes:

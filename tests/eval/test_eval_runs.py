@@ -209,6 +209,7 @@ def test_a_case_people_gave_a_thumbs_down_gets_its_own_trial_count(env, model, s
     trials = [(c["results"][0]["feedback"], c["results"][0]["trials"]) for c in ran.json()["cases"]]
     assert trials == [(None, 1), ("beat", 3)]
     assert len(model.requests) == 4
+    assert "eval: estimate: 2 cases, 4 model calls" in ran.stderr  # counted before it ran
     again = assistant(env, tmp_path, "rescore", "run", "--json")
     assert again.returncode == 0, again.stderr
     assert [c["results"][0]["trials"] for c in again.json()["cases"]] == [1, 3]
