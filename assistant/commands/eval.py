@@ -7,15 +7,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TextIO
 
 from assistant.commands import CliError, when
+from assistant.commands.eval_runs import register_diff, register_rescore, show
 from assistant.commands.io import (
     check_writable,
     file_or_thread,
@@ -27,13 +29,14 @@ from assistant.commands.io import (
 )
 from assistant.commands.replay import model_settings, read_persona
 from assistant.commands.stored import existing_store
-from assistant.eval.ask import Asker, Config
+from assistant.eval.ask import Answer, Asker, Config
 from assistant.eval.cases import Case, cases_of
 from assistant.eval.judge import Judge
-from assistant.eval.report import Run, markdown, summary_line, table, write_json
-from assistant.eval.runner import CaseResult, Totals, run_cases
+from assistant.eval.report import Run
+from assistant.eval.runner import CaseResult, Limits, Totals, run_cases
+from assistant.eval.runs import EvalRunError, ResultsWriter, RunWriter, config_entry
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
-from assistant.eval.spool import ResultSpool, Rows
+from assistant.eval.spool import ResultSpool
 from assistant.model.client import ModelClient
 from assistant.run.core.prompt import PromptBudget
 from assistant.settings.environment import Settings, SettingsError, load_usage_settings
@@ -48,6 +51,20 @@ MAX_CONCURRENCY = 64
 CONFIRM_CALLS = 200  # a run over this many model calls is estimated and asks to go on
 
 
+class _EvalParser(argparse.ArgumentParser):
+    """`eval [INPUT…]`, `eval rescore RUN` and `eval diff RUN_A RUN_B`: the first word picks
+    the parser (argparse cannot give one parser both a list of INPUTs and subcommands)."""
+
+    words: dict[str, argparse.ArgumentParser]
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if args and args[0] in self.words:
+            return self.words[args[0]].parse_known_args(args[1:], namespace)
+        return super().parse_known_args(args, namespace)
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = commands.add_parser(
         "eval",
@@ -56,8 +73,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "stood before it, the recorded step as the reference. Each case is asked of the model "
         "(one step, nothing carried out, nothing posted, no store written) and scored. Exit "
         "status 0, 1 when a trial could not ask the model or the pass rate is below --min-pass, "
-        "2 for bad input. Needs OPENAI_API_KEY, unless --demo-model.",
+        "2 for bad input. Needs OPENAI_API_KEY, unless --demo-model. "
+        "`assistant eval rescore RUN` scores a run saved with --save-run again; "
+        "`assistant eval diff RUN_A RUN_B` compares two (see their --help).",
     )
+    # The class argparse gave it, made the one that dispatches `rescore` and `diff`.
+    parser.__class__ = _EvalParser
+    assert isinstance(parser, _EvalParser)
+    rescore = argparse.ArgumentParser(
+        prog=f"{parser.prog} rescore",
+        description="Score a saved run (`eval --save-run DIR`) again, without asking the "
+        "model: its saved answers, its caps, a new --judge and --min-pass. Exit status as "
+        "eval's.",
+    )
+    register_rescore(rescore, _count(MAX_CONCURRENCY), _rate)
+    diff = argparse.ArgumentParser(
+        prog=f"{parser.prog} diff",
+        description="Two saved runs side by side, case by case (matched by the case's id, "
+        "each run's first configuration): regressed, improved or unchanged in pass@1, worst "
+        "first. Exit status 0, 1 with --fail-on-regression when a case regressed, 2 for bad "
+        "input.",
+    )
+    register_diff(diff)
+    parser.words = {"rescore": rescore, "diff": diff}
     parser.add_argument(
         "inputs",
         nargs="*",
@@ -123,6 +161,32 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--trials", metavar="K", type=_count(MAX_TRIALS), default=1, help="trials per case (1)"
     )
     parser.add_argument(
+        "--trials-beat",
+        metavar="K",
+        type=_count(MAX_TRIALS),
+        help="trials for a case people gave a 👎 (to beat), instead of --trials",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        metavar="N",
+        type=_count(10**12),
+        help="stop the run cleanly once it has used N tokens (prompt and answer): no trial "
+        "is begun after, the cases that had all their trials are its results",
+    )
+    parser.add_argument(
+        "--max-cost",
+        metavar="USD",
+        type=_dollars,
+        help="stop the run cleanly once it has cost USD dollars (ASSISTANT_PRICES)",
+    )
+    parser.add_argument(
+        "--save-run",
+        metavar="DIR",
+        help="keep the run in the new directory DIR: its configuration, cases and every "
+        "trial's answer and scores (keys and tokens replaced), for `eval rescore` and "
+        "`eval diff`",
+    )
+    parser.add_argument(
         "--concurrency",
         metavar="N",
         type=_count(MAX_CONCURRENCY),
@@ -181,6 +245,16 @@ def _fraction(text: str, most: float) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not math.isfinite(value) or not 0 <= value <= most:
         raise argparse.ArgumentTypeError(f"must be from 0 to {most:g}, not {text!r}")
+    return value
+
+
+def _dollars(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a number of dollars over 0, not {text!r}")
     return value
 
 
@@ -310,7 +384,7 @@ def _needs_store(args: argparse.Namespace) -> bool:
     return any(item != "-" and isinstance(file_or_thread(item), ThreadKey) for item in args.inputs)
 
 
-def run_eval(args: argparse.Namespace) -> int:
+def _check_args(args: argparse.Namespace) -> None:
     if not args.inputs and not args.all:
         raise CliError("name log files, directories, eval sets or threads, or use --all")
     filters = [args.team, args.channel, args.since, args.until, args.feedback]
@@ -318,6 +392,17 @@ def run_eval(args: argparse.Namespace) -> int:
         raise CliError("--team, --channel, --since, --until and --feedback filter --all")
     if args.redact_key and not args.save:
         raise CliError("--redact-key redacts a set written with --save")
+    if args.save_run and args.save:
+        raise CliError("--save writes a set and runs nothing; --save-run keeps a run")
+    if args.against and (args.max_tokens or args.max_cost):
+        raise CliError(
+            "--max-tokens and --max-cost stop one configuration's run: save each with "
+            "--save-run and compare them with `assistant eval diff`"
+        )
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    _check_args(args)
     if args.report:
         check_writable(args.report)  # before the model is asked anything
     with contextlib.ExitStack() as stack:
@@ -333,12 +418,16 @@ def run_eval(args: argparse.Namespace) -> int:
             _only_the_demo_model(args, configs)
         if not args.demo_model:  # the demo's model is local and free
             _estimate(args, settings, configs, sources, store)
+        saved = _run_writer(args, sources, store, stack)
         runs = []
-        for config in configs:
+        for number, config in enumerate(configs, 1):
             spool = ResultSpool()
             stack.callback(spool.close)
-            runs.append(asyncio.run(_run(config, settings, sources, store, args, spool)))
-        _show(args, runs)
+            results = saved.results(number) if saved is not None else None
+            runs.append(asyncio.run(_run(config, settings, sources, store, args, spool, results)))
+        if saved is not None:
+            _finish_run(saved, args, runs, settings)
+        show(args, runs)
     if not runs[0].totals.cases and not args.allow_empty:
         # An eval of nothing passes nothing: a CI step on a set or a filter that went
         # empty must not go green.
@@ -349,6 +438,7 @@ def run_eval(args: argparse.Namespace) -> int:
         return 1
     if not runs[0].totals.cases:
         print("eval: no cases: the inputs hold no decision to evaluate", file=sys.stderr)
+    _say_stopped(runs)
     errors = sum(run.totals.errors for run in runs)
     if errors:
         print(f"eval: {errors} trials could not ask the model (see the results)", file=sys.stderr)
@@ -360,6 +450,82 @@ def run_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if errors or below else 0
+
+
+def _say_stopped(runs: list[Run]) -> None:
+    for run in runs:
+        if run.totals.stopped is not None:
+            print(
+                f"eval {run.config.label}: stopped after {run.totals.cases} cases: "
+                f"{run.totals.stopped}",
+                file=sys.stderr,
+            )
+
+
+def _run_writer(
+    args: argparse.Namespace, sources: Sources, store: Store | None, stack: contextlib.ExitStack
+) -> RunWriter | None:
+    """With --save-run: the run's directory, its cases written before the model is asked."""
+    if not args.save_run:
+        return None
+    try:
+        writer = RunWriter(Path(args.save_run))
+        stack.callback(writer.close)
+        writer.write_cases(sources.logs(store))
+    except EvalRunError as exc:
+        raise CliError(str(exc)) from None
+    return writer
+
+
+def _finish_run(
+    writer: RunWriter, args: argparse.Namespace, runs: list[Run], settings: Settings
+) -> None:
+    manifest = {
+        "trials": args.trials,
+        "trials_beat": args.trials_beat,
+        "judge": args.judge,
+        "caps": dataclasses.asdict(settings.post_caps()),
+        "stopped": next((r.totals.stopped for r in runs if r.totals.stopped), None),
+        "configs": [
+            config_entry(run.config.describe(), run.mode, run.totals, args.trials)
+            | {"results": f"results-{number}.jsonl"}
+            for number, run in enumerate(runs, 1)
+        ],
+    }
+    try:
+        writer.finish(manifest)
+    except EvalRunError as exc:
+        raise CliError(str(exc)) from None
+    print(f"eval: the run is saved in {args.save_run}", file=sys.stderr)
+
+
+def _limits(args: argparse.Namespace, config: Config) -> Limits:
+    """The run's trials per case and hard stops; a cost is priced by ASSISTANT_PRICES (the
+    demo's model is local and free)."""
+    limits = Limits(args.max_tokens, args.max_cost, beat_trials=args.trials_beat)
+    if args.max_cost is None:
+        return limits
+    if args.demo_model:
+        limits.cost_of = lambda model, answer: 0.0
+        return limits
+    try:
+        prices = load_usage_settings().assistant_prices
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    if prices is None or prices.price_of(config.model) is None:
+        raise CliError(
+            f"--max-cost: no price for {named(config.model)} in ASSISTANT_PRICES, so the "
+            "run's cost cannot be kept"
+        )
+
+    def cost_of(model: str, answer: Answer) -> float | None:
+        price = prices.price_of(model) if prices is not None else None
+        if price is None:
+            return None
+        return price.cost(answer.prompt_tokens, 0, answer.completion_tokens)
+
+    limits.cost_of = cost_of
+    return limits
 
 
 def _only_the_demo_model(args: argparse.Namespace, configs: list[Config]) -> None:
@@ -402,6 +568,7 @@ def _estimate(
         [(config, _budgets(config, settings)) for config in configs],
         args.trials,
         prices,
+        args.trials_beat,
     )
     print(f"eval: estimate: {found.line()}", file=sys.stderr, flush=True)
     if found.calls <= CONFIRM_CALLS or args.yes:
@@ -512,14 +679,19 @@ async def _run(
     store: Store | None,
     args: argparse.Namespace,
     spool: ResultSpool,
+    saved: ResultsWriter | None = None,
 ) -> Run:
-    """The configuration's run: each case's result spooled as it ends, the totals kept."""
+    """The configuration's run: each case's result spooled (and saved, with --save-run) as
+    it ends, the totals kept."""
+    limits = _limits(args, config)
     totals = Totals()
     progress = Progress(sys.stderr, config.label, sources.known_total())
     options = settings.model.options()
 
     def done(result: CaseResult) -> None:
         spool.add(result)
+        if saved is not None:
+            saved.add(result)
         progress.done(result)
 
     async with contextlib.AsyncExitStack() as stack:
@@ -540,7 +712,9 @@ async def _run(
             done,
             totals,
             judge,
-            shown=bool(args.json or args.report),
+            shown=bool(args.json or args.report or args.save_run),
+            limits=limits,
+            keep_answers=bool(args.save_run),
         )
     progress.end()
     return Run(config, spool, totals, mode)
@@ -588,24 +762,3 @@ class Progress:
     def end(self) -> None:
         if self.tty and self.count:
             print(file=self.stream)
-
-
-def _show(args: argparse.Namespace, runs: list[Run]) -> None:
-    """The results, read back from their spools a case at a time."""
-    rows = Rows([run.results for run in runs])
-    try:
-        if args.report:
-            try:
-                with open(args.report, "w", encoding="utf-8") as report:
-                    markdown(runs, rows, args.trials, report)
-            except OSError as exc:
-                raise CliError(f"cannot write {named(args.report)}: {exc.strerror}") from None
-        if args.json:
-            write_json(runs, rows, args.trials, sys.stdout)
-        else:
-            table(runs, rows, args.trials, sys.stdout)
-        sys.stdout.flush()
-    finally:
-        rows.close()
-    for run in runs:
-        print(f"eval: {summary_line(run, args.trials)}", file=sys.stderr)

@@ -38,19 +38,23 @@ def estimate(
     configs: Sequence[tuple[Config, Callable[[str], PromptBudget]]],
     trials: int,
     prices: PriceTable | None,
+    beat_trials: int | None = None,
 ) -> Estimate:
-    """The run's calls and tokens: each case `trials` times under each configuration, asked
-    of the model it would be (a channel's own, `Asker.model_of`), whose budget (its window,
-    its instructions) bounds the prompt."""
+    """The run's calls and tokens: each case `trials` times (`beat_trials` for a case people
+    gave a 👎, when given) under each configuration, asked of the model it would be (a
+    channel's own, `Asker.model_of`), whose budget (its window, its instructions) bounds the
+    prompt."""
     found = Estimate()
     budgets: dict[tuple[int, str], PromptBudget] = {}
     counter = None
     # A log's cases come one after another: its entries are counted once, then let go.
     log: object = None
     counted: list[int] = []  # the tokens of the log's entries 0, 1, …
-    tokens: dict[str, list[int]] = {}  # per model: prompt and answer tokens of one trial
+    tokens: dict[str, list[int]] = {}  # per model: prompt and answer tokens of every trial
     for case in cases:
         found.cases += 1
+        times = beat_trials if case.feedback == "beat" and beat_trials else trials
+        found.calls += times * len(configs)
         if case.log is not log:
             log, counted = case.log, []
         for number, (config, budget_of) in enumerate(configs):
@@ -62,16 +66,17 @@ def estimate(
             while len(counted) < case.at:
                 counted.append(counter.count(case.log[len(counted)].canonical_json()))
             figures = tokens.setdefault(model, [0, 0])
-            figures[0] += budget.fixed + min(sum(counted[: case.at]), max(budget.tokens, 0))
-            figures[1] += sum(counter.count(entry.canonical_json()) for entry in case.reference)
-    found.calls = found.cases * trials * len(configs)
-    found.prompt_tokens = sum(prompt for prompt, _ in tokens.values()) * trials
-    found.completion_tokens = sum(answer for _, answer in tokens.values()) * trials
+            prompt = budget.fixed + min(sum(counted[: case.at]), max(budget.tokens, 0))
+            figures[0] += prompt * times
+            answer = sum(counter.count(entry.canonical_json()) for entry in case.reference)
+            figures[1] += answer * times
+    found.prompt_tokens = sum(prompt for prompt, _ in tokens.values())
+    found.completion_tokens = sum(answer for _, answer in tokens.values())
     for model, (prompt, answer) in tokens.items():
         price = prices.price_of(model) if prices is not None else None
         if price is None:
             found.unpriced.append(model)
             found.cost = None
         elif found.cost is not None:
-            found.cost += price.cost(prompt * trials, 0, answer * trials)
+            found.cost += price.cost(prompt, 0, answer)
     return found

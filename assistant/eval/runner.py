@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from assistant.eval.ask import Answer, Asker
+from pydantic import TypeAdapter, ValidationError
+
+from assistant.eval.ask import Answer, Config
 from assistant.eval.cases import Case, Feedback
 from assistant.eval.judge import Judge
 from assistant.eval.scores import Trial, judged, kind_of, posts, question_of, score, wilson
@@ -19,6 +21,19 @@ from assistant.model.tool_calls import ToolCallError
 from assistant.run.core.post_limits import PostCaps
 from context.entry import make_entry
 from context.render import printable, render_entry
+from context.toolcalls import AssistantContent, ToolCall
+
+_CALL: TypeAdapter[ToolCall] = TypeAdapter(AssistantContent)
+
+
+class Asks(Protocol):
+    """What asks a case: `Asker` (the model), or a saved run's answers (rescore)."""
+
+    config: Config
+
+    def model_of(self, case: Case) -> str | None: ...
+
+    async def ask(self, case: Case) -> Answer: ...
 
 
 @dataclass
@@ -32,6 +47,9 @@ class CaseResult:
     reference_shown: str  # the recorded step, as the console trace shows it
     trials: list[Trial] = field(default_factory=list)
     answer_shown: str = ""  # one trial's step: the first that failed, else the first
+    # Each trial's answer (`answer_json`), kept for a saved run (`--save-run`) to be
+    # scored again without asking the model (`assistant eval rescore`).
+    answers: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def passes(self) -> int:
@@ -95,6 +113,7 @@ class Totals:
     errors: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    stopped: str | None = None  # why the run ended before its last case (`Limits`)
 
     def add(self, result: CaseResult) -> None:
         self.cases += 1
@@ -121,10 +140,92 @@ class Totals:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
         }
+        if self.stopped is not None:
+            figures["stopped"] = self.stopped
         if k > 1:
             figures["pass@1_interval"] = [round(v, 4) for v in wilson(self.passes, self.trials)]
             figures["pass^k_interval"] = [round(v, 4) for v in wilson(self.all_passed, self.cases)]
         return figures
+
+
+@dataclass
+class Limits:
+    """A run's hard stops (`--max-tokens`, `--max-cost`) and its trials per case (more for
+    a case people gave a 👎: `--trials-beat`). Once the run has used `max_tokens` (prompt
+    and answer) or spent `max_cost`, no trial is begun: the trials under way end, the cases
+    that had all their trials are the run's results, and `Totals.stopped` says why."""
+
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    # A trial's cost: (the model asked, its answer) -> dollars, None when it has no price.
+    cost_of: Callable[[str, Answer], float | None] | None = None
+    beat_trials: int | None = None
+    cost: float = 0.0
+    unpriced: str | None = None  # a model asked that has no price: --max-cost cannot hold
+
+    def trials_of(self, case: Case, trials: int) -> int:
+        return self.beat_trials if case.feedback == "beat" and self.beat_trials else trials
+
+    def spent(self, model: str, answer: Answer) -> None:
+        if self.cost_of is None:
+            return
+        cost = self.cost_of(model, answer)
+        if cost is None:
+            self.unpriced = model
+        else:
+            self.cost += cost
+
+    def reached(self, totals: Totals) -> str | None:
+        used = totals.prompt_tokens + totals.completion_tokens
+        if self.max_tokens is not None and used >= self.max_tokens:
+            return f"--max-tokens {self.max_tokens} reached ({used:,} tokens used)"
+        if self.max_cost is not None and self.unpriced is not None:
+            return f"--max-cost: no price for {self.unpriced} in ASSISTANT_PRICES"
+        if self.max_cost is not None and self.cost >= self.max_cost:
+            return f"--max-cost {self.max_cost:g} reached (${self.cost:,.4f} spent)"
+        return None
+
+
+def answer_json(answer: Answer) -> dict[str, Any]:
+    """An answer as a saved run keeps it: each call as the log would hold it, or the reason
+    it is not a usable call."""
+    calls = [
+        {"error": str(call)}
+        if isinstance(call, ToolCallError)
+        else {"call": call.model_dump(mode="json")}
+        for call in answer.calls
+    ]
+    return {
+        "calls": calls,
+        "text": answer.text,
+        "failure": answer.failure,
+        "prompt_tokens": answer.prompt_tokens,
+        "completion_tokens": answer.completion_tokens,
+    }
+
+
+def answer_of(data: object) -> Answer:
+    """An answer `answer_json` wrote, checked (it is read from a file); ValueError saying
+    what is wrong."""
+    if not isinstance(data, dict) or not isinstance(data.get("calls"), list):
+        raise ValueError("an answer must be an object with `calls`")
+    calls: list[ToolCall | ToolCallError] = []
+    for item in data["calls"]:
+        if isinstance(item, dict) and isinstance(item.get("error"), str):
+            calls.append(ToolCallError(item["error"]))
+            continue
+        try:
+            found = item.get("call") if isinstance(item, dict) else item
+            calls.append(_CALL.validate_python(found))
+        except ValidationError as exc:
+            raise ValueError(f"not a tool call: {exc.errors()[0]['msg']}") from None
+    text, failure = data.get("text"), data.get("failure")
+    tokens = data.get("prompt_tokens"), data.get("completion_tokens")
+    if not all(v is None or isinstance(v, str) for v in (text, failure)):
+        raise ValueError("an answer's `text` and `failure` must be strings or null")
+    if not all(type(v) is int and v >= 0 for v in tokens):
+        raise ValueError("an answer's token counts must be whole numbers")
+    return Answer(calls, text, failure, *tokens)  # type: ignore[arg-type]
 
 
 def shown_step(case: Case, answer: Answer) -> str:
@@ -147,7 +248,7 @@ def shown_step(case: Case, answer: Answer) -> str:
 
 async def run_cases(
     cases: Iterable[Case],
-    asker: Asker,
+    asker: Asks,
     trials: int,
     concurrency: int,
     caps: PostCaps,
@@ -155,10 +256,15 @@ async def run_cases(
     totals: Totals,
     judge: Judge | None = None,
     shown: bool = True,
+    limits: Limits | None = None,
+    keep_answers: bool = False,
 ) -> None:
     """Each case's result to `done`, in the order the cases came, added to `totals`.
-    `shown`: keep each case's two steps rendered (for --json and the report)."""
-    units = _units(cases, trials)
+    `shown`: keep each case's two steps rendered (for --json and the report);
+    `keep_answers`: each trial's answer too (for a saved run). Stopped by `limits`, the
+    cases that had all their trials are handed on and `totals.stopped` says why."""
+    limits = limits or Limits()
+    units = _units(cases, trials, limits)
     open_cases: dict[int, tuple[Case, CaseResult]] = {}
     ended: dict[int, CaseResult] = {}  # cases that ended before one that came earlier
     next_out = 0
@@ -181,7 +287,10 @@ async def run_cases(
         while True:
             async with room:
                 await room.wait_for(lambda: len(open_cases) + len(ended) < window)
-                unit = next(units, None)
+                unit = next(units, None) if totals.stopped is None else None
+                reason = limits.reached(totals) if unit is not None else None
+                if reason is not None:  # only a run with trials left is cut short
+                    totals.stopped, unit = reason, None
                 if unit is None:
                     return
                 number, case, first = unit
@@ -205,22 +314,31 @@ async def run_cases(
             result = open_cases[number][1]
             totals.prompt_tokens += answer.prompt_tokens
             totals.completion_tokens += answer.completion_tokens
+            limits.spent(asker.model_of(case) or asker.config.model, answer)
+            if keep_answers:
+                result.answers.append(answer_json(answer))
             first_failure = not trial.passed and result.pass_all
             if shown and (not result.trials or first_failure):
                 result.answer_shown = shown_step(case, answer)
             result.trials.append(trial)
-            if len(result.trials) == trials:
+            if len(result.trials) == limits.trials_of(case, trials):
                 async with room:
                     del open_cases[number]
                     hand_on(number, result)
                     room.notify_all()
 
     await asyncio.gather(*(worker() for _ in range(concurrency)))
+    if totals.stopped is not None:
+        # Cases that ended after one left with only some of its trials: handed on in order;
+        # a case cut short is not a result (its k trials are what pass^k means).
+        for number in sorted(ended):
+            totals.add(ended[number])
+            done(ended[number])
 
 
-def _units(cases: Iterable[Case], trials: int) -> Iterator[tuple[int, Case, bool]]:
-    """(case number, case, whether it is the case's first trial), each case `trials` times
-    in a row: the workers share this one iterator, so a case is read only when one is free."""
+def _units(cases: Iterable[Case], trials: int, limits: Limits) -> Iterator[tuple[int, Case, bool]]:
+    """(case number, case, whether it is the case's first trial), each case its trials in
+    a row: the workers share this one iterator, so a case is read only when one is free."""
     for number, case in enumerate(cases):
-        for trial in range(trials):
+        for trial in range(limits.trials_of(case, trials)):
             yield number, case, trial == 0
