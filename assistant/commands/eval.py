@@ -484,7 +484,7 @@ def _finish_run(
         "trials": args.trials,
         "trials_beat": args.trials_beat,
         "judge": args.judge,
-        "caps": dataclasses.asdict(settings.post_caps()),
+        "caps": dataclasses.asdict(settings.answers.post_caps()),
         "stopped": next((r.totals.stopped for r in runs if r.totals.stopped), None),
         "configs": [
             config_entry(run.config.describe(), run.mode, run.totals, args.trials)

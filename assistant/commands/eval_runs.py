@@ -37,7 +37,7 @@ from assistant.eval.sets import read_set
 from assistant.eval.spool import ResultSpool, Rows
 from assistant.model.client import ModelClient
 from assistant.run.core.post_limits import PostCaps
-from assistant.settings import Settings
+from assistant.settings.environment import Settings
 from context.render import printable
 
 
@@ -244,7 +244,7 @@ class Rescoring:
         async with contextlib.AsyncExitStack() as stack:
             judge = None
             if args.judge and self.settings is not None:
-                options = self.settings.model_options()
+                options = self.settings.model.options()
                 base_url = args.judge_base_url or options.base_url
                 judging = replace(options, model=args.judge, base_url=base_url, instructions=None)
                 judge = Judge(await stack.enter_async_context(ModelClient(judging)))

@@ -24,7 +24,7 @@ from assistant.eval.ask import Answer, Config
 from assistant.eval.cases import Case
 from assistant.eval.runner import CaseResult, Totals, answer_of
 from assistant.eval.sets import EvalSetError, SetWriter, read_set
-from assistant.input_files import read_bounded
+from assistant.settings.input_files import read_bounded
 from context.entry import Entry
 from context.redaction import Redactor
 
