@@ -23,9 +23,9 @@ from assistant.run.loop.answer_so_far import NO_ANSWER, NOT_FINISHED
 from assistant.run.loop.apologies import SORRY_NO_ANSWER
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from context.storage import ThreadKey, open_store
-from tests.e2e.test_socket_mode import socket_env
 from tests.harness import answered_log, mention, script_answers, seed, thread_of
 from tests.process import TIMEOUT, AssistantProcess
+from tests.processes.test_socket_mode import socket_env
 
 # How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
 # start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.

@@ -13,9 +13,9 @@ import pytest
 from assistant.fakes.requests import event_callback, signed_event_request
 from assistant.fakes.slack.faults import DROPPED
 from context.storage import open_store
-from tests.e2e.test_socket_mode import free_port, serve_env
 from tests.harness import mention, script_answers, thread_of
 from tests.process import TIMEOUT, AssistantProcess
+from tests.processes.test_socket_mode import free_port, serve_env
 
 # How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
 # start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.

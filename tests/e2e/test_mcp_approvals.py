@@ -17,10 +17,10 @@ from assistant.fakes.openai import responses as replies
 from assistant.run.approvals.entries import ALLOW, DENY, pending_approval
 from bench.server import AppServer, Worker
 from context.storage import open_store
-from tests.e2e.test_stop_elsewhere import post
 from tests.harness import TIMEOUT, thread_of, wait_session
 from tests.harness import mention as say
 from tests.mcp_servers import ShopServer
+from tests.processes.test_stop_elsewhere import post
 
 BOB = "U0FAKEBOB1"
 CANCEL = ("shop__cancel_order", {"order": "A1", "reasoning": "the person asked"})

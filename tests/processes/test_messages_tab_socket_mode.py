@@ -10,9 +10,9 @@ from assistant.fakes.events import builders as events
 from assistant.fakes.events.panel import app_context_changed, channel_entity, open_messages_tab
 from assistant.fakes.openai import responses as replies
 from context.storage import ThreadKey, open_store
-from tests.e2e.test_socket_mode import socket_env
 from tests.harness import seed
 from tests.process import TIMEOUT, AssistantProcess
+from tests.processes.test_socket_mode import socket_env
 
 ME = f"<@{ids.USER_ID}>"
 

@@ -12,10 +12,10 @@ from assistant.fakes.openai import responses as replies
 from assistant.fakes.requests import signed_event_request
 from bench.server import AppServer
 from context.storage import ThreadKey, open_store
-from tests.e2e.test_socket_mode import socket_env
 from tests.harness import mention as say
 from tests.harness import thread_of, wait_session
 from tests.process import TIMEOUT, AssistantProcess
+from tests.processes.test_socket_mode import socket_env
 
 FINISH = ("finishRequest", {"reasoning": "done"})
 

@@ -21,11 +21,11 @@ from assistant.fakes.requests import event_callback, signed_event_request
 from bench.server import AppServer
 from context.storage import ThreadKey, open_store
 from tests.e2e.test_durable_runs import bot_texts
-from tests.e2e.test_socket_mode import socket_env
 from tests.e2e.test_streaming import ANSWER, FINISH, deliver, post
 from tests.harness import mention as say
 from tests.harness import thread_of
 from tests.process import TIMEOUT, AssistantProcess
+from tests.processes.test_socket_mode import socket_env
 
 FIRST = "The noodle bar on the corner."
 

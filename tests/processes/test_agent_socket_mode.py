@@ -8,13 +8,13 @@ import signal
 
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
-from tests.e2e.test_socket_mode import socket_env
 from tests.e2e.test_steps import HISTORY, cards
 from tests.e2e.test_stop_button import FINISH, post
 from tests.e2e.test_streaming import bot_messages
 from tests.harness import mention as say
 from tests.harness import wait_session
 from tests.process import TIMEOUT, AssistantProcess
+from tests.processes.test_socket_mode import socket_env
 
 
 def test_sessions_and_task_cards_over_socket_mode(slack, model, tmp_path):

@@ -108,7 +108,7 @@ def test_sigterm_lets_the_run_under_way_finish(slack, model, tmp_path):
 
         app.process.send_signal(signal.SIGTERM)
         # The signal was taken: the worker leaves Slack (no new events) but not its run,
-        # which has a short grace to end (tests/e2e/test_stopping.py: one that does not).
+        # which has a short grace to end (tests/processes/test_stopping.py: one that does not).
         slack._wait(lambda: not slack._sockets, TIMEOUT, lambda: "the socket stayed open")
         assert app.process.poll() is None
         held.release()

@@ -10,9 +10,9 @@ from assistant.fakes.events import builders as events
 from assistant.fakes.events.panel import context_changed, feedback_click, open_panel
 from assistant.fakes.openai import responses as replies
 from context.storage import ThreadKey, Vote, open_store
-from tests.e2e.test_socket_mode import socket_env
 from tests.harness import seed
 from tests.process import TIMEOUT, AssistantProcess
+from tests.processes.test_socket_mode import socket_env
 
 OPENER = f"<@{ids.USER_ID}>"
 
