@@ -10,10 +10,9 @@ import logging
 import sys
 from pathlib import Path
 
-from assistant.run.core.prompt import PromptBudget
-
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.servers import McpServers
+from assistant.run.core.prompt import PromptBudget
 from assistant.run.tools.server_tools import ServerCaps
 from assistant.run.tools.toolbox import toolbox
 
