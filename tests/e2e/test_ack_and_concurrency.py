@@ -8,8 +8,7 @@ from assistant.fakes.openai import responses as replies
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
 
-# How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
-# start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py).
 pytestmark = pytest.mark.listeners
 
 

@@ -7,7 +7,6 @@ like a mention by the person who used it."""
 from __future__ import annotations
 
 import json
-import signal
 
 import pytest
 
@@ -22,13 +21,9 @@ from assistant.panel.home_views import EDIT_ACTION
 from assistant.run.loop.answer_so_far import NO_ANSWER, NOT_FINISHED
 from assistant.run.loop.apologies import SORRY_NO_ANSWER
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
-from context.storage import ThreadKey, open_store
 from tests.harness import answered_log, mention, script_answers, seed, thread_of
-from tests.process import TIMEOUT, AssistantProcess
-from tests.processes.test_socket_mode import socket_env
 
-# How events are handled, not served: the Bolt tier (tests/bolt_tier.py); the tests that
-# start real processes (`AppServer`, `AssistantProcess`) do not use `app` and keep them.
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py).
 pytestmark = pytest.mark.listeners
 
 BOB = "U0BOB00001"
@@ -202,29 +197,6 @@ def test_the_threads_copy_of_a_shortcut_message_keeps_its_author(app, slack, mod
     key = thread_of({"channel": ids.CHANNEL_ID, "ts": said["ts"]})
     copies, _ = app.assistant.store.thread_messages(key)
     assert [(c.ts, c.user) for c in copies if c.ts == said["ts"]] == [(said["ts"], f"<@{BOB}>")]
-
-
-def test_the_shortcut_over_socket_mode(slack, model, tmp_path):
-    """The same `message_action` in an `interactive` envelope, to `assistant run`."""
-    script_answers(model)
-    said = slack.add_message(ids.CHANNEL_ID, user=BOB, text="Is the VPN down?")
-    payload = message_action(
-        {"ts": said["ts"], "text": said["text"], "user": BOB}, callback_id=CALLBACK_ID
-    )
-    with AssistantProcess("run", env=socket_env(slack, model, tmp_path), cwd=tmp_path) as app:
-        slack.wait_connected(timeout=TIMEOUT)
-        slack.wait_for_ack(slack.send_envelope(payload, type="interactive"), timeout=TIMEOUT)
-        slack.wait_for_call("reactions.remove", timeout=TIMEOUT)
-        code = app.stop(signal.SIGTERM)
-    assert code == 0, app.stderr.text
-    store = open_store(f"sqlite:///{tmp_path / 'app.db'}")
-    try:
-        entries = store.entries(ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, said["ts"]))
-    finally:
-        store.close()
-    asked = [e.content.model_dump() for e in entries if e.role == "user"]
-    assert asked == [{"userid": f"<@{ids.USER_ID}>", "text": "Is the VPN down?"}]
-    assert slack.calls_to("chat.postMessage")[-1].params["thread_ts"] == said["ts"]
 
 
 def finish(reasoning: str) -> replies.Completion:

@@ -14,7 +14,6 @@ from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.run.tools.post_message import post_metadata
 from assistant.slack.history import slack_time
-from bench import chaos
 from context.entry import UserContent
 from context.storage import EntryMeta, ThreadKey, open_store
 from context.toolcalls import PostMessage
@@ -152,11 +151,3 @@ def test_an_event_is_acknowledged_only_once_it_is_recorded(app, slack, model):
     assert app.assistant.store.metadata(thread_of(event))[1].wants_answer
     slack.wait_for_call("reactions.remove")
     app.wait_idle()
-
-
-def test_chaos_at_its_smallest_size_loses_and_doubles_nothing():
-    """`python -m bench chaos` with one SIGKILL of a real `serve` process (the full run, 100
-    mentions and 10 kills, is in bench/RESULTS.md)."""
-    figures = chaos.run(smoke=True)
-    assert [f for f in figures if f.met is False] == []
-    assert any(f.met for f in figures)
