@@ -1,6 +1,6 @@
 """Agent sessions and thinking steps over Socket Mode (issue 23): `assistant run` as a real
-process, the events in `events_api` envelopes, as tests/e2e/test_agent_sessions.py and
-tests/e2e/test_steps.py check them over HTTP."""
+process, the events in `events_api` envelopes, as tests/app/test_agent_sessions.py and
+tests/app/test_steps.py check them over HTTP."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import signal
 
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
-from tests.e2e.test_steps import HISTORY, cards
-from tests.e2e.test_stop_button import FINISH, post
-from tests.e2e.test_streaming import bot_messages
+from tests.app.test_steps import HISTORY, cards
+from tests.app.test_stop_button import FINISH, post
+from tests.app.test_streaming import bot_messages
 from tests.harness import mention as say
 from tests.harness import wait_session
 from tests.process import TIMEOUT, AssistantProcess

@@ -1,5 +1,5 @@
 """The caps bound an answer, not a process (issue 21, points 5 and 6): real `assistant serve`
-processes killed with SIGKILL (the caps in process: tests/e2e/test_answer_caps.py)."""
+processes killed with SIGKILL (the caps in process: tests/app/test_answer_caps.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from assistant.fakes.openai import responses as replies
 from assistant.fakes.requests import event_callback, signed_event_request
 from bench.server import AppServer
 from context.storage import open_store
-from tests.e2e.test_answer_caps import FINISH, post, refused
-from tests.e2e.test_durable_runs import bot_texts
-from tests.e2e.test_streaming import deliver
+from tests.app.test_answer_caps import FINISH, post, refused
+from tests.app.test_durable_runs import bot_texts
+from tests.app.test_streaming import deliver
 from tests.harness import mention as say
 from tests.harness import thread_of
 

@@ -1,5 +1,5 @@
 """The "Ask Aya about this" shortcut over Socket Mode: a real `assistant run` against the fake
-Slack's Socket Mode (the rest of issue 37: tests/e2e/test_answer_when_asked.py)."""
+Slack's Socket Mode (the rest of issue 37: tests/app/test_answer_when_asked.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from assistant.fakes import ids
 from assistant.fakes.events.shortcuts import message_action
 from assistant.listeners.shortcuts.ask_about_this import CALLBACK_ID
 from context.storage import ThreadKey, open_store
-from tests.e2e.test_answer_when_asked import BOB
+from tests.app.test_answer_when_asked import BOB
 from tests.harness import script_answers
 from tests.process import TIMEOUT, AssistantProcess
 from tests.processes.test_socket_mode import socket_env

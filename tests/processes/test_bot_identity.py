@@ -1,5 +1,5 @@
 """A real `assistant serve` records and acknowledges events while Slack's Web API is
-unreachable (assistant/slack/bot_identity.py; in process: tests/e2e/test_bot_identity.py)."""
+unreachable (assistant/slack/bot_identity.py; in process: tests/app/test_bot_identity.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Durable runs against real crashes: the chaos script (`python -m bench chaos`) at its
 smallest size, killing real `assistant serve` processes (the traces a crash leaves, in
-process: tests/e2e/test_durable_runs.py)."""
+process: tests/app/test_durable_runs.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """An approval asked in one `assistant serve` process and clicked in another, on PostgreSQL
-(the approvals in process: tests/e2e/test_mcp_approvals.py)."""
+(the approvals in process: tests/app/test_mcp_approvals.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from assistant.fakes.openai import responses as replies
 from assistant.run.approvals.entries import ALLOW
 from bench.server import AppServer
 from context.storage import open_store
-from tests.e2e.test_mcp_approvals import (
+from tests.app.test_mcp_approvals import (
     ANSWER,
     CANCEL,
     approval_message,

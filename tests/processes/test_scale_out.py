@@ -20,7 +20,7 @@ from bench import conversation
 from bench.model import AnsweringModel
 from bench.server import AppServer
 from context.storage import open_store
-from tests.e2e.test_installs import (
+from tests.app.test_installs import (
     CHANNEL_A,
     CLIENT_ID,
     CLIENT_SECRET,

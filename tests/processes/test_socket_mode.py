@@ -27,7 +27,7 @@ def socket_env(slack, model, tmp_path, **extra: str) -> dict[str, str]:
         "OPENAI_BASE_URL": model.base_url,
         "OPENAI_MAX_RETRIES": "0",
         "DATABASE_URL": f"sqlite:///{tmp_path / 'app.db'}",
-        "ASSISTANT_STREAM": "off",  # answers posted whole (streamed: tests/e2e/test_streaming.py)
+        "ASSISTANT_STREAM": "off",  # answers posted whole (streamed: tests/app/test_streaming.py)
     }
     return clean_env(**{**settings, **extra})
 

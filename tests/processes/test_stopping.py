@@ -20,8 +20,8 @@ from assistant.fakes.openai.stream import Streamed, StreamStyle
 from assistant.fakes.requests import event_callback, signed_event_request
 from bench.server import AppServer
 from context.storage import ThreadKey, open_store
-from tests.e2e.test_durable_runs import bot_texts
-from tests.e2e.test_streaming import ANSWER, FINISH, deliver, post
+from tests.app.test_durable_runs import bot_texts
+from tests.app.test_streaming import ANSWER, FINISH, deliver, post
 from tests.harness import mention as say
 from tests.harness import thread_of
 from tests.process import TIMEOUT, AssistantProcess

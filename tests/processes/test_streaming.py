@@ -1,5 +1,5 @@
 """A real `assistant serve` killed while it streams an answer: the next one resumes it with one
-whole answer (streaming in process: tests/e2e/test_streaming.py)."""
+whole answer (streaming in process: tests/app/test_streaming.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from assistant.fakes.openai import responses as replies
 from assistant.fakes.requests import event_callback, signed_event_request
 from bench.server import AppServer
 from context.storage import open_store
-from tests.e2e.test_streaming import ANSWER, FINISH, deliver, held_after, post, thread_bot_texts
+from tests.app.test_streaming import ANSWER, FINISH, deliver, held_after, post, thread_bot_texts
 from tests.harness import mention as say
 from tests.harness import thread_of
 

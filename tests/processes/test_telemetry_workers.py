@@ -15,7 +15,7 @@ from bench import conversation
 from bench.load import send_events
 from bench.model import AnsweringModel
 from bench.server import AppServer, Worker
-from tests.e2e.test_telemetry import runs
+from tests.app.test_telemetry import runs
 from tests.otlp_receiver import OtlpReceiver, Received, Span
 
 WAKE_TIMEOUT = 120.0  # the worker is woken by the ingress's NOTIFY; generous, for a busy machine

@@ -1,6 +1,6 @@
 """One SLACK_BOT_TOKEN beside installs through OAuth (issue 32): a real `assistant serve` with
 one token answers only its own workspace's threads (the refusal at start:
-tests/e2e/test_token_sources.py)."""
+tests/app/test_token_sources.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from assistant.slack.history import slack_time
 from bench.server import AppServer
 from context.entry import UserContent
 from context.storage import EntryMeta, ThreadKey, open_store
-from tests.e2e.test_durable_runs import PERSONA, crashed_after
-from tests.e2e.test_token_sources import OTHER_TEAM
+from tests.app.test_durable_runs import PERSONA, crashed_after
+from tests.app.test_token_sources import OTHER_TEAM
 from tests.harness import script_answers
 
 

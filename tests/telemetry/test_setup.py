@@ -1,6 +1,6 @@
 """Telemetry is opt-in by the SDK's own variables: without an OTLP endpoint nothing of
 OpenTelemetry is imported; a protocol that cannot be used is one line, grpc without its extra
-too (simulated: the extra is installed for the tests, tests/e2e/test_telemetry_grpc.py)."""
+too (simulated: the extra is installed for the tests, tests/app/test_telemetry_grpc.py)."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, text
 
 from assistant.fakes.requests import event_callback
 from assistant.run.scheduling.workspace_runs import NOT_INSTALLED
-from tests.e2e.test_installs import (
+from tests.app.test_installs import (
     CHANNEL_A,
     TEAM_A,
     bot_of,

@@ -23,7 +23,7 @@ from assistant.settings import SettingsError
 from assistant.slack.text import neutralize_mentions, split_message
 from context.storage import ThreadKey, open_store
 from context.toolcalls import PostMessage
-from tests.e2e.test_durable_runs import crashed_after
+from tests.app.test_durable_runs import crashed_after
 from tests.harness import TIMEOUT, seed, thread_of
 from tests.harness import mention as say
 
@@ -402,7 +402,7 @@ def test_a_text_over_the_caps_is_taken_back_while_it_streams(make_app, slack, mo
     app.wait_idle()
 
     # Nothing of the stream stays: the text is posted cut to the cap, whole, with a note
-    # (tests/e2e/test_answer_caps.py).
+    # (tests/app/test_answer_caps.py).
     assert start.response["ts"] in [c.params["ts"] for c in slack.calls_to("chat.delete")]
     (message,) = bot_messages(slack, event)
     assert message["ts"] != start.response["ts"]

@@ -16,7 +16,7 @@ from assistant.run.core.leftovers import NOTICE_METADATA
 from assistant.run.loop.apologies import SORRY_STEPS
 from assistant.run.progress.step_cards import STEPS_METADATA
 from assistant.run.tools.post_message import final_blocks, post_metadata
-from tests.e2e.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
+from tests.app.test_streaming import ANSWER, FINISH, answer, bot_messages, held_after, post
 from tests.harness import mention as say
 from tests.harness import seed, thread_of
 

@@ -21,7 +21,7 @@ from assistant.panel.home_views import (
     home_view,
 )
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
-from tests.e2e.test_channel_settings import ADMIN, BOB, buttons, interact, text_of
+from tests.app.test_channel_settings import ADMIN, BOB, buttons, interact, text_of
 
 # How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).
 pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]

@@ -19,7 +19,7 @@ from assistant.model.limits import JSON_RECHECK_SECONDS, PLAIN_TEXT_SWITCH
 from assistant.model.options import ModelOptions
 from assistant.run.loop.apologies import SORRY_MODEL, SORRY_WINDOW
 from context.tokens import counter_for
-from tests.e2e.test_streaming import answer_streaming
+from tests.app.test_streaming import answer_streaming
 from tests.harness import answered_log, prompt_log, script_answers, thread_of
 from tests.harness import mention as say
 

@@ -18,10 +18,10 @@ from assistant.i18n.words import Words
 from assistant.run.loop.apologies import SORRY_MODEL
 from assistant.run.loop.channel_access import NOTE
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
-from tests.e2e.test_app_home import open_home, open_modal
-from tests.e2e.test_channel_settings import ADMIN, interact
-from tests.e2e.test_model_failures import answered
-from tests.e2e.test_panel import contents, opened, panel_key
+from tests.app.test_app_home import open_home, open_modal
+from tests.app.test_channel_settings import ADMIN, interact
+from tests.app.test_model_failures import answered
+from tests.app.test_panel import contents, opened, panel_key
 from tests.harness import mention as say
 from tests.harness import thread_of
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_telemetry import (
+from tests.app.test_telemetry import (
     TWO_TOOLS_SPANS,
     ask,
     children,

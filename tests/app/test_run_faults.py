@@ -21,7 +21,7 @@ from assistant.fakes.openai.bodies import BAD_BODIES, html_page
 from assistant.run.core.store_errors import store_unavailable
 from assistant.run.loop.apologies import SORRY_MODEL, SORRY_STEPS, SORRY_UNEXPECTED
 from context.storage import ThreadKey
-from tests.e2e.test_model_failures import answered, script_one_answer, still_answers, system_texts
+from tests.app.test_model_failures import answered, script_one_answer, still_answers, system_texts
 from tests.harness import TIMEOUT, RunningApp, app_settings, thread_of
 from tests.harness import mention as say
 from tests.tcp_proxy import TcpProxy

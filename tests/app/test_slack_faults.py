@@ -7,7 +7,7 @@ import pytest
 
 from assistant.fakes.openai import responses as replies
 from assistant.run.loop.apologies import SORRY_SLACK
-from tests.e2e.test_model_failures import answered, script_one_answer, still_answers, system_texts
+from tests.app.test_model_failures import answered, script_one_answer, still_answers, system_texts
 
 # How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).
 pytestmark = pytest.mark.listeners

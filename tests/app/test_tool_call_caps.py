@@ -10,9 +10,9 @@ import pytest
 
 from assistant.fakes.openai import responses as replies
 from assistant.run.progress.step_cards import MAX_CARDS
-from tests.e2e.test_model_failures import answered
-from tests.e2e.test_steps import HISTORY, cards
-from tests.e2e.test_streaming import FINISH, answer, bot_messages, post
+from tests.app.test_model_failures import answered
+from tests.app.test_steps import HISTORY, cards
+from tests.app.test_streaming import FINISH, answer, bot_messages, post
 from tests.harness import mention as say
 
 # How the app handles what it is sent, not the web server: the Bolt tier (tests/bolt_tier.py).

@@ -12,8 +12,8 @@ from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.run.loop.apologies import SORRY_MODEL
 from context.storage import open_store
-from tests.e2e.test_durable_runs import crashed_after
-from tests.e2e.test_streaming import (
+from tests.app.test_durable_runs import crashed_after
+from tests.app.test_streaming import (
     ANSWER,
     FINISH,
     answer_streaming,

@@ -12,7 +12,7 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
-from tests.e2e.test_mcp_approvals import (
+from tests.app.test_mcp_approvals import (
     ANSWER,
     BOB,
     CANCEL,

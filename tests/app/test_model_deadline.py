@@ -16,7 +16,7 @@ from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle, Trickled
 from assistant.model.attempts import timed_out_note
 from assistant.run.loop.apologies import SORRY_MODEL
-from tests.e2e.test_streaming import ANSWER, FINISH, bot_messages, post
+from tests.app.test_streaming import ANSWER, FINISH, bot_messages, post
 from tests.harness import RunningApp, thread_of
 from tests.harness import mention as say
 

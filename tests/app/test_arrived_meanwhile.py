@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from assistant.fakes.openai import responses as replies
-from tests.e2e.test_streaming import ANSWER, FINISH, bot_messages, held_after, post
+from tests.app.test_streaming import ANSWER, FINISH, bot_messages, held_after, post
 from tests.harness import mention as say
 from tests.harness import prompt_log, thread_of
 

@@ -19,8 +19,8 @@ from assistant.run.tools.post_message import CUT, post_metadata
 from assistant.slack.text import split_message
 from context.storage import EntryMeta, ThreadKey, ThreadMessage, open_store
 from context.toolcalls import PostMessage
-from tests.e2e.test_durable_runs import bot_texts, crashed_after
-from tests.e2e.test_streaming import answer, answer_streaming
+from tests.app.test_durable_runs import bot_texts, crashed_after
+from tests.app.test_streaming import answer, answer_streaming
 from tests.harness import mention as say
 from tests.harness import thread_of
 

@@ -13,7 +13,7 @@ import json
 import pytest
 
 from assistant.fakes.openai import responses as replies
-from tests.e2e.test_mcp_approvals import ANSWER, asked, click, finished, texts
+from tests.app.test_mcp_approvals import ANSWER, asked, click, finished, texts
 from tests.harness import TIMEOUT, prompt_log, thread_of
 from tests.harness import mention as say
 from tests.mcp_servers import ShopServer

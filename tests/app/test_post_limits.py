@@ -17,8 +17,8 @@ from assistant.run.tools.post_message import REFUSED
 from assistant.settings import SettingsError, load_settings
 from assistant.slack.text import split_message
 from context.toolcalls import PostMessage
-from tests.e2e.test_durable_runs import bot_texts, crashed_after
-from tests.e2e.test_model_failures import answered, script_one_answer
+from tests.app.test_durable_runs import bot_texts, crashed_after
+from tests.app.test_model_failures import answered, script_one_answer
 from tests.harness import mention as say
 from tests.harness import thread_of
 
@@ -94,7 +94,7 @@ def test_a_run_posts_at_most_its_characters_and_a_1_mb_text_not_at_all(app, slac
     assert sum(len(t) for t in texts) <= 40_000
     _, upper_call, huge_call = post_calls(log)
     # The first is posted whole, in as many messages as it takes; the second only as far as
-    # the cap leaves room (see tests/e2e/test_answer_caps.py), so nothing is left for the third.
+    # the cap leaves room (see tests/app/test_answer_caps.py), so nothing is left for the third.
     assert texts[: len(split_message(long))] == split_message(long)
     assert texts[-1].endswith(CUT_NOTE)
     assert log[upper_call["index"] + 1]["content"].startswith(

@@ -22,7 +22,7 @@ from assistant.intake.channel_gate import NOTE, refusal_line
 from assistant.panel.home_views import EDIT_ACTION, READ_ONLY
 from assistant.run.loop.agent import NO_ONE_ALLOWED
 from context.channels import ChannelConfig
-from tests.e2e.test_streaming import ANSWER, FINISH, answer_streaming, post
+from tests.app.test_streaming import ANSWER, FINISH, answer_streaming, post
 from tests.harness import answered_log, mention, script_answers, seed, thread_of
 
 # How requests are handled, not served: the Bolt tier (tests/bolt_tier.py).

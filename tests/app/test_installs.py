@@ -22,7 +22,7 @@ from assistant.fakes.slack.oauth import EXPIRES_IN
 from assistant.run.scheduling.workspace_runs import NOT_INSTALLED
 from assistant.slack.installs import MAX_LIVE_STATES, Installations
 from context.storage import open_store
-from tests.e2e.test_durable_runs import crashed_after
+from tests.app.test_durable_runs import crashed_after
 from tests.harness import mention, script_answers, thread_of
 
 pytestmark = pytest.mark.app_backend
