@@ -1,26 +1,28 @@
 """A person approves before a tool acts: a real MCP server on loopback (its `cancel_order` is
-not read-only), the real app, the fake Slack and model; the Allow / Deny buttons clicked as
-Slack sends block actions."""
+not read-only), the real app in process, the fake Slack and model; the Allow / Deny buttons
+clicked as Slack sends block actions. A click in another `assistant serve` process:
+tests/processes/test_mcp_approvals.py."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import time
 from datetime import UTC, datetime
 
 import pytest
 
-from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes import ids
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
 from assistant.run.approvals.entries import ALLOW, DENY, pending_approval
-from bench.server import AppServer, Worker
 from context.storage import open_store
 from tests.harness import TIMEOUT, thread_of
 from tests.harness import mention as say
 from tests.mcp_servers import ShopServer
-from tests.processes.test_stop_elsewhere import post
+
+# How events are handled, not served: the Bolt tier (tests/bolt_tier.py), an ingress and a
+# worker among its apps.
+pytestmark = pytest.mark.listeners
 
 BOB = "U0FAKEBOB1"
 CANCEL = ("shop__cancel_order", {"order": "A1", "reasoning": "the person asked"})
@@ -270,74 +272,56 @@ def test_a_tool_the_file_says_never_to_ask_for_runs_at_once(
     assert not any(t.startswith("Approval") for t in texts(log))
 
 
-def test_a_click_at_the_ingress_wakes_a_worker_at_once(postgres_url, shop_server, tmp_path):
+def test_a_click_at_the_ingress_wakes_a_worker_at_once(
+    make_app, slack, model, shop_server, tmp_path, postgres_url
+):
     """Behind an ingress (`serve --runs off`), a worker asks; the click reaches the ingress,
-    whose write wakes a worker (a sweep only every 300 s here)."""
+    whose write wakes a worker (a sweep only every 300 s here). Both roles in process, on
+    PostgreSQL, whose notification is the wake-up (as processes: tests/processes/)."""
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"servers": {"shop": {"url": shop_server.url}}}))
-    with FakeSlack() as slack, FakeOpenAI() as model:
-        model.script(replies.tool_calls(CANCEL), ANSWER)
-        env = {"ASSISTANT_MCP_FILE": str(path), "ASSISTANT_RUN_LEASE_SECONDS": "600"}
-        with (
-            Worker(slack, model, tmp_path / "w", postgres_url, **env) as worker,
-            AppServer(
-                slack, model, tmp_path, runs="off", DATABASE_URL=postgres_url, **env
-            ) as ingress,
-        ):
-            event = say(slack, "please cancel my order A1")
-            assert post(ingress, event) == 200
-            message = approval_message(slack, event)
-            worker.process.stdout.wait_for("Approval requested: shop__cancel_order")
-            payload = button_click(message, ALLOW, channel=ids.CHANNEL_ID)
-            body, headers = signed_interaction_request(payload)
-            connection = http.client.HTTPConnection("127.0.0.1", ingress.port, timeout=TIMEOUT)
-            try:
-                connection.request("POST", "/slack/events", body=body, headers=headers)
-                assert connection.getresponse().status == 200
-            finally:
-                connection.close()
-            worker.process.stdout.wait_for("Order A1 cancelled")
-            slack.wait_for_call("chat.postMessage", where=lambda c: c.params.get("text") == "Done.")
-        assert "allowed by" in ingress.process.stdout.text  # recorded where it was clicked
+    roles = {"assistant_mcp_file": str(path), "assistant_run_lease_seconds": 600}
+    model.script(replies.tool_calls(CANCEL), ANSWER)
+    worker = make_app(role="worker", database_url=postgres_url, **roles)
+    ingress = make_app(role="ingress", database_url=postgres_url, **roles)
+    event = say(slack, "please cancel my order A1")
+    assert ingress.send_event(event).status == 200
+    message = approval_message(slack, event)
+    wait_log(
+        worker,
+        event,
+        lambda log: any(t.startswith("Approval requested: shop__cancel_order") for t in texts(log)),
+    )
+    click(ingress, slack, message, ALLOW)
+    wait_log(worker, event, lambda log: any(t.endswith("Order A1 cancelled") for t in texts(log)))
+    slack.wait_for_call("chat.postMessage", where=lambda c: c.params.get("text") == "Done.")
+    assert "allowed by" in ingress.trace.getvalue()  # recorded where it was clicked
 
 
 def test_a_click_after_the_expiry_before_any_run_resumed_says_expired(
-    postgres_url, shop_server, tmp_path
+    make_app, slack, model, shop_server, tmp_path, app_stores
 ):
-    """The asking process is gone; the expiry passes with no process to resume the run;
-    the person's late click (at an ingress) records no decision, and the message says
+    """The asking app is gone; the expiry passes with no app to resume the run; the
+    person's late click (at an ingress) records no decision, and the message says
     expired."""
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"servers": {"shop": {"url": shop_server.url}}}))
-    with FakeSlack() as slack, FakeOpenAI() as model:
-        model.script(replies.tool_calls(CANCEL), ANSWER)
-        env = {"ASSISTANT_MCP_FILE": str(path), "ASSISTANT_APPROVAL_SECONDS": "2"}
-        (tmp_path / "a").mkdir()
-        with AppServer(slack, model, tmp_path / "a", DATABASE_URL=postgres_url, **env) as asking:
-            event = say(slack, "please cancel my order A1")
-            assert post(asking, event) == 200
-            message = approval_message(slack, event)
-            asking.process.stdout.wait_for("Approval requested: shop__cancel_order")
-        store = open_store(postgres_url)
-        try:
-            pending = pending_approval(store.entries(thread_of(event)))
-            assert pending is not None
-            while datetime.now(UTC) <= pending.until:  # the expiry is a moment: wait for it
-                time.sleep(0.1)
-            with AppServer(
-                slack, model, tmp_path, runs="off", DATABASE_URL=postgres_url, **env
-            ) as ingress:
-                payload = button_click(message, ALLOW, channel=ids.CHANNEL_ID)
-                body, headers = signed_interaction_request(payload)
-                connection = http.client.HTTPConnection("127.0.0.1", ingress.port, timeout=TIMEOUT)
-                try:
-                    connection.request("POST", "/slack/events", body=body, headers=headers)
-                    assert connection.getresponse().status == 200
-                finally:
-                    connection.close()
-                slack.wait_for_call("chat.update")
-            log = [e.as_dict() for e in store.entries(thread_of(event))]
-        finally:
-            store.close()
-        assert "Expired at" in shown(slack, message)
-        assert not any(" allowed by " in t for t in texts(log))  # no decision recorded
+    settings = {"assistant_mcp_file": str(path), "assistant_approval_seconds": 2}
+    model.script(replies.tool_calls(CANCEL), ANSWER)
+    asking = make_app(database_url=app_stores[0], **settings)
+    event = say(slack, "please cancel my order A1")
+    message = asked(asking, slack, event)
+    asking.stop()
+    store = open_store(app_stores[0])
+    try:
+        pending = pending_approval(store.entries(thread_of(event)))
+    finally:
+        store.close()
+    assert pending is not None
+    while datetime.now(UTC) <= pending.until:  # the expiry is a moment: wait for it
+        time.sleep(0.1)
+    ingress = make_app(role="ingress", database_url=app_stores[0], **settings)
+    click(ingress, slack, message, ALLOW)
+    slack.wait_for_call("chat.update")
+    assert "Expired at" in shown(slack, message)
+    assert not any(" allowed by " in t for t in texts(ingress.log(thread_of(event))))
