@@ -23,8 +23,9 @@ from tests.harness import RunningApp, app_settings
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 # The suite fails if it leaves files in the checkout (tests/tree_check.py), or a process
-# running (tests/process_check.py).
-pytest_plugins = ["tests.tree_check", "tests.process_check"]
+# running (tests/process_check.py), or if a test outside tests/processes/ starts a process
+# (tests/tier_check.py).
+pytest_plugins = ["tests.tree_check", "tests.process_check", "tests.tier_check"]
 
 # Hypothesis, as the suite runs it: the same on a busy machine as on a quiet one. No
 # deadline on an example, no health check on how long generating one took (both wall time);
