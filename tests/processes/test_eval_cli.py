@@ -11,6 +11,9 @@ import sys
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from tests.eval.logs import history_call, post_call
+
+# The module's fixture: a saved thread's log file.
+from tests.eval.test_eval_cli import log_file as log_file
 from tests.process import clean_env, run_assistant
 
 

@@ -20,6 +20,9 @@ from tests.app.test_mcp_approvals import (
     shown,
     texts,
 )
+
+# The module's fixture: its MCP server on loopback, in this process.
+from tests.app.test_mcp_approvals import shop_server as shop_server
 from tests.harness import TIMEOUT, thread_of, wait_session
 from tests.harness import mention as say
 from tests.processes.test_stop_elsewhere import post
