@@ -2,7 +2,7 @@
 # environment (`. .venv/bin/activate`); `make install` makes it ready. `.ci/run` is `make ci`
 # on a fresh clone.
 
-.PHONY: install test test-postgresql real-model-deps real-model lint types bench ci
+.PHONY: install test test-processes test-postgresql real-model-deps real-model lint types bench ci
 
 # Pinned versions first (requirements.lock, what CI tests), then the project itself.
 install:
@@ -12,6 +12,10 @@ install:
 # The README's test command: the unit tests and the app in process.
 test:
 	pytest
+
+# The third tier: the tests that start real processes (tests/processes/).
+test-processes:
+	pytest -m processes
 
 # The tests whose apps open a store, again with those stores on PostgreSQL.
 test-postgresql:
@@ -42,4 +46,4 @@ lint:
 types:
 	mypy
 
-ci: install test test-postgresql bench real-model lint types
+ci: install test test-processes test-postgresql bench real-model lint types

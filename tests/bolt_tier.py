@@ -5,7 +5,8 @@ API and model call still goes to the fakes over real HTTP. For tests of how a re
 handled (listeners, signatures, acks): a test module says so with `pytestmark =
 pytest.mark.listeners`, and its `app` and `make_app` are this one (tests/conftest.py). What the
 web server itself does (the request guard, /healthz, the OAuth pages, connection limits) is
-tested through `RunningApp`."""
+tested through `RunningApp`. An ingress and a worker run in process too (`role`): the
+processes are not the point of what they do together."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ import asyncio
 import io
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from assistant.app import Assistant, create_assistant
+from assistant.serving.worker import answer_owed
 from assistant.settings.environment import Settings
+from context.storage import database_url
 from tests.harness import TIMEOUT, Response, RunningApp
 
 T = TypeVar("T")
+# What the app does with the events it is given, as `assistant serve` (answers them),
+# `assistant serve --runs off` (the ingress: records them, runs nothing) or `assistant
+# worker` (runs what an ingress recorded, woken by PostgreSQL's notification) does.
+Role = Literal["serve", "ingress", "worker"]
 
 EVENTS_PATH = "/slack/events"  # the one path served by Bolt's dispatch
 
@@ -30,18 +37,24 @@ class DispatchedApp(RunningApp):
     """`RunningApp`'s face (send_event, the waits, the log) over the Bolt app in process; its
     event loop runs in a background thread, as the server's does."""
 
-    def __init__(self, settings: Settings) -> None:  # no socket, no server: not super's
+    def __init__(self, settings: Settings, role: Role = "serve") -> None:  # not super's
         self.settings = settings
+        self.role = role
         self.trace = io.StringIO()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._built: Assistant | None = None
+        self._listener: asyncio.Task[None] | None = None
 
     def start(self) -> DispatchedApp:
         self._thread.start()
 
         async def build() -> Assistant:  # inside the loop that serves it, as the lifespan does
-            return create_assistant(self.settings, self.trace)
+            assistant = create_assistant(self.settings, self.trace, runs=self.role != "ingress")
+            if self.role == "worker":
+                url = database_url(self.settings.storage.database_url)
+                self._listener = asyncio.create_task(answer_owed(assistant, url))
+            return assistant
 
         self._built = self._call(build())
         return self
@@ -49,6 +62,9 @@ class DispatchedApp(RunningApp):
     def stop(self) -> None:
         if self._loop.is_closed():  # stopped already: a test may stop its app itself
             return
+        if self._listener is not None:  # as `assistant worker` stops: listening first
+            self._listener.cancel()
+            self._call(asyncio.wait([self._listener]))
         if self._built is not None:
             self._call(self._built.close())
         self._call(_cancel_the_rest())

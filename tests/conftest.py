@@ -17,14 +17,15 @@ from sqlalchemy.exc import OperationalError
 from assistant.fakes import FakeOpenAI, FakeSlack, ids
 from context.storage import Store, database_url, open_store
 from context.tokens import counter_for
-from tests.bolt_tier import DispatchedApp
+from tests.bolt_tier import DispatchedApp, Role
 from tests.harness import RunningApp, app_settings
 
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/postgres"
 
 # The suite fails if it leaves files in the checkout (tests/tree_check.py), or a process
-# running (tests/process_check.py).
-pytest_plugins = ["tests.tree_check", "tests.process_check"]
+# running (tests/process_check.py), or if a test outside tests/processes/ starts a process
+# (tests/tier_check.py).
+pytest_plugins = ["tests.tree_check", "tests.process_check", "tests.tier_check"]
 
 # Hypothesis, as the suite runs it: the same on a busy machine as on a quiet one. No
 # deadline on an example, no health check on how long generating one took (both wall time);
@@ -219,14 +220,18 @@ def app_stores(request: pytest.FixtureRequest, tmp_path: Path) -> AppStores:
 @pytest.fixture
 def make_app(request: pytest.FixtureRequest, app_stores: AppStores, slack, model):
     """Start the app with some settings changed; stopped at the end of the test. Under a
-    test marked `listeners`, the Bolt tier's app (tests/bolt_tier.py)."""
+    test marked `listeners`, the Bolt tier's app (tests/bolt_tier.py), in any `role`."""
     started: list[RunningApp] = []
     kind = DispatchedApp if request.node.get_closest_marker("listeners") else RunningApp
 
-    def start(**settings: object) -> RunningApp:
+    def start(role: Role = "serve", **settings: object) -> RunningApp:
         # A test about one backend's own behaviour (SQLite's locks) names its store.
         url = str(settings.pop("database_url", None) or app_stores[len(started)])
-        started.append(kind(app_settings(slack, model, url, **settings)).start())
+        built = app_settings(slack, model, url, **settings)
+        # The ingress and worker roles run nothing or serve nothing: the Bolt tier's only.
+        assert role == "serve" or kind is DispatchedApp, "a role needs pytest.mark.listeners"
+        app = DispatchedApp(built, role) if role != "serve" else kind(built)
+        started.append(app.start())
         return started[-1]
 
     yield start

@@ -42,7 +42,7 @@ def app_settings(slack: FakeSlack, model: FakeOpenAI, database_url: str, **extra
         "openai_base_url": model.base_url,
         "openai_max_retries": 0,
         "database_url": database_url,
-        # Answers are posted whole unless a test streams them (tests/e2e/test_streaming.py).
+        # Answers are posted whole unless a test streams them (tests/app/test_streaming.py).
         "assistant_stream": "off",
         # No model check at start: its probe would take a scripted answer (test_check.py).
         "assistant_model_check": "off",

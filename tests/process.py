@@ -30,7 +30,7 @@ def clean_env(**env: str) -> dict[str, str]:
         for name, value in os.environ.items()
         if not name.startswith(prefixes) and name not in names
     }
-    # Answers posted whole unless a test streams (tests/e2e/test_streaming.py sets it).
+    # Answers posted whole unless a test streams (tests/app/test_streaming.py sets it).
     # No model check at start either: its probe would take a scripted answer.
     defaults = {"PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1", "ASSISTANT_STREAM": "off",
                 "ASSISTANT_MODEL_CHECK": "off"}  # fmt: skip

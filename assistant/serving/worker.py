@@ -17,7 +17,9 @@ import contextlib
 import sys
 from typing import TextIO
 
-from assistant.app import create_assistant
+from sqlalchemy import URL
+
+from assistant.app import Assistant, create_assistant
 from assistant.serving.signals import stopped_by_signals
 from assistant.settings.environment import Settings, SettingsError
 from assistant.slack.bot_identity import BotIdentity
@@ -77,16 +79,9 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
             raise SettingsError("\n".join(problems))
     assistant = create_assistant(settings, trace, identity=identity)
     assistant.check_mcp_servers(sys.stderr)
-    scheduler = assistant.scheduler
-    assert scheduler is not None
-
-    def listening() -> None:
-        print("assistant worker: listening for requests", file=sys.stderr, flush=True)
-        scheduler.sweep_now()
-
     with stopped_by_signals() as stopping:
         url = database_url(settings.storage.database_url)
-        listener = asyncio.create_task(listen_for_owed(url, scheduler.request, listening))
+        listener = asyncio.create_task(answer_owed(assistant, url))
         try:
             await asyncio.Event().wait()  # until a signal
         finally:
@@ -95,6 +90,21 @@ async def run_worker(settings: Settings, trace: TextIO | None = None) -> None:
             with contextlib.suppress(asyncio.CancelledError):
                 await listener
             await assistant.close()
+
+
+async def answer_owed(assistant: Assistant, url: URL) -> None:
+    """Until cancelled: each thread the ingress records as owed is asked of the scheduler at
+    once (PostgreSQL's notification), and a sweep runs each time listening (re)starts, since
+    what was sent meanwhile is lost. The worker's work without its signals, which only the
+    main thread may handle (the tests run a worker in process: tests/bolt_tier.py)."""
+    scheduler = assistant.scheduler
+    assert scheduler is not None
+
+    def listening() -> None:
+        print("assistant worker: listening for requests", file=sys.stderr, flush=True)
+        scheduler.sweep_now()
+
+    await listen_for_owed(url, scheduler.request, listening)
 
 
 def work(settings: Settings) -> None:

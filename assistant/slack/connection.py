@@ -19,8 +19,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from context.urls import shown_url
 
-# The messages of slack-sdk's records that this rewrites (tests/e2e/test_socket_mode.py checks
-# that slack-sdk still logs them, by the output of a real run against an unreachable Slack).
+# The messages of slack-sdk's records that this rewrites (tests/processes/test_socket_mode.py
+# checks that slack-sdk still logs them, by the output of a real run against an unreachable
+# Slack).
 CONNECT_FAILED = "Failed to connect (error:"
 URL_FAILED = "Failed to retrieve WSS URL:"
 # How a run that Slack failed says so in its `Error:` entry (docs/log-format.md).

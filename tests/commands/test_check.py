@@ -12,8 +12,7 @@ from assistant.run.core.prompt import fixed_tokens
 from context.channels import ChannelConfig
 from context.storage import open_store
 from context.tokens import counter_for
-from tests.commands.test_settings import free_port
-from tests.process import AssistantProcess, clean_env, run_assistant
+from tests.process import clean_env, run_assistant
 
 MODEL = "qwen2.5-7b-instruct"
 
@@ -111,17 +110,6 @@ def test_every_model_a_channel_names_is_checked(tmp_path):
     assert result.returncode == 0, result.stderr
     checked = {line.split()[0] for line in result.stdout.splitlines()[1:]}
     assert checked == {MODEL, "llama3.1"}
-
-
-def test_serve_prints_the_summary_at_start_and_asks_as_json_from_then_on(tmp_path, slack):
-    with fake(kind="llama.cpp", tool_choice="ignored") as model:
-        env = env_for(model, tmp_path, ASSISTANT_MODEL_CHECK="on", PORT=str(free_port()),
-                      SLACK_BOT_TOKEN=ids.BOT_TOKEN, SLACK_SIGNING_SECRET=ids.SIGNING_SECRET,
-                      SLACK_API_URL=slack.api_url)  # fmt: skip
-        with AssistantProcess("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path) as app:
-            said = app.stderr.wait_for(r"model check of http://127\.0\.0\.1:\d+: .*")
-    assert "to look at" in said.group(0) and "asked as JSON from now on" in said.group(0)
-    assert "Traceback" not in app.stderr.text
 
 
 def test_a_server_that_answers_no_chat_request_fails_the_check(tmp_path):

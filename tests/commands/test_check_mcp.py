@@ -11,11 +11,10 @@ import socket
 import sys
 from pathlib import Path
 
-from assistant.fakes import FakeOpenAI, FakeSlack, ids
+from assistant.fakes import FakeOpenAI, ids
 from assistant.fakes.openai import responses as replies
-from tests.commands.test_settings import free_port
 from tests.mcp_servers import STDIO_COMMAND, ShopServer
-from tests.process import AssistantProcess, clean_env, run_assistant
+from tests.process import clean_env, run_assistant
 
 MANY = str(Path(STDIO_COMMAND[1]).with_name("many.py"))
 
@@ -106,23 +105,3 @@ def test_a_good_file_passes_and_mcp_alone_needs_no_key(tmp_path):
     assert "MCP check: all well: files (7 tools offered)" in result.stderr
     alone = run_assistant("check", "--mcp", env=clean_env(), cwd=tmp_path)
     assert alone.returncode == 2 and "--mcp: ASSISTANT_MCP_FILE names no server" in alone.stderr
-
-
-def test_serve_says_at_start_what_runs_will_leave_out(tmp_path):
-    """More tools in the file than a request may carry: said at start, not at the first run
-    (issue 43, point 6)."""
-    with FakeSlack() as slack, FakeOpenAI() as model:
-        env = env_with(
-            tmp_path, {"first": many(100), "second": many(101)},
-            OPENAI_API_KEY=ids.OPENAI_API_KEY, OPENAI_BASE_URL=model.base_url,
-            PORT=str(free_port()), SLACK_BOT_TOKEN=ids.BOT_TOKEN,
-            SLACK_SIGNING_SECRET=ids.SIGNING_SECRET, SLACK_API_URL=slack.api_url,
-        )  # fmt: skip
-        with AssistantProcess("serve", "--host", "127.0.0.1", env=env, cwd=tmp_path) as app:
-            said = app.stderr.wait_for(r"MCP check: .*")
-    assert said.group(0) == (
-        "MCP check: 1 failing: second fits a request: its 101 tools and the 104 before them "
-        "would pass the 128 tools a request may carry (ASSISTANT_MAX_TOOLS_PER_REQUEST) "
-        "(`assistant check` says more)"
-    )
-    assert "Traceback" not in app.stderr.text

@@ -11,9 +11,9 @@ from assistant.fakes import ids
 from assistant.fakes._server import Hold
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
+from tests.app.test_steps import HISTORY
+from tests.app.test_stop_button import ANSWER, FINISH, post
 from tests.commands.test_replay_report import report_lines
-from tests.e2e.test_steps import HISTORY
-from tests.e2e.test_stop_button import ANSWER, FINISH, post
 from tests.harness import mention as say
 from tests.harness import thread_of, wait_session
 from tests.process import clean_env, run_assistant

@@ -1,8 +1,4 @@
 import io
-import os
-import pty
-import subprocess
-import sys
 import unicodedata
 
 from hypothesis import given, settings
@@ -15,7 +11,7 @@ from context.log import ContextLog
 from context.render import render_entry, render_log
 from context.toolcalls import ExpandEntry, FinishRequest, GetThreadHistory, PostMessage
 from context.trace import TraceWriter
-from tests.cli import DATA, ROOT, run_cli
+from tests.cli import DATA, run_cli
 from tests.harness import mention as say
 from tests.harness import thread_of
 
@@ -34,33 +30,6 @@ def test_show_reads_standard_input():
     result = run_cli("show", "-", stdin=SEED)
     assert result.returncode == 0, result.stderr
     assert result.stdout == EXPECTED
-
-
-def test_show_uses_colour_only_on_a_terminal():
-    leader, follower = pty.openpty()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    env.pop("NO_COLOR", None)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "assistant.cli", "show", str(DATA / "aya-lunch.json")],
-        stdout=follower,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closes when the process exits
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    assert proc.wait(timeout=30) == 0
-    os.close(leader)
-    output = b"".join(chunks)
-    assert b"\x1b[1m" in output
-    assert "Oi, me dê uma sugestão".encode() in output
 
 
 def test_live_trace_equals_saved_rendering():

@@ -4,10 +4,6 @@ exit statuses, its outputs, and eval sets saved and run again."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import subprocess
-import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -474,37 +470,6 @@ def test_a_post_in_another_language_than_the_question_fails(env, model, log_file
         "links_kept": False,
         "length_ratio": 0.72,
     }
-
-
-def test_a_terminal_gets_a_progress_bar(model, tmp_path, log_file):
-    """On a terminal (a pseudo-terminal here), the bar with the set's count from its manifest."""
-    saved = run_assistant("eval", str(log_file), "--save", "set", env=clean_env(), cwd=tmp_path)
-    assert saved.returncode == 0, saved.stderr
-    model.script(replies.tool_calls(history_call()), replies.tool_calls(post_call()))
-    env = clean_env(OPENAI_API_KEY=ids.OPENAI_API_KEY, OPENAI_BASE_URL=model.base_url)
-    leader, follower = pty.openpty()
-    with subprocess.Popen(
-        [sys.executable, "-m", "assistant.cli", "eval", "set", "--concurrency", "1"],
-        stdout=subprocess.DEVNULL,
-        stderr=follower,
-        env=env,
-        cwd=tmp_path,
-    ) as process:
-        os.close(follower)
-        shown = b""
-        while True:  # until the child's end closes the terminal
-            try:
-                data = os.read(leader, 4096)
-            except OSError:  # EIO: every writer is gone
-                break
-            if not data:
-                break
-            shown += data
-        assert process.wait(timeout=60) == 0
-    os.close(leader)
-    text = shown.decode("utf-8", "replace")
-    assert f"[{'#' * 15}{'-' * 15}] 1/2 cases, 1 passed" in text
-    assert f"[{'#' * 30}] 2/2 cases, 2 passed" in text
 
 
 def test_all_takes_the_filters(env, model, store_url, tmp_path):

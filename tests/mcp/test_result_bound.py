@@ -1,24 +1,18 @@
 """A server's result larger than ASSISTANT_MAX_MCP_RESULT_BYTES is not read (issue 43, point
-2): the SDK's own server in a process of its own (HTTP, a JSON body or, for MCP's earlier
-versions, an event stream; stdio) answers with 50 MB; the call reads about the bound and no
-more (tracemalloc's peak, in this process, where the client reads), says so, and the
-connection is dropped and made again for the next run."""
+2): the SDK's own server in a process of its own (stdio here, started by the app's transport;
+HTTP, a JSON body or an event stream: tests/processes/test_result_bound.py) answers with 50
+MB; the call reads about the bound and no more (tracemalloc's peak, in this process, where
+the client reads), says so, and the connection is dropped and made again for the next run."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import tracemalloc
 
-import pytest
-from mcp import Client
-from mcp.shared.exceptions import MCPError
-
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.servers import McpServers
-from assistant.mcp.transports import Link, http_transport
-from tests.mcp_servers import STDIO_COMMAND, ShopProcess, ShopServer
+from tests.mcp_servers import STDIO_COMMAND, ShopServer
 
 MOST = 1_000_000
 RESULT = 50_000_000
@@ -49,39 +43,6 @@ def oversized_call(config: ServerConfig):
         return outcome, peak, answered, small
 
     return asyncio.run(scenario())
-
-
-def test_an_http_result_past_the_bound_is_not_read_and_the_connection_is_made_again(caplog):
-    with ShopProcess() as server, caplog.at_level(logging.WARNING):
-        outcome, peak, answered, small = oversized_call(ServerConfig(name="shop", url=server.url))
-    assert_bounded("shop", outcome, peak, answered, small, caplog)
-
-
-def test_an_event_past_the_bound_is_not_read():
-    """A server of MCP's earlier versions answers each call with an event stream (the
-    SDK's server, asked with the initialize handshake): each event is read within the
-    bound too."""
-
-    async def scenario(url: str):
-        link = Link(MOST)
-        async with contextlib.AsyncExitStack() as stack:
-            client = await stack.enter_async_context(
-                Client(http_transport(url, {}, link, stack), mode="legacy")
-            )
-            tracemalloc.start()
-            try:
-                with pytest.raises(MCPError):
-                    await client.call_tool("big", {"size": RESULT})
-                peak = tracemalloc.get_traced_memory()[1]
-            finally:
-                tracemalloc.stop()
-            small = await client.call_tool("big", {"size": MOST // 4})
-        return link, peak, small
-
-    with ShopProcess(json_response=False) as server:
-        link, peak, small = asyncio.run(scenario(server.url))
-    assert link.too_large and peak < 3 * MOST, f"{peak:,} bytes at the peak"
-    assert len(small.content[0].text) == MOST // 4
 
 
 def test_a_stdio_line_past_the_bound_is_not_read_and_the_server_is_started_again(caplog):

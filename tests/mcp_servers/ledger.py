@@ -1,5 +1,5 @@
 """A second MCP server on the official SDK, for the tests of calls a stopped process may have
-made (tests/e2e/test_unfinished_calls.py): `ShopServer(ledger)` serves it over streamable HTTP
+made (tests/app/test_unfinished_calls.py): `ShopServer(ledger)` serves it over streamable HTTP
 on loopback, in the tests' own process.
 
 Its tools change something, and answer their first call never (its work done, its answer lost

