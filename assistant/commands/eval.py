@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TextIO
 
 from assistant.commands import CliError, when
-from assistant.commands.eval_runs import register_diff, register_rescore, show
+from assistant.commands.eval_runs import exit_status, register_diff, register_rescore, show
 from assistant.commands.io import (
     check_writable,
     file_or_thread,
@@ -34,7 +34,7 @@ from assistant.eval.cases import Case, cases_of
 from assistant.eval.judge import Judge
 from assistant.eval.report import Run
 from assistant.eval.runner import CaseResult, Limits, Totals, run_cases
-from assistant.eval.runs import EvalRunError, ResultsWriter, RunWriter, config_entry
+from assistant.eval.runs import EvalRunError, ResultsWriter, RunWriter, config_entries
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
 from assistant.eval.spool import ResultSpool
 from assistant.model.client import ModelClient
@@ -439,17 +439,7 @@ def run_eval(args: argparse.Namespace) -> int:
     if not runs[0].totals.cases:
         print("eval: no cases: the inputs hold no decision to evaluate", file=sys.stderr)
     _say_stopped(runs)
-    errors = sum(run.totals.errors for run in runs)
-    if errors:
-        print(f"eval: {errors} trials could not ask the model (see the results)", file=sys.stderr)
-    below = args.min_pass is not None and runs[0].totals.pass_k < args.min_pass
-    if below:
-        print(
-            f"eval: pass^{args.trials} {runs[0].totals.pass_k:.2f} is below --min-pass "
-            f"{args.min_pass:g}",
-            file=sys.stderr,
-        )
-    return 1 if errors or below else 0
+    return exit_status(runs, args.min_pass, args.trials)
 
 
 def _say_stopped(runs: list[Run]) -> None:
@@ -486,11 +476,7 @@ def _finish_run(
         "judge": args.judge,
         "caps": dataclasses.asdict(settings.answers.post_caps()),
         "stopped": next((r.totals.stopped for r in runs if r.totals.stopped), None),
-        "configs": [
-            config_entry(run.config.describe(), run.mode, run.totals, args.trials)
-            | {"results": f"results-{number}.jsonl"}
-            for number, run in enumerate(runs, 1)
-        ],
+        "configs": config_entries(runs, args.trials),
     }
     try:
         writer.finish(manifest)

@@ -29,7 +29,7 @@ from assistant.eval.runs import (
     ResultsWriter,
     RunWriter,
     StoredAnswers,
-    config_entry,
+    config_entries,
     read_cases,
     read_manifest,
 )
@@ -179,11 +179,7 @@ def run_rescore(args: argparse.Namespace) -> int:
             document |= {
                 "judge": args.judge,
                 "rescored_from": str(directory),
-                "configs": [
-                    config_entry(run.config.describe(), run.mode, run.totals, trials)
-                    | {"results": f"results-{number}.jsonl"}
-                    for number, run in enumerate(runs, 1)
-                ],
+                "configs": config_entries(runs, trials),
             }
             try:
                 saved.finish(document)
@@ -192,14 +188,18 @@ def run_rescore(args: argparse.Namespace) -> int:
             print(f"eval: the run scored again is saved in {args.save_run}", file=sys.stderr)
         args.trials = trials
         show(args, runs)
+    return exit_status(runs, args.min_pass, trials)
+
+
+def exit_status(runs: list[Run], min_pass: float | None, trials: int) -> int:
+    """1 when a trial could not ask its model or pass^k is below --min-pass, each said."""
     errors = sum(run.totals.errors for run in runs)
     if errors:
-        print(f"eval: {errors} trials could not ask a model (see the results)", file=sys.stderr)
-    below = args.min_pass is not None and runs[0].totals.pass_k < args.min_pass
+        print(f"eval: {errors} trials could not ask the model (see the results)", file=sys.stderr)
+    below = min_pass is not None and runs[0].totals.pass_k < min_pass
     if below:
         print(
-            f"eval: pass^{trials} {runs[0].totals.pass_k:.2f} is below --min-pass "
-            f"{args.min_pass:g}",
+            f"eval: pass^{trials} {runs[0].totals.pass_k:.2f} is below --min-pass {min_pass:g}",
             file=sys.stderr,
         )
     return 1 if errors or below else 0

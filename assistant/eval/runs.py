@@ -16,13 +16,14 @@ key to undo it is written. The manifest is written last: a run cut short has non
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from assistant.eval.ask import Answer, Config
 from assistant.eval.cases import Case
-from assistant.eval.runner import CaseResult, Totals, answer_of
+from assistant.eval.report import Run
+from assistant.eval.runner import CaseResult, answer_of
 from assistant.eval.sets import EvalSetError, SetWriter, read_set
 from assistant.settings.input_files import read_bounded
 from context.entry import Entry
@@ -98,8 +99,14 @@ class ResultsWriter:
         self._file.write(line + "\n")
 
 
-def config_entry(describe: dict[str, object], mode: str, totals: Totals, k: int) -> dict[str, Any]:
-    return describe | {"tool_mode": mode, "summary": totals.as_json(k)}
+def config_entries(runs: Sequence[Run], k: int) -> list[dict[str, Any]]:
+    """The manifest's `configs`: each configuration as it ran, its summary and its results."""
+    return [
+        run.config.describe()
+        | {"tool_mode": run.mode, "summary": run.totals.as_json(k)}
+        | {"results": f"results-{number}.jsonl"}
+        for number, run in enumerate(runs, 1)
+    ]
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
