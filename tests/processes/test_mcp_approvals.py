@@ -59,6 +59,9 @@ def test_a_click_in_another_process_resumes_the_run_on_postgresql(
                 connection.close()
             clicked.process.stdout.wait_for("allowed by")
             slack.wait_for_call("chat.postMessage", where=lambda c: c.params.get("text") == "Done.")
+            # The finishRequest is recorded after the post: its trace line is printed once it is
+            # in the store, with the thread's answered_through.
+            clicked.process.stdout.wait_for("✅ finishRequest")
             store = open_store(postgres_url)
             try:
                 log = [e.as_dict() for e in store.entries(thread_of(event))]
