@@ -20,7 +20,10 @@ from typing import Any
 
 import pytest
 
-MARKER = "processes"
+# The tiers whose tests start processes by design, each run in a step of its own: the third
+# tier, the benchmarks' smoke runs (`python -m bench NAME --smoke`) and the real model's
+# (llama-server).
+PROCESS_TIERS = ("processes", "bench", "real_model")
 # Where a process is started by the app's MCP stdio transport (a frame of this file on the
 # stack of the call that starts it).
 APP_STDIO = os.path.join("assistant", "mcp", "transports.py")
@@ -75,12 +78,16 @@ def pytest_configure(config: pytest.Config) -> None:
     _watch_fork()
 
 
+def _in_a_process_tier(item: pytest.Item) -> bool:
+    return any(item.get_closest_marker(marker) is not None for marker in PROCESS_TIERS)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
     """Watch from the setup of a test outside the third tier to the end of its teardown."""
     with _lock:
         _started.clear()
-    if item.get_closest_marker(MARKER) is None:
+    if not _in_a_process_tier(item):
         _running.set()
     try:
         return (yield)
@@ -93,7 +100,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
     result = yield
     with _lock:
         started = list(dict.fromkeys(_started))
-    if started and item.get_closest_marker(MARKER) is None:
+    if started and not _in_a_process_tier(item):
         shown = "; ".join(started[:5]) + ("; …" if len(started) > 5 else "")
         pytest.fail(
             f"the test started a process ({shown}): a test that starts one belongs in "

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli import ROOT, show_output
 
 STARTS = (
@@ -46,8 +48,11 @@ def test_a_test_outside_the_tier_that_starts_a_process_fails_naming_it(tmp_path)
     assert "the test started a process (a fork (multiprocessing or os.fork))" in result.stdout
 
 
-def test_the_same_tests_in_the_processes_tier_pass(tmp_path):
-    result = run_suite(tmp_path, STARTS.format(mark="@pytest.mark.processes\n"))
+@pytest.mark.parametrize("tier", ["processes", "bench", "real_model"])
+def test_the_same_tests_in_a_tier_of_processes_pass(tmp_path, tier):
+    """The third tier, the benchmarks' smoke runs and the real model's start processes by
+    design, each in a CI step of its own."""
+    result = run_suite(tmp_path, STARTS.format(mark=f"@pytest.mark.{tier}\n"))
     assert result.returncode == 0, result.stdout
 
 
