@@ -12,7 +12,7 @@ from pydantic import SecretStr
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.redaction import Redaction
 from assistant.mcp.servers import McpServers
-from tests.mcp_servers import ShopServer
+from tests.mcp_servers import ShopServer, offered
 
 SECRET = "s3cret-token-value"
 # Made up, of each vendor's shape.
@@ -62,18 +62,12 @@ def test_a_server_refusing_the_connection_is_logged_without_the_header_it_quotes
     server = ShopServer(gatekeeper=True).start()
     servers = McpServers([shop(server.url)], 10)
 
-    async def scenario():
-        try:
-            return await servers.tools()
-        finally:
-            await servers.close()
-
     try:
         with caplog.at_level(logging.DEBUG):
-            offered = asyncio.run(scenario())
+            listed = offered(servers)
     finally:
         server.stop()
-    assert offered == []
+    assert listed == []
     assert "MCP server shop is down (it refused: invalid token: [secret])" in caplog.text
     assert SECRET not in caplog.text
 

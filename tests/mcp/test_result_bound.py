@@ -12,7 +12,7 @@ import tracemalloc
 
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.servers import McpServers
-from tests.mcp_servers import STDIO_COMMAND, ShopServer
+from tests.mcp_servers import STDIO_COMMAND, ShopServer, offered
 
 MOST = 1_000_000
 RESULT = 50_000_000
@@ -68,18 +68,12 @@ def test_a_compressed_answer_is_declined_and_refused(caplog):
     server = ShopServer(gzip=True).start()
     servers = McpServers([ServerConfig(name="shop", url=server.url)], 10, most=MOST)
 
-    async def scenario():
-        try:
-            return await servers.tools()
-        finally:
-            await servers.close()
-
     try:
         with caplog.at_level(logging.WARNING):
-            offered = asyncio.run(scenario())
+            listed = offered(servers)
     finally:
         server.stop()
-    assert offered == []
+    assert listed == []
     assert set(server.accepted) == {"identity"}
     assert (
         "MCP server shop is down (it sent an answer compressed (gzip) though asked for none)"

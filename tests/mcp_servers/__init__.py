@@ -131,3 +131,16 @@ def _gzip_regardless(app: Any, accepted: list[str]) -> Any:
         await compressed(scope, receive, send)
 
     return answer
+
+
+def offered(servers: Any) -> list[Any]:
+    """The tools `servers` (an `McpServers`) offer a run, asked once, then their connections
+    closed."""
+
+    async def listed() -> list[Any]:
+        try:
+            return list(await servers.tools())
+        finally:
+            await servers.close()
+
+    return asyncio.run(listed())
