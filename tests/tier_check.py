@@ -12,6 +12,7 @@ are about."""
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 import threading
@@ -74,6 +75,11 @@ def _watch_fork() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The standard library runs `uname -p` once per process, the first time anything reads the
+    # whole of platform.uname() (the openai client does, for its headers): asked now, before the
+    # watch, so that the first test of each worker to call the model is not taken for one that
+    # starts a process.
+    platform.processor()
     _watch_popen()
     _watch_fork()
 

@@ -12,7 +12,7 @@ import os
 import sys
 import tomllib
 from functools import cache
-from importlib.metadata import distributions
+from importlib.metadata import Distribution, distributions, packages_distributions
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -55,21 +55,36 @@ def imported() -> dict[str, str]:
 
 
 @cache
-def owners() -> dict[str, str]:
-    """Installed file -> the distribution that installed it."""
-    return {
-        os.path.normpath(dist.locate_file(file)): canonicalize_name(dist.metadata["Name"])
-        for dist in distributions()
-        for file in dist.files or ()
-    }
+def providers() -> dict[str, list[str]]:
+    """Top-level import name -> the distributions that provide it."""
+    return packages_distributions()
+
+
+@cache
+def installed() -> dict[str, Distribution]:
+    return {dist.metadata["Name"]: dist for dist in distributions()}
+
+
+@cache
+def owners(top: str) -> dict[str, str]:
+    """Installed file -> the distribution that installed it, among the distributions that
+    provide the top-level name `top` (reading every distribution's files took seconds)."""
+    found: dict[str, str] = {}
+    for name in providers().get(top, ()):
+        dist = installed()[name]
+        owner = canonicalize_name(name)
+        for file in dist.files or ():
+            found[os.path.normpath(dist.locate_file(file))] = owner
+    return found
 
 
 def distribution_of(module: str) -> str | None:
     """The distribution whose files hold `module` (a namespace package's part, too)."""
+    top = module.partition(".")[0]
     while module:
         spec = importlib.util.find_spec(module)
         if spec is not None and spec.origin not in (None, "namespace", "built-in", "frozen"):
-            return owners().get(os.path.normpath(spec.origin))
+            return owners(top).get(os.path.normpath(spec.origin))
         module = module.rpartition(".")[0]  # a module of a namespace package: its package
     return None
 
