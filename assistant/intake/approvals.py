@@ -1,7 +1,9 @@
-"""A click on an approval's Allow / Deny buttons (docs/slack-features.md#approvals), in any
-process: checked against the log (the call still waits, the clicker is the person who asked,
-the expiry has not passed), recorded as an entry, and the thread resumed at once: its deferral
-made due now, and this process's scheduler nudged (an ingress's sweeping workers find it).
+"""A click on an approval's buttons (docs/slack-features.md#approvals), in any process: checked
+against the log (the call still waits, the clicker is the person who asked, the expiry has not
+passed, the button showed the call's own arguments), recorded as an entry, and the thread
+resumed at once: its deferral made due now, and this process's scheduler nudged (an ingress's
+sweeping workers find it). "Always allow …" also gives a grant (docs/slack-features.md#grants),
+for everyone in the channel only from one of its editors.
 
 The decision entry is recorded with an event id of the call's own, so two clicks racing in
 two processes record one decision. A refused click is an entry too, and its clicker is told;
@@ -21,16 +23,24 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.i18n.words import N_, Words
 from assistant.intake.event_shapes import ClickPlace
 from assistant.run.approvals.entries import (
-    ALLOW,
+    ALLOW_EVERYONE,
+    ALLOW_ME,
+    ALLOWING,
     Decision,
     Outcome,
+    Pending,
+    arguments_hash,
+    arguments_refused_text,
     decided_text,
+    everyone_refused_text,
+    grant_given_text,
     outcome_message,
     parse_button,
     pending_approval,
     refused_click_text,
     stopped_request,
 )
+from assistant.run.channels.editors import workspace_role
 from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.scheduling.elsewhere import RunRequests
@@ -112,6 +122,11 @@ class ApprovalButtons:
             return
         call = (await self.recorder.entries(key, start=pending.index))[0].content
         arguments = call.arguments if isinstance(call, ServerToolCall) else {}
+        action_id = action.get("action_id")
+        if await self._refused(
+            client, key, where.user, pending, value.arguments_hash, action_id, arguments, words
+        ):
+            return
         if pending.expired(now):
             await self._show(
                 client,
@@ -126,7 +141,7 @@ class ApprovalButtons:
             )
             self._resume(key)  # the run records the expiry (its deferral is due already)
             return
-        decision: Decision = "allowed" if action.get("action_id") == ALLOW else "denied"
+        decision: Decision = "allowed" if action_id in ALLOWING else "denied"
         entry = await self.recorder.record(
             key,
             decided_text(pending, decision, where.user, now),
@@ -135,7 +150,20 @@ class ApprovalButtons:
         if entry is None:
             log.info("a second decision on entry %d in %s was ignored", pending.index, key)
             return
-        store = self.recorder.store
+        if action_id in (ALLOW_ME, ALLOW_EVERYONE) and isinstance(call, ServerToolCall):
+            # Kept after the decision (recorded once per call), before the run resumes: the
+            # log says the grant right where it was given, ahead of the call it allowed.
+            grant = await async_store(store).write(
+                store.give_grant,
+                key.team,
+                key.channel,
+                call.server,
+                call.tool,
+                where.user if action_id == ALLOW_ME else None,
+                where.user,
+                key.thread_ts,
+            )
+            await self.recorder.record(key, grant_given_text(grant, pending.index))
         await async_store(store).write(store.defer, key, None, now)  # due now, in any process
         self._resume(key)
         await self._show(
@@ -149,6 +177,47 @@ class ApprovalButtons:
             now,
             words,
         )
+
+    async def _refused(
+        self,
+        client: AsyncWebClient,
+        key: ThreadKey,
+        user: str,
+        pending: Pending,
+        shown: str | None,
+        action_id: object,
+        arguments: dict[str, Any],
+        words: Words,
+    ) -> bool:
+        """Whether the click of the person who may decide is refused all the same (recorded,
+        once per person and call, and they are told): its button showed other arguments than
+        the call's, or it allows the tool for everyone and they edit no channel's settings."""
+        now = datetime.now(UTC)
+        if not _shows_the_call(shown, pending.arguments_hash, arguments):
+            # A button of another message, or a forged one: never a decision on arguments
+            # the person did not see.
+            meta = EntryMeta(event_id=f"approval arguments refused {pending.index} {user}")
+            text = arguments_refused_text(pending, user, now, shown)
+            said = words.gettext(
+                "This button showed other arguments than the call waiting here: nothing was "
+                "decided."
+            )
+        elif (
+            action_id == ALLOW_EVERYONE
+            and not pending.expired(now)
+            and await workspace_role(client, self.recorder.store, key.team, user) is None
+        ):
+            meta = EntryMeta(event_id=f"approval everyone refused {pending.index} {user}")
+            text = everyone_refused_text(pending, user, now)
+            said = words.gettext(
+                "Only the channel's editors can allow this for everyone; the request still "
+                "waits for your decision."
+            )
+        else:
+            return False
+        if await self.recorder.record(key, text, meta=meta) is not None:
+            await self._tell(client, key, user, said)
+        return True
 
     def _resume(self, key: ThreadKey) -> None:
         self.runs.request(key)
@@ -183,6 +252,15 @@ class ApprovalButtons:
             log.warning(
                 "could not tell %s about their click in %s: %s", user, key, slack_reason(exc)
             )
+
+
+def _shows_the_call(shown: str | None, asked: str | None, arguments: dict[str, Any]) -> bool:
+    """Whether the clicked button showed the call's arguments: its hash is the one the
+    request recorded and the call's own. A button and a log from before hashes (both None)
+    still count; a log with a hash never takes a button without one."""
+    if asked is None:
+        return shown is None or shown == arguments_hash(arguments)
+    return shown == asked == arguments_hash(arguments)
 
 
 def _object(value: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -23,6 +23,7 @@ from assistant.panel.home_views import (
     home_view,
     submitted,
 )
+from assistant.run.channels.editors import Role, workspace_role
 from assistant.run.channels.languages import Languages
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
@@ -36,8 +37,6 @@ log = logging.getLogger(__name__)
 # (a person in 99,900 channels sees those).
 _MOST_PAGES = 100
 NOT_IN_CHANNEL = N_("You can change the settings of the channels you are in.")
-
-Role = Literal["admin", "editor"]
 
 
 @dataclass(frozen=True)
@@ -58,21 +57,8 @@ class AppHome:
         return (await self.languages.person(client, team, user, None, workspace)).words
 
     async def role(self, client: AsyncWebClient, team: str, user: str) -> Role | None:
-        """The person's role: an admin or owner of the workspace (asked of Slack each time:
-        a role may have changed since), one of the editors they named, or None."""
-        try:
-            found = (await client.users_info(user=user))["user"]
-        except SlackApiError as exc:
-            log.warning("cannot tell whether %s is an admin: %s", user, slack_reason(exc))
-            found = {}  # not known to be one: no more than an editor
-        if isinstance(found, dict) and any(
-            found.get(flag) is True for flag in ("is_admin", "is_owner", "is_primary_owner")
-        ):
-            return "admin"
-        default = await async_store(self.store).read(
-            self.store.channel_config, team, WORKSPACE_DEFAULT
-        )
-        return "editor" if default is not None and user in default.editors else None
+        """The person's role (assistant/run/channels/editors.py)."""
+        return await workspace_role(client, self.store, team, user)
 
     async def channels_of(self, client: AsyncWebClient, user: str) -> set[str] | None:
         """The channels `user` is in, public and private (Slack lists a private one only if

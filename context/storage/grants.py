@@ -68,9 +68,7 @@ class SqlGrants(Repository):
             row = connection.execute(query).first()
         return None if row is None else _grant(row)
 
-    def grants(
-        self, team: str, channel: str | None = None, revoked: bool = False
-    ) -> list[Grant]:
+    def grants(self, team: str, channel: str | None = None, revoked: bool = False) -> list[Grant]:
         query = select(_table).where(_table.c.team == team).order_by(_table.c.id)
         if channel is not None:
             query = query.where(_table.c.channel == channel)

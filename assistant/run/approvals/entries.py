@@ -3,12 +3,15 @@
 (the single record: a resumed run and a click in any process read the same facts), and the
 message with its Allow / Deny buttons.
 
-A button's value binds the click to its thread, the call's entry, the person who must decide
-and the expiry; the click is checked against the log, never trusted on its own.
+A button's value binds the click to its thread, the call's entry, the person who must decide,
+the expiry and the hash of the arguments shown; the click is checked against the log, never
+trusted on its own. Grants (docs/slack-features.md#grants), standing approvals given from the
+same buttons, are entries too: given, used by a later call, revoked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -18,22 +21,48 @@ from typing import Any, Literal
 
 from assistant.i18n.words import ENGLISH, Words
 from context.entry import STOP_PREFIX, Entry, SystemEntry, format_timestamp
+from context.storage import Grant
 
 ALLOW = "approval_allow"
+ALLOW_ME = "approval_allow_me"  # and a grant for the person, in this channel
+ALLOW_EVERYONE = "approval_allow_everyone"  # and a grant for everyone in it (editors only)
 DENY = "approval_deny"
-ACTION_IDS = (ALLOW, DENY)
+ACTION_IDS = (ALLOW, ALLOW_ME, ALLOW_EVERYONE, DENY)
+ALLOWING = (ALLOW, ALLOW_ME, ALLOW_EVERYONE)
 Decision = Literal["allowed", "denied"]
 Outcome = Decision | Literal["expired", "stopped"]  # what the buttons' message says at the end
 
 REQUESTED = (
     "Approval requested: {name} (entry {index}) waits for <@{user}> to allow or deny it "
-    "until {until} (message {ts}). Arguments: {arguments}"
+    "until {until} (message {ts}; arguments {hash}). Arguments: {arguments}"
 )
 DECIDED = "Approval of {name} (entry {index}): {decision} by <@{user}> at {at}."
 CLICK_REFUSED = (
     "Approval of {name} (entry {index}): a click by <@{user}> at {at} was refused: only "
     "<@{requester}> may decide."
 )
+ARGUMENTS_REFUSED = (
+    "Approval of {name} (entry {index}): a click by <@{user}> at {at} was refused: it showed "
+    "other arguments than the call's (hash {shown}, not {hash})."
+)
+EVERYONE_REFUSED = (
+    "Approval of {name} (entry {index}): a click by <@{user}> at {at} to allow it for everyone "
+    "in the channel was refused: only the channel's editors may."
+)
+# Grants (docs/log-format.md#grants): given in the thread where a person clicked, used by a
+# later call of the same tool in the same channel (in any thread), revoked by an editor.
+GRANT_GIVEN = (
+    "Grant {id} given by <@{by}> at {at}: {name} runs without asking for {whom} in this "
+    "channel (entry {index})."
+)
+GRANT_USED = (
+    "Allowed by grant {id}: {name} (entry {index}) runs without asking for <@{user}> (given by "
+    "<@{by}> at {at} for {whom} in this channel)."
+)
+GRANT_REVOKED = (
+    "Grant {id} revoked by <@{by}> at {at}: {name} asks again for {whom} in this channel."
+)
+GRANT_USED_PREFIX = "Allowed by grant "
 DENIED = "Not carried out: {name} (entry {index}) was denied by <@{user}> at {at}."
 EXPIRED = "Not carried out: {name} (entry {index}): no one allowed it before {until}; it expired."
 STOPPED = "Not carried out: {name} (entry {index}): the request was stopped by <@{user}> at {at}."
@@ -54,7 +83,7 @@ RESULT_PREFIXES = (
 _REQUESTED = re.compile(
     r"^Approval requested: (?P<name>\S+) \(entry (?P<index>\d+)\) waits for "
     r"<@(?P<user>[A-Z0-9]+)> to allow or deny it until (?P<until>\S+) "
-    r"\(message (?P<ts>[0-9.]+|none)\)\."
+    r"\(message (?P<ts>[0-9.]+|none)(?:; arguments (?P<hash>[0-9a-f]{16}))?\)\."
 )
 _DECIDED = re.compile(
     r"^Approval of (?P<name>\S+) \(entry (?P<index>\d+)\): (?P<decision>allowed|denied) by "
@@ -62,14 +91,15 @@ _DECIDED = re.compile(
 )
 _STARTED = re.compile(r"^Calling (?P<name>\S+) \(entry (?P<index>\d+)\) at \S+\.$")
 # The entries of a wait, which are not the call's result (the task cards: progress/steps.py).
-WAIT_PREFIXES = ("Approval requested: ", "Approval of ")
-STARTED_PREFIX = "Calling "  # nor is the entry that says an allowed call is being made
-BEFORE_RESULT = (*WAIT_PREFIXES, STARTED_PREFIX)  # what may lie between a call and its result
+WAIT_PREFIXES = ("Approval requested: ", "Approval of ", "Grant ")
+# Nor is the entry that says an allowed call is being made (by a click, or by a grant).
+STARTED_PREFIX = ("Calling ", GRANT_USED_PREFIX)
+BEFORE_RESULT = (*WAIT_PREFIXES, *STARTED_PREFIX)  # what may lie between a call and its result
 REFUSED_PREFIX = "Not carried out: "
 MAX_ARGUMENTS = 1_500  # characters of the arguments shown in the message and the entry
 _VALUE = re.compile(
     r"^(?P<channel>[A-Z0-9]+)\|(?P<thread>\d+\.\d+)\|(?P<index>\d{1,9})\|"
-    r"(?P<user>[A-Z0-9]+)\|(?P<until>\d{1,12})$"
+    r"(?P<user>[A-Z0-9]+)\|(?P<until>\d{1,12})(?:\|(?P<hash>[0-9a-f]{16}))?$"
 )
 _TIME = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -83,6 +113,7 @@ class Pending:
     requester: str  # the Slack user id who must decide
     until: datetime
     message_ts: str | None  # the message with the buttons
+    arguments_hash: str | None = None  # of the arguments shown (None: a log from before)
     decision: Decision | None = None
     decided_by: str | None = None
     decided_at: str | None = None
@@ -108,6 +139,7 @@ def pending_approval(entries: Sequence[Entry]) -> Pending | None:
                 requester=match["user"],
                 until=_moment(match["until"]),
                 message_ts=None if ts == "none" else ts,
+                arguments_hash=match["hash"],
             )
         elif found is None:
             continue
@@ -153,8 +185,84 @@ def requested_text(
         user=user,
         until=format_timestamp(until),
         ts=ts or "none",
+        hash=arguments_hash(arguments),
         arguments=shown_arguments(arguments),
     )
+
+
+def arguments_hash(arguments: dict[str, Any]) -> str:
+    """The call's arguments, whole (not cut as shown), as 16 hex digits of the SHA-256 of their
+    canonical JSON: an approval binds to them, so a changed argument is another approval."""
+    canonical = json.dumps(arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def arguments_refused_text(pending: Pending, user: str, at: datetime, shown: str | None) -> str:
+    return ARGUMENTS_REFUSED.format(
+        name=pending.name,
+        index=pending.index,
+        user=user,
+        at=format_timestamp(at),
+        shown=shown or "none",
+        hash=pending.arguments_hash,
+    )
+
+
+def everyone_refused_text(pending: Pending, user: str, at: datetime) -> str:
+    return EVERYONE_REFUSED.format(
+        name=pending.name, index=pending.index, user=user, at=format_timestamp(at)
+    )
+
+
+def _whom(user: str | None) -> str:
+    return "everyone" if user is None else f"<@{user}>"
+
+
+def grant_given_text(grant: Grant, index: int) -> str:
+    return GRANT_GIVEN.format(
+        id=grant.id,
+        by=grant.granted_by,
+        at=_stamp(grant.granted_at),
+        name=grant.qualified,
+        whom=_whom(grant.user),
+        index=index,
+    )
+
+
+def grant_used_text(grant: Grant, index: int, user: str) -> str:
+    return GRANT_USED.format(
+        id=grant.id,
+        name=grant.qualified,
+        index=index,
+        user=user,
+        by=grant.granted_by,
+        at=_stamp(grant.granted_at),
+        whom=_whom(grant.user),
+    )
+
+
+def grant_revoked_text(grant: Grant) -> str:
+    return GRANT_REVOKED.format(
+        id=grant.id,
+        by=grant.revoked_by,
+        at=_stamp(grant.revoked_at or ""),
+        name=grant.qualified,
+        whom=_whom(grant.user),
+    )
+
+
+def grant_used(entries: Sequence[Entry], name: str, index: int) -> bool:
+    """Whether a grant let the call of entry `index` run (it may have been made)."""
+    tail = f": {name} (entry {index}) "
+    return any(
+        isinstance(e, SystemEntry) and e.content.startswith(GRANT_USED_PREFIX) and tail in e.content
+        for e in entries
+    )
+
+
+def _stamp(moment: str) -> str:
+    """The store's microsecond moment as the log's whole seconds."""
+    return moment[:19] + "Z" if len(moment) >= 19 else moment
 
 
 def decided_text(pending: Pending, decision: Decision, user: str, at: datetime) -> str:
@@ -205,8 +313,10 @@ def shown_arguments(arguments: dict[str, Any]) -> str:
     return text if len(text) <= MAX_ARGUMENTS else text[: MAX_ARGUMENTS - 1] + "…"
 
 
-def button_value(channel: str, thread_ts: str, index: int, user: str, until: datetime) -> str:
-    return f"{channel}|{thread_ts}|{index}|{user}|{int(until.timestamp())}"
+def button_value(
+    channel: str, thread_ts: str, index: int, user: str, until: datetime, hashed: str
+) -> str:
+    return f"{channel}|{thread_ts}|{index}|{user}|{int(until.timestamp())}|{hashed}"
 
 
 @dataclass(frozen=True)
@@ -216,6 +326,7 @@ class ButtonValue:
     index: int
     user: str
     until: datetime
+    arguments_hash: str | None = None  # None: a button posted before approvals had one
 
 
 def parse_button(value: str) -> ButtonValue | None:
@@ -224,7 +335,9 @@ def parse_button(value: str) -> ButtonValue | None:
     if match is None:
         return None
     until = datetime.fromtimestamp(int(match["until"]), UTC)
-    return ButtonValue(match["channel"], match["thread"], int(match["index"]), match["user"], until)
+    return ButtonValue(
+        match["channel"], match["thread"], int(match["index"]), match["user"], until, match["hash"]
+    )
 
 
 def _escape(text: str) -> str:
@@ -262,7 +375,7 @@ def request_message(
     words: Words = ENGLISH,
 ) -> tuple[str, list[Any]]:
     """The text and blocks of the message that asks `user` to allow or deny the call."""
-    value = button_value(key_channel, thread_ts, index, user, until)
+    value = button_value(key_channel, thread_ts, index, user, until, arguments_hash(arguments))
     waits = words.gettext(
         "Only <@{user}> can decide, until {until}.", user=user, until=_date(until)
     )
@@ -272,7 +385,25 @@ def request_message(
             "action_id": ALLOW,
             "style": "primary",
             "value": value,
-            "text": {"type": "plain_text", "text": words.gettext("Allow")},
+            "text": {"type": "plain_text", "text": words.gettext("Allow once")},
+        },
+        {
+            "type": "button",
+            "action_id": ALLOW_ME,
+            "value": value,
+            "text": {
+                "type": "plain_text",
+                "text": words.gettext("Always allow for me in this channel"),
+            },
+        },
+        {
+            "type": "button",
+            "action_id": ALLOW_EVERYONE,
+            "value": value,
+            "text": {
+                "type": "plain_text",
+                "text": words.gettext("Always allow for everyone in this channel"),
+            },
         },
         {
             "type": "button",
