@@ -10,8 +10,8 @@ all over one engine and one transaction helper (`engine.Database`):
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
-- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `grants`, `housekeeping`,
-  `stops`: one repository per concern.
+- `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `grants`,
+  `housekeeping`, `stops`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an

@@ -15,8 +15,8 @@ from assistant.fakes.openai import responses as replies
 from assistant.run.approvals.entries import ALLOW, ALLOW_EVERYONE, ALLOW_ME
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from tests.app.test_mcp_approvals import ANSWER, CANCEL, asked, click, finished, texts, wait_log
-from tests.harness import thread_of
 from tests.harness import mention as say
+from tests.harness import thread_of
 from tests.mcp_servers import ShopServer
 
 pytestmark = pytest.mark.listeners

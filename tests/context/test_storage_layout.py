@@ -11,8 +11,8 @@ import pytest
 from context.entry import UserContent
 from context.storage import (
     ChannelStore,
-    GrantStore,
     EntryMeta,
+    GrantStore,
     Housekeeping,
     ImageRef,
     ImageStore,
