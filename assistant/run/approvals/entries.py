@@ -59,9 +59,7 @@ GRANT_USED = (
     "Allowed by grant {id}: {name} (entry {index}) runs without asking for <@{user}> (given by "
     "<@{by}> at {at} for {whom} in this channel)."
 )
-GRANT_REVOKED = (
-    "Grant {id} revoked by <@{by}> at {at}: {name} asks again for {whom} in this channel."
-)
+GRANT_REVOKED = "Grant {id} revoked by {by} at {at}: {name} asks again for {whom} in this channel."
 GRANT_USED_PREFIX = "Allowed by grant "
 DENIED = "Not carried out: {name} (entry {index}) was denied by <@{user}> at {at}."
 EXPIRED = "Not carried out: {name} (entry {index}): no one allowed it before {until}; it expired."
@@ -241,10 +239,21 @@ def grant_used_text(grant: Grant, index: int, user: str) -> str:
     )
 
 
+_SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,}$")
+
+
+def revoker(by: str | None) -> str:
+    """Who revoked a grant as the log says it: a person of Slack (the App Home), or the
+    operator of the command line as `revoke_grant` kept it."""
+    if by is not None and _SLACK_USER.match(by):
+        return f"<@{by}>"
+    return by or "someone unknown"
+
+
 def grant_revoked_text(grant: Grant) -> str:
     return GRANT_REVOKED.format(
         id=grant.id,
-        by=grant.revoked_by,
+        by=revoker(grant.revoked_by),
         at=_stamp(grant.revoked_at or ""),
         name=grant.qualified,
         whom=_whom(grant.user),
