@@ -10,10 +10,14 @@ import json
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes.events.home import home_click
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
+from assistant.panel.home_views import REVOKE_ACTION
 from assistant.run.approvals.entries import ALLOW, ALLOW_EVERYONE, ALLOW_ME
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
+from tests.app.test_app_home import open_home
+from tests.app.test_channel_settings import interact, text_of
 from tests.app.test_mcp_approvals import ANSWER, CANCEL, asked, click, finished, texts, wait_log
 from tests.harness import mention as say
 from tests.harness import thread_of
@@ -185,3 +189,38 @@ def test_a_click_on_a_button_that_showed_other_arguments_is_refused(app, slack, 
 
     click(app, slack, message, ALLOW)  # the button as shown: the call's own arguments
     assert any(t.endswith("Order A1 cancelled") for t in texts(wait_log(app, event, finished)))
+
+
+def test_the_app_home_lists_grants_and_revokes_one_only_for_whom_may(app, slack, model):
+    event = granted(app, slack, model, ALLOW_ME)
+    bobs_tab = open_home(app, slack, BOB)  # in the channel: sees it, may not revoke it
+    assert "shop__cancel_order" in text_of(bobs_tab)
+    assert revoke_buttons(bobs_tab) == []
+    mine = open_home(app, slack, ids.USER_ID)
+    assert revoke_buttons(mine) == ["1"]
+
+    home_click_as(app, slack, mine, "1", BOB)  # a forged click: refused, nothing revoked
+    assert len(app.assistant.store.grants(ids.TEAM_ID)) == 1
+    home_click_as(app, slack, mine, "1", ids.USER_ID)
+    assert app.assistant.store.grants(ids.TEAM_ID) == []
+    last = texts(app.log(thread_of(event)))[-1]
+    assert last.startswith(f"Grant 1 revoked by <@{ids.USER_ID}> at ")
+    assert "shop__cancel_order" not in text_of(slack.home_tabs[ids.USER_ID])
+    assert later_call(app, slack, model, asks=True)[-1].startswith("Approval requested")
+
+
+def revoke_buttons(tab: dict) -> list[str]:
+    return [
+        block["accessory"]["value"]
+        for block in tab["blocks"]
+        if (block.get("accessory") or {}).get("action_id") == REVOKE_ACTION
+    ]
+
+
+def home_click_as(app, slack, tab: dict, value: str, user: str) -> None:
+    before = len(slack.calls_to("views.publish"))
+    status, _ = interact(app, home_click(slack, tab, REVOKE_ACTION, value, user=user))
+    assert status == 200
+    app.wait_listeners()
+    if user == ids.USER_ID:  # the tab shown again once revoked
+        slack.wait_for_call("views.publish", count=before + 1)
