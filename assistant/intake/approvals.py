@@ -26,12 +26,16 @@ from assistant.run.approvals.entries import (
     ALLOW_EVERYONE,
     ALLOW_ME,
     ALLOWING,
+    DENY,
+    REASON_BLOCK,
     Decision,
     Outcome,
     Pending,
     arguments_hash,
     arguments_refused_text,
+    clean_reason,
     decided_text,
+    deny_form,
     everyone_refused_text,
     grant_given_text,
     outcome_message,
@@ -61,9 +65,15 @@ class ApprovalButtons:
     languages: Languages
 
     async def clicked(
-        self, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
+        self,
+        body: dict[str, Any],
+        action: dict[str, Any],
+        client: AsyncWebClient,
+        form: bool = False,
+        reason: str | None = None,
     ) -> None:
-        """A `block_actions` payload of an Allow or Deny button."""
+        """A `block_actions` payload of an approval's button; or (`form`) the Deny button's
+        modal submitted, with its `reason`: checked again as a click."""
         value = parse_button(str(action.get("value", "")))
         person = _object(body.get("user"))
         container = _object(body.get("container"))
@@ -142,9 +152,16 @@ class ApprovalButtons:
             self._resume(key)  # the run records the expiry (its deferral is due already)
             return
         decision: Decision = "allowed" if action_id in ALLOWING else "denied"
+        shown = str(action.get("value"))
+        if (
+            decision == "denied"
+            and not form
+            and await self._ask_reason(body, shown, pending, words, client)
+        ):
+            return  # decided once the form is sent (closed: nothing decided)
         entry = await self.recorder.record(
             key,
-            decided_text(pending, decision, where.user, now),
+            decided_text(pending, decision, where.user, now, reason),
             meta=EntryMeta(event_id=f"approval {pending.index}"),  # one decision per call
         )
         if entry is None:
@@ -217,6 +234,43 @@ class ApprovalButtons:
             return False
         if await self.recorder.record(key, text, meta=meta) is not None:
             await self._tell(client, key, user, said)
+        return True
+
+    async def submitted(
+        self, body: dict[str, Any], view: dict[str, Any], client: AsyncWebClient
+    ) -> None:
+        """The Deny button's modal sent: a denial with the reason typed, if any, checked as
+        its click was (the call may have been decided, stopped or expired since)."""
+        value = view.get("private_metadata")
+        button = parse_button(value) if isinstance(value, str) else None
+        if button is None:
+            log.warning("a denial's form that names no call was ignored")
+            return
+        state = _object(_object(view.get("state")).get("values"))
+        typed = _object(_object(state.get(REASON_BLOCK)).get("value")).get("value")
+        click = {**body, "channel": {"id": button.channel}, "container": {}}
+        action = {"action_id": DENY, "value": value}
+        await self.clicked(click, action, client, form=True, reason=clean_reason(typed))
+
+    async def _ask_reason(
+        self,
+        body: dict[str, Any],
+        value: str,
+        pending: Pending,
+        words: Words,
+        client: AsyncWebClient,
+    ) -> bool:
+        """Open the Deny button's form for a reason; False when it cannot be opened (the
+        click then denies at once, without a reason: the person's decision stands)."""
+        trigger = body.get("trigger_id")
+        if not isinstance(trigger, str) or not trigger:
+            return False
+        form = deny_form(value, pending.name, words)
+        try:
+            await client.views_open(trigger_id=trigger, view=form)
+        except SLACK_FAILURES as exc:
+            log.info("could not open the form for a denial's reason: %s", slack_reason(exc))
+            return False
         return True
 
     def _resume(self, key: ThreadKey) -> None:

@@ -1,6 +1,7 @@
 """Grants and the checks on a click (docs/slack-features.md#grants): "Always allow for me / for
 everyone in this channel", used by a later call of the same tool, person and channel and by no
-other; revoked; and a click whose button showed other arguments than the call's. A real MCP
+other; revoked (the App Home, the store); a click whose button showed other arguments than the
+call's; Deny's form, whose reason the model reads. A real MCP
 server on loopback, the real app in process (the Bolt tier), the fake Slack and model."""
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ import json
 import pytest
 
 from assistant.fakes import ids
-from assistant.fakes.events.home import home_click
+from assistant.fakes.events.home import home_click, view_submission
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
 from assistant.panel.home_views import REVOKE_ACTION
-from assistant.run.approvals.entries import ALLOW, ALLOW_EVERYONE, ALLOW_ME
+from assistant.run.approvals.entries import ALLOW, ALLOW_EVERYONE, ALLOW_ME, DENY, DENY_FORM
 from context.channels import WORKSPACE_DEFAULT, ChannelConfig
 from tests.app.test_app_home import open_home
 from tests.app.test_channel_settings import interact, text_of
@@ -224,3 +225,34 @@ def home_click_as(app, slack, tab: dict, value: str, user: str) -> None:
     app.wait_listeners()
     if user == ids.USER_ID:  # the tab shown again once revoked
         slack.wait_for_call("views.publish", count=before + 1)
+
+
+def test_deny_opens_a_form_whose_reason_the_model_reads(app, slack, model):
+    model.script(replies.tool_calls(CANCEL), ANSWER)
+    event = say(slack, "please cancel my order A1")
+    message = asked(app, slack, event)
+    payload = button_click(message, DENY, channel=ids.CHANNEL_ID)
+    payload["trigger_id"] = slack.issue_trigger()  # one Slack gave: the form opens
+    status, _ = interact(app, payload)
+    assert status == 200
+    app.wait_listeners()
+    form = slack.modals[-1]
+    assert form["callback_id"] == DENY_FORM
+    assert not any(" denied by " in t for t in texts(app.log(thread_of(event))))  # not yet
+
+    typed = {"reason": {"type": "plain_text_input", "value": "It shipped already;\nask support"}}
+    status, _ = interact(app, view_submission(slack, form, typed, user=BOB))  # forged: refused
+    assert status == 200
+    app.wait_listeners()
+    assert not any(" denied by " in t for t in texts(app.log(thread_of(event))))
+    status, _ = interact(app, view_submission(slack, form, typed))
+    assert status == 200
+    log = wait_log(app, event, finished)
+    app.wait_idle()
+    result = next(t for t in texts(log) if t.startswith("Not carried out"))
+    assert result.startswith(
+        f"Not carried out: shop__cancel_order (entry 2) was denied by <@{ids.USER_ID}> at "
+    )
+    assert result.endswith(". Reason: It shipped already; ask support")
+    assert "It shipped already; ask support" in json.dumps(model.requests[-1])
+    assert "Order A1 cancelled" not in json.dumps(log)

@@ -28,6 +28,9 @@ ALLOW_ME = "approval_allow_me"  # and a grant for the person, in this channel
 ALLOW_EVERYONE = "approval_allow_everyone"  # and a grant for everyone in it (editors only)
 DENY = "approval_deny"
 ACTION_IDS = (ALLOW, ALLOW_ME, ALLOW_EVERYONE, DENY)
+DENY_FORM = "approval_deny_reason"  # the Deny button's modal: private_metadata the button's value
+REASON_BLOCK = "reason"
+MAX_REASON = 500  # characters of a reason for a denial, kept on one line
 ALLOWING = (ALLOW, ALLOW_ME, ALLOW_EVERYONE)
 Decision = Literal["allowed", "denied"]
 Outcome = Decision | Literal["expired", "stopped"]  # what the buttons' message says at the end
@@ -36,7 +39,8 @@ REQUESTED = (
     "Approval requested: {name} (entry {index}) waits for <@{user}> to allow or deny it "
     "until {until} (message {ts}; arguments {hash}). Arguments: {arguments}"
 )
-DECIDED = "Approval of {name} (entry {index}): {decision} by <@{user}> at {at}."
+DECIDED = "Approval of {name} (entry {index}): {decision} by <@{user}> at {at}.{reason}"
+REASON = " Reason: {reason}"  # a denial's, when the person gave one
 CLICK_REFUSED = (
     "Approval of {name} (entry {index}): a click by <@{user}> at {at} was refused: only "
     "<@{requester}> may decide."
@@ -61,7 +65,7 @@ GRANT_USED = (
 )
 GRANT_REVOKED = "Grant {id} revoked by {by} at {at}: {name} asks again for {whom} in this channel."
 GRANT_USED_PREFIX = "Allowed by grant "
-DENIED = "Not carried out: {name} (entry {index}) was denied by <@{user}> at {at}."
+DENIED = "Not carried out: {name} (entry {index}) was denied by <@{user}> at {at}.{reason}"
 EXPIRED = "Not carried out: {name} (entry {index}): no one allowed it before {until}; it expired."
 STOPPED = "Not carried out: {name} (entry {index}): the request was stopped by <@{user}> at {at}."
 _STOPPED_RESULT = "Not carried out: {name} (entry {index}): the request was stopped by "
@@ -85,7 +89,7 @@ _REQUESTED = re.compile(
 )
 _DECIDED = re.compile(
     r"^Approval of (?P<name>\S+) \(entry (?P<index>\d+)\): (?P<decision>allowed|denied) by "
-    r"<@(?P<user>[A-Z0-9]+)> at (?P<at>\S+)\.$"
+    r"<@(?P<user>[A-Z0-9]+)> at (?P<at>\S+)\.(?: Reason: (?P<reason>.+))?$"
 )
 _STARTED = re.compile(r"^Calling (?P<name>\S+) \(entry (?P<index>\d+)\) at \S+\.$")
 # The entries of a wait, which are not the call's result (the task cards: progress/steps.py).
@@ -115,6 +119,7 @@ class Pending:
     decision: Decision | None = None
     decided_by: str | None = None
     decided_at: str | None = None
+    reason: str | None = None  # a denial's, as the person gave it (one line)
     started: bool = False  # allowed, and its call made (STARTED): it may have been carried out
 
     def expired(self, now: datetime) -> bool:
@@ -145,7 +150,11 @@ def pending_approval(entries: Sequence[Entry]) -> Pending | None:
             if found.decision is None:
                 decision: Decision = "allowed" if match["decision"] == "allowed" else "denied"
                 found = replace(
-                    found, decision=decision, decided_by=match["user"], decided_at=match["at"]
+                    found,
+                    decision=decision,
+                    decided_by=match["user"],
+                    decided_at=match["at"],
+                    reason=match["reason"],
                 )
         elif (match := _STARTED.match(text)) is not None and int(match["index"]) == found.index:
             if found.decision == "allowed":
@@ -274,14 +283,28 @@ def _stamp(moment: str) -> str:
     return moment[:19] + "Z" if len(moment) >= 19 else moment
 
 
-def decided_text(pending: Pending, decision: Decision, user: str, at: datetime) -> str:
+def decided_text(
+    pending: Pending, decision: Decision, user: str, at: datetime, reason: str | None = None
+) -> str:
     return DECIDED.format(
         name=pending.name,
         index=pending.index,
         decision=decision,
         user=user,
         at=format_timestamp(at),
+        reason=REASON.format(reason=reason) if reason else "",
     )
+
+
+def clean_reason(text: object) -> str | None:
+    """A reason for a denial as typed in the form: on one line (the entry's pattern reads
+    it to the end of its line), control characters dropped, cut; None when empty."""
+    if not isinstance(text, str):
+        return None
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if not line:
+        return None
+    return line if len(line) <= MAX_REASON else line[: MAX_REASON - 1] + "…"
 
 
 def refused_click_text(pending: Pending, user: str, at: datetime) -> str:
@@ -308,8 +331,13 @@ def started_text(pending: Pending, at: datetime) -> str:
 def not_carried_out(pending: Pending) -> str:
     """The result the model reads for a call denied or expired."""
     if pending.decision == "denied":
+        reason = REASON.format(reason=pending.reason) if pending.reason else ""
         return DENIED.format(
-            name=pending.name, index=pending.index, user=pending.decided_by, at=pending.decided_at
+            name=pending.name,
+            index=pending.index,
+            user=pending.decided_by,
+            at=pending.decided_at,
+            reason=reason,
         )
     return EXPIRED.format(
         name=pending.name, index=pending.index, until=format_timestamp(pending.until)
@@ -360,6 +388,37 @@ def _date(moment: datetime) -> str:
     return (
         f"<!date^{int(moment.timestamp())}^{{date_short_pretty}} {{time}}|{moment.strftime(_TIME)}>"
     )
+
+
+def deny_form(value: str, name: str, words: Words = ENGLISH) -> dict[str, Any]:
+    """The modal the Deny button opens: an optional reason, which the model reads in the
+    call's result; its private_metadata is the button's value (checked again on submit)."""
+    ask = words.gettext(
+        "Deny *{tool}*? You may say why: the assistant reads it.", tool=_escape(name)
+    )
+    return {
+        "type": "modal",
+        "callback_id": DENY_FORM,
+        "private_metadata": value,
+        "title": {"type": "plain_text", "text": words.gettext("Deny")[:24]},
+        "submit": {"type": "plain_text", "text": words.gettext("Deny")[:24]},
+        "close": {"type": "plain_text", "text": words.gettext("Cancel")[:24]},
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": ask}},
+            {
+                "type": "input",
+                "block_id": REASON_BLOCK,
+                "optional": True,
+                "label": {"type": "plain_text", "text": words.gettext("Reason")},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "value",
+                    "multiline": True,
+                    "max_length": MAX_REASON,
+                },
+            },
+        ],
+    }
 
 
 def _call_blocks(name: str, arguments: dict[str, Any], user: str, words: Words) -> list[Any]:
