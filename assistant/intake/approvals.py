@@ -42,6 +42,7 @@ from assistant.run.approvals.entries import (
     parse_button,
     pending_approval,
     refused_click_text,
+    shown_deciders,
     stopped_request,
 )
 from assistant.run.channels.editors import workspace_role
@@ -90,21 +91,27 @@ class ApprovalButtons:
             )
         except ValidationError:
             where = None
-        if value is None or where is None or value.channel != where.channel:
+        if value is None or where is None:
             log.warning("an approval click that names no call of its thread was ignored")
             return
-        key = ThreadKey(where.team, where.channel, where.thread_ts)
+        key = ThreadKey(where.team, value.channel, where.thread_ts)
         entries = await self.recorder.entries(key)
         pending = pending_approval(entries)
+        if where.channel != key.channel and (pending is None or pending.posted_in != where.channel):
+            # Only the thread's own channel, or the one its request was posted in.
+            log.warning("an approval click from another channel than its request's was ignored")
+            return
+        # Told where they clicked: in the thread, or in the approvals channel.
+        told = key if where.channel == key.channel else ThreadKey(key.team, where.channel, "")
         now = datetime.now(UTC)
         words = (await self.languages.of(client, key.team, where.user)).words
         if pending is None or pending.index != value.index or pending.decision is not None:
             if stopped_request(entries, value.index):
-                await self._tell(client, key, where.user, words.gettext(STOPPED))
+                await self._tell(client, told, where.user, words.gettext(STOPPED))
                 return
             await self._tell(
                 client,
-                key,
+                told,
                 where.user,
                 words.gettext("This request was already decided, or no longer waits."),
             )
@@ -113,9 +120,9 @@ class ApprovalButtons:
         if await async_store(store).read(store.stop_requested, key) is not None:
             # Stopped, its entries not recorded yet: the run that records the stop says why
             # the call was not made.
-            await self._tell(client, key, where.user, words.gettext(STOPPED))
+            await self._tell(client, told, where.user, words.gettext(STOPPED))
             return
-        if where.user != pending.requester:
+        if not await self._may_decide(client, key, where.user, pending):
             # One refusal per person per waiting call: a person clicking on and on fills
             # neither the log nor their screen.
             meta = EntryMeta(event_id=f"approval refused {pending.index} {where.user}")
@@ -125,22 +132,37 @@ class ApprovalButtons:
                 return
             await self._tell(
                 client,
-                key,
+                told,
                 where.user,
-                words.gettext("Only <@{user}> can allow or deny this.", user=pending.requester),
+                words.gettext(
+                    "Only {who} can allow or deny this.",
+                    who=(
+                        f"<@{pending.requester}>"
+                        if pending.approvers == "asker"
+                        else shown_deciders(pending.approvers, words)
+                    ),
+                ),
             )
             return
         call = (await self.recorder.entries(key, start=pending.index))[0].content
         arguments = call.arguments if isinstance(call, ServerToolCall) else {}
         action_id = action.get("action_id")
         if await self._refused(
-            client, key, where.user, pending, value.arguments_hash, action_id, arguments, words
+            client,
+            key,
+            told,
+            where.user,
+            pending,
+            value.arguments_hash,
+            action_id,
+            arguments,
+            words,
         ):
             return
         if pending.expired(now):
             await self._show(
                 client,
-                key,
+                pending.posted_in or key.channel,
                 pending.message_ts,
                 pending.name,
                 arguments,
@@ -167,7 +189,10 @@ class ApprovalButtons:
         if entry is None:
             log.info("a second decision on entry %d in %s was ignored", pending.index, key)
             return
-        if action_id in (ALLOW_ME, ALLOW_EVERYONE) and isinstance(call, ServerToolCall):
+        grants = action_id == ALLOW_EVERYONE or (
+            action_id == ALLOW_ME and pending.approvers == "asker"  # "for me" is the asker's
+        )
+        if grants and isinstance(call, ServerToolCall):
             # Kept after the decision (recorded once per call), before the run resumes: the
             # log says the grant right where it was given, ahead of the call it allowed.
             grant = await async_store(store).write(
@@ -185,7 +210,7 @@ class ApprovalButtons:
         self._resume(key)
         await self._show(
             client,
-            key,
+            pending.posted_in or key.channel,
             pending.message_ts,
             pending.name,
             arguments,
@@ -199,6 +224,7 @@ class ApprovalButtons:
         self,
         client: AsyncWebClient,
         key: ThreadKey,
+        told: ThreadKey,
         user: str,
         pending: Pending,
         shown: str | None,
@@ -233,8 +259,28 @@ class ApprovalButtons:
         else:
             return False
         if await self.recorder.record(key, text, meta=meta) is not None:
-            await self._tell(client, key, user, said)
+            await self._tell(client, told, user, said)
         return True
+
+    async def _may_decide(
+        self, client: AsyncWebClient, key: ThreadKey, user: str, pending: Pending
+    ) -> bool:
+        """Whether `user` may decide on the call, by the MCP file's approvers of its tool
+        (assistant/mcp/config.py): the person who asked, an editor of the workspace's channel
+        settings, or a member of the user group (asked of Slack at each click: a member
+        removed since may not). Slack failing: not known to be one, so no."""
+        if pending.approvers == "editors":
+            return await workspace_role(client, self.recorder.store, key.team, user) is not None
+        if pending.approvers.startswith("usergroup:"):
+            group = pending.approvers.removeprefix("usergroup:")
+            try:
+                answer = await client.usergroups_users_list(usergroup=group, team_id=key.team)
+            except SLACK_FAILURES as exc:
+                log.warning("cannot list user group %s: %s", group, slack_reason(exc))
+                return False
+            members = answer.get("users")
+            return isinstance(members, list) and user in members
+        return user == pending.requester
 
     async def submitted(
         self, body: dict[str, Any], view: dict[str, Any], client: AsyncWebClient
@@ -279,7 +325,7 @@ class ApprovalButtons:
     async def _show(
         self,
         client: AsyncWebClient,
-        key: ThreadKey,
+        channel: str,
         ts: str | None,
         name: str,
         arguments: dict[str, Any],
@@ -293,14 +339,16 @@ class ApprovalButtons:
             return
         text, blocks = outcome_message(name, arguments, user, outcome, at, words)
         try:
-            await client.chat_update(channel=key.channel, ts=ts, text=text, blocks=blocks)
+            await client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
         except SLACK_FAILURES as exc:
-            log.warning("could not update the approval message in %s: %s", key, slack_reason(exc))
+            log.warning(
+                "could not update the approval message in %s: %s", channel, slack_reason(exc)
+            )
 
     async def _tell(self, client: AsyncWebClient, key: ThreadKey, user: str, text: str) -> None:
         try:
             await client.chat_postEphemeral(
-                channel=key.channel, user=user, text=text, thread_ts=key.thread_ts
+                channel=key.channel, user=user, text=text, thread_ts=key.thread_ts or None
             )
         except SLACK_FAILURES as exc:
             log.warning(

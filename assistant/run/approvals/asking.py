@@ -59,8 +59,14 @@ class Approvals:
             return granted
         now = datetime.now(UTC)
         until = now + timedelta(seconds=self.seconds)
+        approvers, elsewhere = (
+            ctx.toolbox.approval_rule(call) if ctx.toolbox is not None else ("asker", None)
+        )
+        if elsewhere == ctx.key.channel:
+            elsewhere = None  # the ops channel's own threads ask in the thread
         # Deferred before anyone can click: a click's "due now" is never overwritten.
         await self._defer(ctx, until)
+        permalink = await self._permalink(ctx) if elsewhere else None
         text, blocks = request_message(
             ctx.key.channel,
             ctx.key.thread_ts,
@@ -70,16 +76,40 @@ class Approvals:
             ctx.asker,
             until,
             ctx.words,
+            approvers,
+            permalink,
         )
         ensure_lease()
-        posted = await ctx.client.chat_postMessage(
-            channel=ctx.key.channel,
-            thread_ts=ctx.key.thread_ts,
-            text=text,
-            blocks=blocks,
-            metadata=NOTICE_METADATA,
-            **ctx.post_as,
-        )
+        if elsewhere is None:
+            posted = await ctx.client.chat_postMessage(
+                channel=ctx.key.channel,
+                thread_ts=ctx.key.thread_ts,
+                text=text,
+                blocks=blocks,
+                metadata=NOTICE_METADATA,
+                **ctx.post_as,
+            )
+        else:
+            posted = await ctx.client.chat_postMessage(
+                channel=elsewhere,
+                text=text,
+                blocks=blocks,
+                metadata=NOTICE_METADATA,
+                **ctx.post_as,
+            )
+            # The thread is told where its request waits (no buttons here: one decision).
+            note = ctx.words.gettext(
+                "Waiting for approval of {tool} in <#{channel}>.",
+                tool=call.called,
+                channel=elsewhere,
+            )
+            await ctx.client.chat_postMessage(
+                channel=ctx.key.channel,
+                thread_ts=ctx.key.thread_ts,
+                text=note,
+                metadata=NOTICE_METADATA,
+                **ctx.post_as,
+            )
         ts = posted.get("ts")
         asked = requested_text(
             call.called,
@@ -88,6 +118,8 @@ class Approvals:
             until,
             ts if isinstance(ts, str) else None,
             call.arguments,
+            approvers,
+            elsewhere,
         )
         entry = await self.recorder.record(ctx.key, asked)
         if ctx.cards is not None:
@@ -207,6 +239,20 @@ class Approvals:
             await ctx.cards.note(entry)
         return await ctx.toolbox.approved(call, ctx, index)
 
+    async def _permalink(self, ctx: RunContext) -> str | None:
+        """The thread's link (chat.getPermalink), for a request posted elsewhere; None when
+        Slack gives none (the request still names the call and who asked)."""
+        assert ctx.client is not None
+        try:
+            answer = await ctx.client.chat_getPermalink(
+                channel=ctx.key.channel, message_ts=ctx.key.thread_ts
+            )
+        except SLACK_FAILURES as exc:
+            log.info("no link to %s for its approval: %s", ctx.key, slack_reason(exc))
+            return None
+        link = answer.get("permalink")
+        return link if isinstance(link, str) else None
+
     async def _defer(self, ctx: RunContext, until: datetime) -> None:
         """Keep the thread owed but not due before `until` (any process's sweep resumes it
         then; a click makes it due at once). Not a Slack outage: no `since`, so a later
@@ -223,7 +269,10 @@ class Approvals:
         )
         try:
             await ctx.client.chat_update(
-                channel=ctx.key.channel, ts=pending.message_ts, text=text, blocks=blocks
+                channel=pending.posted_in or ctx.key.channel,
+                ts=pending.message_ts,
+                text=text,
+                blocks=blocks,
             )
         except SLACK_FAILURES as exc:
             log.info("could not mark the approval in %s expired: %s", ctx.key, slack_reason(exc))

@@ -37,13 +37,13 @@ Outcome = Decision | Literal["expired", "stopped"]  # what the buttons' message 
 
 REQUESTED = (
     "Approval requested: {name} (entry {index}) waits for <@{user}> to allow or deny it "
-    "until {until} (message {ts}; arguments {hash}). Arguments: {arguments}"
+    "until {until} (message {ts}; arguments {hash}{rule}). Arguments: {arguments}"
 )
 DECIDED = "Approval of {name} (entry {index}): {decision} by <@{user}> at {at}.{reason}"
 REASON = " Reason: {reason}"  # a denial's, when the person gave one
 CLICK_REFUSED = (
     "Approval of {name} (entry {index}): a click by <@{user}> at {at} was refused: only "
-    "<@{requester}> may decide."
+    "{who} may decide."
 )
 ARGUMENTS_REFUSED = (
     "Approval of {name} (entry {index}): a click by <@{user}> at {at} was refused: it showed "
@@ -85,7 +85,9 @@ RESULT_PREFIXES = (
 _REQUESTED = re.compile(
     r"^Approval requested: (?P<name>\S+) \(entry (?P<index>\d+)\) waits for "
     r"<@(?P<user>[A-Z0-9]+)> to allow or deny it until (?P<until>\S+) "
-    r"\(message (?P<ts>[0-9.]+|none)(?:; arguments (?P<hash>[0-9a-f]{16}))?\)\."
+    r"\(message (?P<ts>[0-9.]+|none)(?:; arguments (?P<hash>[0-9a-f]{16}))?"
+    r"(?:; approvers (?P<approvers>editors|usergroup:S[A-Z0-9]+))?"
+    r"(?:; posted in (?P<posted>[CG][A-Z0-9]+))?\)\."
 )
 _DECIDED = re.compile(
     r"^Approval of (?P<name>\S+) \(entry (?P<index>\d+)\): (?P<decision>allowed|denied) by "
@@ -116,6 +118,8 @@ class Pending:
     until: datetime
     message_ts: str | None  # the message with the buttons
     arguments_hash: str | None = None  # of the arguments shown (None: a log from before)
+    approvers: str = "asker"  # who may decide: "asker" (`requester`), "editors", "usergroup:S…"
+    posted_in: str | None = None  # the channel of the buttons' message, if not the thread's
     decision: Decision | None = None
     decided_by: str | None = None
     decided_at: str | None = None
@@ -143,6 +147,8 @@ def pending_approval(entries: Sequence[Entry]) -> Pending | None:
                 until=_moment(match["until"]),
                 message_ts=None if ts == "none" else ts,
                 arguments_hash=match["hash"],
+                approvers=match["approvers"] or "asker",
+                posted_in=match["posted"],
             )
         elif found is None:
             continue
@@ -184,9 +190,19 @@ def stopped_request(entries: Sequence[Entry], index: int) -> bool:
 
 
 def requested_text(
-    name: str, index: int, user: str, until: datetime, ts: str | None, arguments: dict[str, Any]
+    name: str,
+    index: int,
+    user: str,
+    until: datetime,
+    ts: str | None,
+    arguments: dict[str, Any],
+    approvers: str = "asker",
+    posted_in: str | None = None,
 ) -> str:
+    rule = "" if approvers == "asker" else f"; approvers {approvers}"
+    rule += f"; posted in {posted_in}" if posted_in else ""
     return REQUESTED.format(
+        rule=rule,
         name=name,
         index=index,
         user=user,
@@ -313,8 +329,17 @@ def refused_click_text(pending: Pending, user: str, at: datetime) -> str:
         index=pending.index,
         user=user,
         at=format_timestamp(at),
-        requester=pending.requester,
+        who=deciders(pending.approvers, pending.requester),
     )
+
+
+def deciders(approvers: str, requester: str) -> str:
+    """Who may decide, as the log and the messages say it (mrkdwn)."""
+    if approvers == "editors":
+        return "the channel's editors"
+    if approvers.startswith("usergroup:"):
+        return f"members of <!subteam^{approvers.removeprefix('usergroup:')}>"
+    return f"<@{requester}>"
 
 
 def stopped_text(pending: Pending, user: str, at: datetime) -> str:
@@ -421,10 +446,20 @@ def deny_form(value: str, name: str, words: Words = ENGLISH) -> dict[str, Any]:
     }
 
 
-def _call_blocks(name: str, arguments: dict[str, Any], user: str, words: Words) -> list[Any]:
-    ask = words.gettext(
-        "<@{user}>, may I call *{tool}* with these arguments?", user=user, tool=_escape(name)
-    )
+def _call_blocks(
+    name: str, arguments: dict[str, Any], user: str, words: Words, who: str | None = None
+) -> list[Any]:
+    if who is None:
+        ask = words.gettext(
+            "<@{user}>, may I call *{tool}* with these arguments?", user=user, tool=_escape(name)
+        )
+    else:
+        ask = words.gettext(
+            "{who}: may I call *{tool}* for <@{user}> with these arguments?",
+            who=who,
+            user=user,
+            tool=_escape(name),
+        )
     code = f"```{_escape(shown_arguments(arguments))}```"
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": ask}},
@@ -441,12 +476,20 @@ def request_message(
     user: str,
     until: datetime,
     words: Words = ENGLISH,
+    approvers: str = "asker",
+    permalink: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """The text and blocks of the message that asks `user` to allow or deny the call."""
+    """The text and blocks of the message that asks `user` (or the `approvers`) to allow or
+    deny the call; `permalink`: the thread's, where the message is posted elsewhere."""
     value = button_value(key_channel, thread_ts, index, user, until, arguments_hash(arguments))
+    who = None if approvers == "asker" else shown_deciders(approvers, words)
     waits = words.gettext(
-        "Only <@{user}> can decide, until {until}.", user=user, until=_date(until)
+        "Only {who} can decide, until {until}.",
+        who=who or f"<@{user}>",
+        until=_date(until),
     )
+    if permalink is not None and _PERMALINK.match(permalink):
+        waits += " " + words.gettext("Asked in <{link}|this thread>.", link=permalink)
     buttons = [
         {
             "type": "button",
@@ -481,12 +524,26 @@ def request_message(
             "text": {"type": "plain_text", "text": words.gettext("Deny")},
         },
     ]
+    if approvers != "asker":
+        # "For me" is the asker's: another who decides grants for everyone or for no one.
+        buttons = [b for b in buttons if b["action_id"] != ALLOW_ME]
     blocks = [
-        *_call_blocks(name, arguments, user, words),
+        *_call_blocks(name, arguments, user, words, who),
         {"type": "context", "elements": [{"type": "mrkdwn", "text": waits}]},
         {"type": "actions", "elements": buttons},
     ]
     return words.gettext("Approval needed: {tool}", tool=name), blocks
+
+
+_PERMALINK = re.compile(r"^https://[^\s|<>]+$")
+
+
+def shown_deciders(approvers: str, words: Words = ENGLISH) -> str:
+    """Who may decide, in the people's language (mrkdwn)."""
+    if approvers == "editors":
+        return words.gettext("the channel's editors")
+    group = approvers.removeprefix("usergroup:")
+    return words.gettext("members of <!subteam^{group}>", group=group)
 
 
 def outcome_message(
