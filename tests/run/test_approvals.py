@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import jsonschema
+
 from assistant.run.approvals.entries import (
     MAX_ARGUMENTS,
     MAX_REASON,
@@ -15,6 +17,10 @@ from assistant.run.approvals.entries import (
     button_value,
     clean_reason,
     decided_text,
+    grant_given_text,
+    grant_revoked_text,
+    grant_used,
+    grant_used_text,
     not_carried_out,
     parse_button,
     pending_approval,
@@ -23,7 +29,14 @@ from assistant.run.approvals.entries import (
     stopped_request,
 )
 from assistant.run.approvals.unfinished import unanswered_calls
-from context.entry import ENTRY_ADAPTER, SystemEntry
+from context.canonical import export_json
+from context.entry import ENTRY_ADAPTER, SystemEntry, UserContent
+from context.log import ContextLog
+from context.render import render_log
+from context.schema import log_json_schema
+from context.storage import Grant
+from context.toolcalls import ServerToolCall
+from context.validate import validate_log
 
 UNTIL = datetime(2026, 11, 26, 18, 10, tzinfo=UTC)
 
@@ -149,3 +162,42 @@ def test_calls_without_a_result_are_found_in_the_answer():
     # Recorded past the per-reply cap by an earlier version: not carried out, so answered.
     capped = "Error: the shop__cancel_order of entry 1 was not carried out: this reply …"
     assert unanswered_calls(_log("persona", CALL, capped), 0) == []
+
+
+def test_a_log_with_grants_and_a_reason_is_valid_by_the_validator_and_the_schema_and_traced():
+    """The grant, approver and reason entries are system entries: `assistant validate` and
+    the JSON Schema take them, and the trace prints them as recorded."""
+    grant = Grant(1, "T1", "C1", "shop", "cancel_order", "U1", "U1", "2026-11-26T18:02:13.5Z",
+                  "1.000001", "U0BOB", "2026-11-27T09:00:00.1Z")  # fmt: skip
+    log = ContextLog()
+    stamp = "2026-11-26T18:00:00Z"
+    log.append("You are helpful.", stamp)
+    log.append(UserContent(userid="<@U1>", text="cancel A1 and A2"), stamp)
+    for index, order in ((2, "A1"), (8, "A2")):
+        call = ServerToolCall.model_validate(
+            {"toolCall": "shop__cancel_order", "order": order, "reasoning": "asked"}
+        )
+        assert log.append(call, stamp).index == index
+        if order == "A1":
+            asked = requested_text("shop__cancel_order", 2, "U1", UNTIL, "1.2", {"order": "A1"},
+                                   "usergroup:S0FIN", "C0OPS")  # fmt: skip
+            log.append(asked, stamp)
+            waiting = pending_approval(log.entries)
+            assert waiting is not None and waiting.posted_in == "C0OPS"
+            assert waiting.approvers == "usergroup:S0FIN"
+            log.append(decided_text(waiting, "allowed", "U1", UNTIL), stamp)
+            log.append(grant_given_text(grant, 2), stamp)
+            log.append("Calling shop__cancel_order (entry 2) at 2026-11-26T18:02:14Z.", stamp)
+        else:
+            log.append(grant_used_text(grant, index, "U1"), stamp)
+        log.append(f"Result of shop__cancel_order (entry {index}), data …:\nOrder {order}", stamp)
+    log.append(grant_revoked_text(grant), stamp)
+    text = export_json(log.entries)
+    assert validate_log(text).problems == []
+    jsonschema.Draft202012Validator(log_json_schema()).validate(json.loads(text))
+    trace = render_log(log.entries)
+    assert "Grant 1 given by <@U1>" in trace and "Allowed by grant 1: " in trace
+    assert "Grant 1 revoked by <@U0BOB> at 2026-11-27T09:00:00Z" in trace
+    assert unanswered_calls(log.entries, 0) == []
+    assert grant_used(log.entries, "shop__cancel_order", 8)
+    assert not grant_used(log.entries, "shop__cancel_order", 2)
