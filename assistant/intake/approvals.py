@@ -50,7 +50,7 @@ from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.scheduling.elsewhere import RunRequests
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
-from context.storage import EntryMeta, ThreadKey
+from context.storage import EntryMeta, Grant, ThreadKey
 from context.storage.async_store import async_store
 from context.toolcalls import ServerToolCall
 
@@ -192,6 +192,7 @@ class ApprovalButtons:
         grants = action_id == ALLOW_EVERYONE or (
             action_id == ALLOW_ME and pending.approvers == "asker"  # "for me" is the asker's
         )
+        grant: Grant | None = None
         if grants and isinstance(call, ServerToolCall):
             # Kept after the decision (recorded once per call), before the run resumes: the
             # log says the grant right where it was given, ahead of the call it allowed.
@@ -206,6 +207,7 @@ class ApprovalButtons:
                 key.thread_ts,
             )
             await self.recorder.record(key, grant_given_text(grant, pending.index))
+            log.info("%s gave grant %d of %s in %s", where.user, grant.id, call.called, key)
         await async_store(store).write(store.defer, key, None, now)  # due now, in any process
         self._resume(key)
         await self._show(
@@ -218,6 +220,7 @@ class ApprovalButtons:
             decision,
             now,
             words,
+            grant,
         )
 
     async def _refused(
@@ -333,11 +336,12 @@ class ApprovalButtons:
         outcome: Outcome,
         at: datetime,
         words: Words,
+        grant: Grant | None = None,
     ) -> None:
         """The buttons' message says who decided, or that it expired; no buttons left."""
         if ts is None:
             return
-        text, blocks = outcome_message(name, arguments, user, outcome, at, words)
+        text, blocks = outcome_message(name, arguments, user, outcome, at, words, grant)
         try:
             await client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks)
         except SLACK_FAILURES as exc:

@@ -88,6 +88,8 @@ def test_a_grant_for_me_runs_my_later_calls_of_the_tool_here_and_no_one_elses(ap
         f": shop__cancel_order runs without asking for <@{ids.USER_ID}> in this channel (entry 2)."
     )
     assert any(t.endswith("Order A1 cancelled") for t in first)  # allowed this once too
+    shown = json.dumps(slack.calls_to("chat.update")[-1].params.get("blocks"))
+    assert f"From now on it runs without asking for <@{ids.USER_ID}> in this channel" in shown
     (grant,) = app.assistant.store.grants(ids.TEAM_ID)
     assert (grant.channel, grant.server, grant.tool, grant.user) == (
         ids.CHANNEL_ID,

@@ -553,11 +553,19 @@ def outcome_message(
     outcome: Outcome,
     at: datetime,
     words: Words = ENGLISH,
+    grant: Grant | None = None,
 ) -> tuple[str, list[Any]]:
     """The message once decided, stopped or expired: no buttons left, who decided and when
-    (`user`: who stopped it, for a stop)."""
+    (`user`: who stopped it, for a stop), and the grant given with the decision, if any."""
     if outcome == "allowed":
         said = words.gettext("Allowed by <@{user}> at {at}.", user=user, at=_date(at))
+        if grant is not None:
+            whom = words.gettext("everyone") if grant.user is None else f"<@{grant.user}>"
+            said += " " + words.gettext(
+                "From now on it runs without asking for {whom} in this channel (grant {id}).",
+                whom=whom,
+                id=grant.id,
+            )
     elif outcome == "denied":
         said = words.gettext("Denied by <@{user}> at {at}.", user=user, at=_date(at))
     elif outcome == "stopped":
