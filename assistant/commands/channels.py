@@ -1,4 +1,4 @@
-"""`assistant channels list|set|export|import`: channel settings for operators
+"""`assistant channels list|set|export|import|grants`: channel settings for operators
 (docs/configuration.md, "Configuring channels"), in the store DATABASE_URL names. Exit status 0, or
 2 with one line."""
 
@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from assistant.commands import CliError
+from assistant.commands.channel_grants import register_grants
 from assistant.commands.io import named, read_text, shown_input
 from assistant.commands.stored import existing_store
 from assistant.i18n.words import LOCALES
@@ -146,6 +147,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     importing.add_argument("file", help="a JSON or YAML file, or - for stdin")
     importing.set_defaults(handler=run_import)
+
+    register_grants(verbs)
 
 
 def _line(config: ChannelConfig) -> str:

@@ -19,6 +19,19 @@ _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_SERVERS = 50
 
 Approval = Literal["never", "always"]
+# Who may allow a call that waits (docs/configuration.md#approvers): the person who asked, the
+# channel's editors, or the members of a user group ("usergroup:S…" once parsed).
+Approvers = Literal["asker", "editors"]
+_CHANNEL = r"^[CG][A-Z0-9]{2,}$"
+
+
+class UserGroupApprovers(BaseModel):
+    """`{usergroup: S…}`: the members of a Slack user group decide."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    usergroup: str = Field(pattern=r"^S[A-Z0-9]{2,}$")
+
+
 ToolName = Annotated[str, Field(min_length=1, max_length=128)]
 
 
@@ -32,6 +45,10 @@ class ServerEntry(BaseModel):
     include: list[ToolName] | None = None
     exclude: list[ToolName] = Field(default_factory=list)
     approve: dict[ToolName, Approval] = Field(default_factory=dict)
+    approvers: dict[ToolName, Approvers | UserGroupApprovers] = Field(default_factory=dict)
+    # Where the requests of this server's tools are posted (an ops channel), with a link
+    # back to the thread; None: in the thread.
+    approvals_channel: str | None = Field(default=None, pattern=_CHANNEL)
 
     @model_validator(mode="after")
     def _one_way_in(self) -> ServerEntry:
@@ -63,6 +80,8 @@ class ServerConfig:
     include: frozenset[str] | None = None
     exclude: frozenset[str] = frozenset()
     approve: Mapping[str, Approval] = field(default_factory=dict)
+    approvers: Mapping[str, str] = field(default_factory=dict)  # "editors", "usergroup:S…"
+    approvals_channel: str | None = None
 
     def offers(self, tool: str) -> bool:
         """Whether the file lets this tool of the server be offered at all."""
@@ -104,6 +123,11 @@ def parse_servers(document: Any, environ: Mapping[str, str] | None = None) -> li
                 include=frozenset(entry.include) if entry.include is not None else None,
                 exclude=frozenset(entry.exclude),
                 approve=dict(entry.approve),
+                approvers={
+                    tool: who if isinstance(who, str) else f"usergroup:{who.usergroup}"
+                    for tool, who in entry.approvers.items()
+                },
+                approvals_channel=entry.approvals_channel,
             )
         )
     if problems:

@@ -57,6 +57,8 @@ class ServerTool:
     read_only: bool  # the server says so (MCP's readOnlyHint)
     approve: Approval | None  # what the file says of it, if anything
     idempotent: bool = False  # the server says a second call changes nothing more (idempotentHint)
+    approvers: str = "asker"  # who may allow a call: "asker", "editors", "usergroup:S…"
+    approvals_channel: str | None = None  # where its requests are posted (None: the thread)
 
     @property
     def qualified(self) -> str:
@@ -277,6 +279,8 @@ class Connection:
                     read_only=bool(annotations and annotations.read_only_hint),
                     approve=self.config.approve.get(tool.name),
                     idempotent=bool(annotations and annotations.idempotent_hint),
+                    approvers=self.config.approvers.get(tool.name, "asker"),
+                    approvals_channel=self.config.approvals_channel,
                 )
             )
         if len(offered) > MAX_TOOLS:

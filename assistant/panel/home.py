@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -23,10 +23,13 @@ from assistant.panel.home_views import (
     home_view,
     submitted,
 )
+from assistant.run.approvals.entries import grant_revoked_text
+from assistant.run.channels.editors import Role, workspace_role
 from assistant.run.channels.languages import Languages
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
-from context.storage import Store
+from context.entry import now_timestamp
+from context.storage import Store, ThreadKey
 from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
@@ -36,8 +39,6 @@ log = logging.getLogger(__name__)
 # (a person in 99,900 channels sees those).
 _MOST_PAGES = 100
 NOT_IN_CHANNEL = N_("You can change the settings of the channels you are in.")
-
-Role = Literal["admin", "editor"]
 
 
 @dataclass(frozen=True)
@@ -58,21 +59,8 @@ class AppHome:
         return (await self.languages.person(client, team, user, None, workspace)).words
 
     async def role(self, client: AsyncWebClient, team: str, user: str) -> Role | None:
-        """The person's role: an admin or owner of the workspace (asked of Slack each time:
-        a role may have changed since), one of the editors they named, or None."""
-        try:
-            found = (await client.users_info(user=user))["user"]
-        except SlackApiError as exc:
-            log.warning("cannot tell whether %s is an admin: %s", user, slack_reason(exc))
-            found = {}  # not known to be one: no more than an editor
-        if isinstance(found, dict) and any(
-            found.get(flag) is True for flag in ("is_admin", "is_owner", "is_primary_owner")
-        ):
-            return "admin"
-        default = await async_store(self.store).read(
-            self.store.channel_config, team, WORKSPACE_DEFAULT
-        )
-        return "editor" if default is not None and user in default.editors else None
+        """The person's role (assistant/run/channels/editors.py)."""
+        return await workspace_role(client, self.store, team, user)
 
     async def channels_of(self, client: AsyncWebClient, user: str) -> set[str] | None:
         """The channels `user` is in, public and private (Slack lists a private one only if
@@ -119,8 +107,38 @@ class AppHome:
         hidden = len(configs) - len(shown)
         words = await self.words(client, team, user)
         unsure = mine is None and hidden > 0
-        view = home_view(shown, role is not None, page, hidden, unsure, words)
+        grants = [
+            g
+            for g in await async_store(self.store).read(self.store.grants, team)
+            if role == "admin" or g.channel in (mine or ())
+        ]
+        # Editors revoke any grant they see; anyone, their own.
+        revocable = frozenset(g.id for g in grants if role is not None or g.user == user)
+        view = home_view(shown, role is not None, page, hidden, unsure, words, grants, revocable)
         await client.views_publish(user_id=user, view=view)
+
+    async def revoke(self, client: AsyncWebClient, team: str, user: str, grant_id: int) -> None:
+        """Revoke a grant from its Revoke button, checked again (a click is a request anyone
+        signed in could send): an editor who may see its channel, or the person it is for;
+        recorded in the thread where it was given; the tab shown again."""
+        role = await self.role(client, team, user)
+        grants = await async_store(self.store).read(self.store.grants, team)
+        grant = next((g for g in grants if g.id == grant_id), None)
+        allowed = grant is not None and (
+            grant.user == user
+            or (role is not None and await self.may_see(client, user, role, grant.channel))
+        )
+        if grant is None or not allowed:
+            log.warning("%s of %s may not revoke grant %d: refused", user, team, grant_id)
+            return
+        revoked = await async_store(self.store).write(self.store.revoke_grant, team, grant_id, user)
+        if revoked is not None:
+            key = ThreadKey(team, revoked.channel, revoked.thread_ts)
+            if await async_store(self.store).read(self.store.has_thread, key):
+                text = grant_revoked_text(revoked)
+                await async_store(self.store).write(self.store.append, key, text, now_timestamp())
+            log.info("%s of %s revoked grant %d", user, team, grant_id)
+        await self.show(client, team, user)
 
     async def edit(
         self, client: AsyncWebClient, team: str, user: str, channel: str, trigger_id: str

@@ -17,9 +17,12 @@ from pydantic import ValidationError
 
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words, language_name
 from context.channels import SEARCH_CHANNEL_TYPES, WORKSPACE_DEFAULT, ChannelConfig
+from context.storage import Grant
 
 EDIT_ACTION = "channel_settings_edit"  # a button of the home tab: its value the channel
 PAGE_ACTION = "channel_settings_page"  # the home tab's previous/next buttons: the page's number
+REVOKE_ACTION = "approval_grant_revoke"  # a grant's Revoke button: its value the grant's id
+MAX_GRANTS = 20  # grants listed on the tab (the oldest first); the rest counted
 MODAL = "channel_settings"  # the modal's callback_id; private_metadata: the channel or ""
 READ_ONLY = N_("Only workspace admins, and the people they name, can change these settings.")
 ADMINS_ONLY = N_("Only workspace admins and owners name the editors.")
@@ -110,11 +113,14 @@ def home_view(
     hidden: int = 0,
     unsure: bool = False,
     words: Words = ENGLISH,
+    grants: Sequence[Grant] = (),
+    revocable: frozenset[int] = frozenset(),
 ) -> dict[str, Any]:
     """The home tab: the workspace default first, then page `page` of the configured channels
     `configs` holds (the ones this person may see), with buttons to the pages beside it;
     `hidden`: how many other channels have settings not shown to this person (`unsure`:
-    because Slack could not say which channels they are in), in `words`' language."""
+    because Slack could not say which channels they are in), in `words`' language. Then the
+    `grants` this person may see, a Revoke button on those in `revocable`."""
     _ = words.gettext
     by_channel = {c.channel: c for c in configs}
     channels = sorted(c for c in by_channel if c != WORKSPACE_DEFAULT)
@@ -164,7 +170,40 @@ def home_view(
         )
     else:
         blocks.append(_note(_(READ_ONLY)))
+    blocks.extend(grant_blocks(grants, revocable, words))
     return {"type": "home", "blocks": blocks}
+
+
+def grant_blocks(
+    grants: Sequence[Grant], revocable: frozenset[int], words: Words = ENGLISH
+) -> list[dict[str, Any]]:
+    """The grants (docs/slack-features.md#grants): which tool runs without asking, for whom,
+    where, given by whom; none, no blocks."""
+    if not grants:
+        return []
+    _ = words.gettext
+    blocks: list[dict[str, Any]] = [{"type": "header", "text": _text(_("Always allowed tools"))}]
+    for grant in grants[:MAX_GRANTS]:
+        whom = _("everyone") if grant.user is None else f"<@{grant.user}>"
+        text = _(
+            "*{tool}* runs without asking for {whom} in <#{channel}> (given by <@{by}>).",
+            tool=grant.qualified,
+            whom=whom,
+            channel=grant.channel,
+            by=grant.granted_by,
+        )
+        section: dict[str, Any] = {
+            "type": "section",
+            "block_id": f"grant_{grant.id}",
+            "text": {"type": "mrkdwn", "text": _capped(text, MAX_TEXT)},
+        }
+        if grant.id in revocable:
+            section["accessory"] = _button(REVOKE_ACTION, _("Revoke"), str(grant.id))
+        blocks.append(section)
+    if len(grants) > MAX_GRANTS:
+        more = len(grants) - MAX_GRANTS
+        blocks.append(_note(words.ngettext("{n} more grant.", "{n} more grants.", more)))
+    return blocks
 
 
 def _input(block_id: str, label: str, element: dict[str, Any]) -> dict[str, Any]:

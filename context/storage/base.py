@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
 from context.storage.base_slack import ChannelStore as ChannelStore
+from context.storage.base_slack import GrantStore as GrantStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
 from context.storage.base_slack import PanelStore as PanelStore
 from context.storage.base_slack import StopStore as StopStore
@@ -224,6 +225,7 @@ class Store(
     PanelStore,
     ChannelStore,
     ModelRefusalStore,
+    GrantStore,
     Housekeeping,
     StopStore,
     Protocol,

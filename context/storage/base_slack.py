@@ -12,6 +12,7 @@ from context.channels import ChannelConfig
 from context.entry import Entry
 from context.storage.values import (
     EntryMeta,
+    Grant,
     ModelRefusal,
     Opening,
     PanelThread,
@@ -160,4 +161,40 @@ class StopStore(Protocol):
 
     def stop_requested(self, key: ThreadKey) -> StopRequest | None:
         """The thread's pending stop, if any."""
+        ...
+
+
+class GrantStore(Protocol):
+    """Standing approvals of MCP tools (docs/slack-features.md#grants): given from an
+    approval's buttons, read before a call would ask, listed and revoked by the editors."""
+
+    def give_grant(
+        self,
+        team: str,
+        channel: str,
+        server: str,
+        tool: str,
+        user: str | None,
+        granted_by: str,
+        thread_ts: str,
+    ) -> Grant:
+        """Keep a grant: `user` alone may call the tool without asking, or (None) everyone in
+        the channel. Returns it with its id."""
+        ...
+
+    def grant_covering(
+        self, team: str, channel: str, server: str, tool: str, user: str
+    ) -> Grant | None:
+        """The unrevoked grant that lets `user` call the tool in the channel without asking
+        (their own before everyone's, then the oldest); None when none does."""
+        ...
+
+    def grants(self, team: str, channel: str | None = None, revoked: bool = False) -> list[Grant]:
+        """The workspace's grants (of one channel if given), oldest first; revoked ones too
+        when `revoked`."""
+        ...
+
+    def revoke_grant(self, team: str, grant_id: int, by: str) -> Grant | None:
+        """Revoke a grant of the workspace: the grant as revoked; None when the workspace has
+        no such grant in force (none by that id, or revoked already)."""
         ...

@@ -9,6 +9,7 @@ from sqlalchemy.engine import URL, Engine
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
+from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
@@ -26,6 +27,7 @@ class SqlStore(
     SqlPanel,
     SqlChannels,
     SqlModelRefusals,
+    SqlGrants,
     SqlHousekeeping,
     SqlStops,
 ):

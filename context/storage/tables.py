@@ -263,6 +263,26 @@ model_refusals_table = Table(
     PrimaryKeyConstraint("team", "channel", name="pk_model_refusals"),
 )
 
+# Standing approvals of MCP tools (`GrantStore`, docs/slack-features.md#grants); migration
+# 0022_grants. `user` NULL: everyone in the channel. A revoked grant keeps its row (who gave and
+# who revoked it, for the audit); the lookup reads the unrevoked ones of one channel and tool.
+grants_table = Table(
+    "approval_grants",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("server", String, nullable=False),
+    Column("tool", String, nullable=False),
+    Column("user", String, nullable=True),
+    Column("granted_by", String, nullable=False),
+    Column("granted_at", String, nullable=False),
+    Column("thread_ts", String, nullable=False),
+    Column("revoked_by", String, nullable=True),
+    Column("revoked_at", String, nullable=True),
+    Index("ix_approval_grants_tool", "team", "channel", "server", "tool"),
+)
+
 # `is_thread` for statements built once (the hot ones: building a statement and its cache key
 # costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are
 # not the columns': an UPDATE takes a parameter named as a column for its SET.

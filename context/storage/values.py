@@ -40,6 +40,31 @@ class ModelRefusal:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """A standing approval (docs/slack-features.md#grants): calls of `server`'s `tool` in
+    `channel` of `team` run without asking, for `user` alone, or for everyone in the channel
+    when `user` is None. Given by `granted_by` in the thread `thread_ts`, whose log records it;
+    revoked when `revoked_at` is set (kept, for the audit)."""
+
+    id: int
+    team: str
+    channel: str
+    server: str
+    tool: str
+    user: str | None
+    granted_by: str
+    granted_at: str
+    thread_ts: str
+    revoked_by: str | None = None
+    revoked_at: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        """The tool as the model calls it (`SERVER__TOOL`)."""
+        return f"{self.server}__{self.tool}"
+
+
+@dataclass(frozen=True)
 class Opening:
     """Entry 0 of a thread a write may start: `persona` gives its text, asked for only when
     the thread turns out to be new (the deployment's persona is a file read then, not on every

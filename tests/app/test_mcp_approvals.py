@@ -123,7 +123,12 @@ def test_an_allowed_call_is_carried_out_after_the_click(
     assert statuses[-1] == "suspended"
     labels = [e["text"]["text"] for b in message["blocks"] if b["type"] == "actions"
               for e in b["elements"]]  # fmt: skip
-    assert labels == ["Allow", "Deny"]
+    assert labels == [
+        "Allow once",
+        "Always allow for me in this channel",
+        "Always allow for everyone in this channel",
+        "Deny",
+    ]
     assert len(model.requests) == 1
 
     click(app, slack, message, ALLOW)

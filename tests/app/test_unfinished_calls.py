@@ -124,3 +124,30 @@ def test_a_call_needing_no_approval_under_way_when_the_process_stopped_is_not_ma
     assert finished(log), texts(log)
     assert CALLS["charge"] == 1
     assert unknown("charge", 2) in texts(log)
+
+
+def test_a_call_a_grant_allowed_under_way_when_the_process_stopped_is_not_made_again(
+    make_app, slack, model, ledger_server, tmp_path, app_stores
+):
+    """A grant stands in for the click (docs/slack-features.md#grants): its entry is recorded
+    before the request leaves, as `Calling …` is, so the resumed run asks no one and does
+    not call again."""
+    first = start(make_app, ledger_server, tmp_path, app_stores[0])
+    model.script(replies.tool_calls(call("charge")), ANSWER)
+    event = say(slack, "please charge order A1")
+    key = thread_of(event)
+    first.assistant.store.give_grant(
+        key.team, key.channel, "ledger", "charge", None, "U0EDITOR1", "1.000001"
+    )
+    assert first.send_event(event).status == 200
+    stop_during_the_call(first)
+
+    second = start(make_app, ledger_server, tmp_path, app_stores[0])
+    second.wait_idle()
+    log = second.log(key)
+    assert finished(log), texts(log)
+    assert CALLS["charge"] == 1
+    system = texts(log)
+    assert system[1].startswith("Allowed by grant 1: ledger__charge (entry 2) runs without asking")
+    assert unknown("charge", 2) in system
+    assert not any(t.startswith("Approval requested") for t in system)

@@ -12,6 +12,7 @@ from context.entry import UserContent
 from context.storage import (
     ChannelStore,
     EntryMeta,
+    GrantStore,
     Housekeeping,
     ImageRef,
     ImageStore,
@@ -31,6 +32,7 @@ from context.storage import (
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
+from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
@@ -52,6 +54,7 @@ CONCERNS = [
     (PanelStore, SqlPanel),
     (ChannelStore, SqlChannels),
     (ModelRefusalStore, SqlModelRefusals),
+    (GrantStore, SqlGrants),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
 ]
@@ -100,6 +103,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "set_channel_configs",  # `assistant channels import`, in one transaction
         "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
+        "give_grant", "grant_covering", "grants", "revoke_grant",  # standing approvals
         "trace_context",  # telemetry
     }  # fmt: skip
 

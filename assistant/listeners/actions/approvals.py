@@ -1,5 +1,5 @@
-"""A click on an approval's Allow or Deny button: acknowledged once handled (a decision is
-recorded before Slack hears back; a click lost to a crash is not acked)."""
+"""A click on an approval's buttons, and the Deny button's form sent: acknowledged once handled
+(a decision is recorded before Slack hears back; a click lost to a crash is not acked)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,14 @@ async def handle_approval(
 ) -> None:
     await approvals.clicked(body, action, client)
     await ack()
+
+
+async def handle_deny_reason(
+    ack: AsyncAck,
+    body: dict[str, Any],
+    view: dict[str, Any],
+    client: AsyncWebClient,
+    approvals: ApprovalButtons,
+) -> None:
+    await approvals.submitted(body, view, client)
+    await ack()  # the form closes

@@ -1,5 +1,5 @@
-"""The App Home: the home tab opened, its Edit and page buttons, and the settings modal
-submitted (`assistant.panel.home`)."""
+"""The App Home: the home tab opened, its Edit, page and grants' Revoke buttons, and the
+settings modal submitted (`assistant.panel.home`)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ from slack_bolt.async_app import AsyncApp
 
 from assistant.listeners.home.edit import handle_edit
 from assistant.listeners.home.page import handle_page
+from assistant.listeners.home.revoke import handle_revoke_grant
 from assistant.listeners.home.settings_submitted import handle_settings_submitted
 from assistant.listeners.home.tab_opened import handle_home_tab_opened, on_home_tab
-from assistant.panel.home_views import EDIT_ACTION, MODAL, PAGE_ACTION
+from assistant.panel.home_views import EDIT_ACTION, MODAL, PAGE_ACTION, REVOKE_ACTION
 
 
 def register(app: AsyncApp) -> None:
     app.event("app_home_opened", matchers=[on_home_tab])(handle_home_tab_opened)
     app.action(EDIT_ACTION)(handle_edit)
     app.action(PAGE_ACTION)(handle_page)
+    app.action(REVOKE_ACTION)(handle_revoke_grant)
     app.view(MODAL)(handle_settings_submitted)

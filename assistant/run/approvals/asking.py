@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from assistant.run.approvals.entries import (
     NO_ONE_TO_ASK,
     Pending,
+    grant_used,
+    grant_used_text,
     not_carried_out,
     outcome_message,
     pending_approval,
@@ -52,10 +54,19 @@ class Approvals:
         click resumes it sooner. Returns a result only when there is no one to ask."""
         if ctx.asker is None or ctx.client is None:
             return NO_ONE_TO_ASK.format(name=call.called, index=index)
+        granted = await self._granted(ctx, call, index, ctx.asker)
+        if granted is not None:
+            return granted
         now = datetime.now(UTC)
         until = now + timedelta(seconds=self.seconds)
+        approvers, elsewhere = (
+            ctx.toolbox.approval_rule(call) if ctx.toolbox is not None else ("asker", None)
+        )
+        if elsewhere == ctx.key.channel:
+            elsewhere = None  # the ops channel's own threads ask in the thread
         # Deferred before anyone can click: a click's "due now" is never overwritten.
         await self._defer(ctx, until)
+        permalink = await self._permalink(ctx) if elsewhere else None
         text, blocks = request_message(
             ctx.key.channel,
             ctx.key.thread_ts,
@@ -65,16 +76,40 @@ class Approvals:
             ctx.asker,
             until,
             ctx.words,
+            approvers,
+            permalink,
         )
         ensure_lease()
-        posted = await ctx.client.chat_postMessage(
-            channel=ctx.key.channel,
-            thread_ts=ctx.key.thread_ts,
-            text=text,
-            blocks=blocks,
-            metadata=NOTICE_METADATA,
-            **ctx.post_as,
-        )
+        if elsewhere is None:
+            posted = await ctx.client.chat_postMessage(
+                channel=ctx.key.channel,
+                thread_ts=ctx.key.thread_ts,
+                text=text,
+                blocks=blocks,
+                metadata=NOTICE_METADATA,
+                **ctx.post_as,
+            )
+        else:
+            posted = await ctx.client.chat_postMessage(
+                channel=elsewhere,
+                text=text,
+                blocks=blocks,
+                metadata=NOTICE_METADATA,
+                **ctx.post_as,
+            )
+            # The thread is told where its request waits (no buttons here: one decision).
+            note = ctx.words.gettext(
+                "Waiting for approval of {tool} in <#{channel}>.",
+                tool=call.called,
+                channel=elsewhere,
+            )
+            await ctx.client.chat_postMessage(
+                channel=ctx.key.channel,
+                thread_ts=ctx.key.thread_ts,
+                text=note,
+                metadata=NOTICE_METADATA,
+                **ctx.post_as,
+            )
         ts = posted.get("ts")
         asked = requested_text(
             call.called,
@@ -83,6 +118,8 @@ class Approvals:
             until,
             ts if isinstance(ts, str) else None,
             call.arguments,
+            approvers,
+            elsewhere,
         )
         entry = await self.recorder.record(ctx.key, asked)
         if ctx.cards is not None:
@@ -138,16 +175,26 @@ class Approvals:
             call = ctx.log.entries[index].content
             assert isinstance(call, ServerToolCall)
             result: str | None
-            if ctx.toolbox.needs_approval(call):
+            by_grant = grant_used(ctx.log.entries, call.called, index)
+            if ctx.toolbox.needs_approval(call) and not by_grant:
                 result = await self.ask(ctx, call, index)
+            elif by_grant:
+                # A grant let it run, and it may have been made: as a click's `Calling …`.
+                result = (
+                    await ctx.toolbox.approved(call, ctx, index)
+                    if ctx.toolbox.may_repeat(call)
+                    else unknown_outcome(call.called, index)
+                )
             elif ctx.toolbox.may_repeat(call):
                 result = await ctx.toolbox.function(call)(call, ctx, index)
             else:
                 result = unknown_outcome(call.called, index)
             ensure_lease()
-            entry = await self.recorder.record(ctx.key, result) if result is not None else None
-            if entry is not None:
-                ctx.log.add(entry)
+            if result is not None:
+                await self.recorder.record(ctx.key, result)
+            # Read back rather than added: a grant's entry came before the result.
+            for new in await self.recorder.entries(ctx.key, start=len(ctx.log)):
+                ctx.log.add(new)
 
     async def _allowed(self, ctx: RunContext, pending: Pending, call: ServerToolCall) -> str | None:
         """The result of a call a person allowed. Its start is recorded before the request
@@ -171,6 +218,41 @@ class Approvals:
                 ctx.log.add(entry)
         return await ctx.toolbox.approved(call, ctx, pending.index)
 
+    async def _granted(
+        self, ctx: RunContext, call: ServerToolCall, index: int, asker: str
+    ) -> str | None:
+        """The call's result when a grant covers it (docs/slack-features.md#grants): the
+        grant that allowed it recorded first, as a click's `Calling …` is, then the call
+        made. None when no grant covers it: a person is asked."""
+        store = self.recorder.store
+        key = ctx.key
+        grant = await async_store(store).read(
+            store.grant_covering, key.team, key.channel, call.server, call.tool, asker
+        )
+        if grant is None or ctx.toolbox is None:
+            return None
+        ensure_lease()
+        # Not added to ctx.log: the call's own entry may not be there yet (the step loop
+        # reads what was recorded at its next step).
+        entry = await self.recorder.record(key, grant_used_text(grant, index, asker))
+        if entry is not None and ctx.cards is not None:
+            await ctx.cards.note(entry)
+        return await ctx.toolbox.approved(call, ctx, index)
+
+    async def _permalink(self, ctx: RunContext) -> str | None:
+        """The thread's link (chat.getPermalink), for a request posted elsewhere; None when
+        Slack gives none (the request still names the call and who asked)."""
+        assert ctx.client is not None
+        try:
+            answer = await ctx.client.chat_getPermalink(
+                channel=ctx.key.channel, message_ts=ctx.key.thread_ts
+            )
+        except SLACK_FAILURES as exc:
+            log.info("no link to %s for its approval: %s", ctx.key, slack_reason(exc))
+            return None
+        link = answer.get("permalink")
+        return link if isinstance(link, str) else None
+
     async def _defer(self, ctx: RunContext, until: datetime) -> None:
         """Keep the thread owed but not due before `until` (any process's sweep resumes it
         then; a click makes it due at once). Not a Slack outage: no `since`, so a later
@@ -187,7 +269,10 @@ class Approvals:
         )
         try:
             await ctx.client.chat_update(
-                channel=ctx.key.channel, ts=pending.message_ts, text=text, blocks=blocks
+                channel=pending.posted_in or ctx.key.channel,
+                ts=pending.message_ts,
+                text=text,
+                blocks=blocks,
             )
         except SLACK_FAILURES as exc:
             log.info("could not mark the approval in %s expired: %s", ctx.key, slack_reason(exc))

@@ -3,12 +3,15 @@
 (the single record: a resumed run and a click in any process read the same facts), and the
 message with its Allow / Deny buttons.
 
-A button's value binds the click to its thread, the call's entry, the person who must decide
-and the expiry; the click is checked against the log, never trusted on its own.
+A button's value binds the click to its thread, the call's entry, the person who must decide,
+the expiry and the hash of the arguments shown; the click is checked against the log, never
+trusted on its own. Grants (docs/slack-features.md#grants), standing approvals given from the
+same buttons, are entries too: given, used by a later call, revoked.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -18,23 +21,51 @@ from typing import Any, Literal
 
 from assistant.i18n.words import ENGLISH, Words
 from context.entry import STOP_PREFIX, Entry, SystemEntry, format_timestamp
+from context.storage import Grant
 
 ALLOW = "approval_allow"
+ALLOW_ME = "approval_allow_me"  # and a grant for the person, in this channel
+ALLOW_EVERYONE = "approval_allow_everyone"  # and a grant for everyone in it (editors only)
 DENY = "approval_deny"
-ACTION_IDS = (ALLOW, DENY)
+ACTION_IDS = (ALLOW, ALLOW_ME, ALLOW_EVERYONE, DENY)
+DENY_FORM = "approval_deny_reason"  # the Deny button's modal: private_metadata the button's value
+REASON_BLOCK = "reason"
+MAX_REASON = 500  # characters of a reason for a denial, kept on one line
+ALLOWING = (ALLOW, ALLOW_ME, ALLOW_EVERYONE)
 Decision = Literal["allowed", "denied"]
 Outcome = Decision | Literal["expired", "stopped"]  # what the buttons' message says at the end
 
 REQUESTED = (
     "Approval requested: {name} (entry {index}) waits for <@{user}> to allow or deny it "
-    "until {until} (message {ts}). Arguments: {arguments}"
+    "until {until} (message {ts}; arguments {hash}{rule}). Arguments: {arguments}"
 )
-DECIDED = "Approval of {name} (entry {index}): {decision} by <@{user}> at {at}."
+DECIDED = "Approval of {name} (entry {index}): {decision} by <@{user}> at {at}.{reason}"
+REASON = " Reason: {reason}"  # a denial's, when the person gave one
 CLICK_REFUSED = (
     "Approval of {name} (entry {index}): a click by <@{user}> at {at} was refused: only "
-    "<@{requester}> may decide."
+    "{who} may decide."
 )
-DENIED = "Not carried out: {name} (entry {index}) was denied by <@{user}> at {at}."
+ARGUMENTS_REFUSED = (
+    "Approval of {name} (entry {index}): a click by <@{user}> at {at} was refused: it showed "
+    "other arguments than the call's (hash {shown}, not {hash})."
+)
+EVERYONE_REFUSED = (
+    "Approval of {name} (entry {index}): a click by <@{user}> at {at} to allow it for everyone "
+    "in the channel was refused: only the channel's editors may."
+)
+# Grants (docs/log-format.md#grants): given in the thread where a person clicked, used by a
+# later call of the same tool in the same channel (in any thread), revoked by an editor.
+GRANT_GIVEN = (
+    "Grant {id} given by <@{by}> at {at}: {name} runs without asking for {whom} in this "
+    "channel (entry {index})."
+)
+GRANT_USED = (
+    "Allowed by grant {id}: {name} (entry {index}) runs without asking for <@{user}> (given by "
+    "<@{by}> at {at} for {whom} in this channel)."
+)
+GRANT_REVOKED = "Grant {id} revoked by {by} at {at}: {name} asks again for {whom} in this channel."
+GRANT_USED_PREFIX = "Allowed by grant "
+DENIED = "Not carried out: {name} (entry {index}) was denied by <@{user}> at {at}.{reason}"
 EXPIRED = "Not carried out: {name} (entry {index}): no one allowed it before {until}; it expired."
 STOPPED = "Not carried out: {name} (entry {index}): the request was stopped by <@{user}> at {at}."
 _STOPPED_RESULT = "Not carried out: {name} (entry {index}): the request was stopped by "
@@ -54,22 +85,25 @@ RESULT_PREFIXES = (
 _REQUESTED = re.compile(
     r"^Approval requested: (?P<name>\S+) \(entry (?P<index>\d+)\) waits for "
     r"<@(?P<user>[A-Z0-9]+)> to allow or deny it until (?P<until>\S+) "
-    r"\(message (?P<ts>[0-9.]+|none)\)\."
+    r"\(message (?P<ts>[0-9.]+|none)(?:; arguments (?P<hash>[0-9a-f]{16}))?"
+    r"(?:; approvers (?P<approvers>editors|usergroup:S[A-Z0-9]+))?"
+    r"(?:; posted in (?P<posted>[CG][A-Z0-9]+))?\)\."
 )
 _DECIDED = re.compile(
     r"^Approval of (?P<name>\S+) \(entry (?P<index>\d+)\): (?P<decision>allowed|denied) by "
-    r"<@(?P<user>[A-Z0-9]+)> at (?P<at>\S+)\.$"
+    r"<@(?P<user>[A-Z0-9]+)> at (?P<at>\S+)\.(?: Reason: (?P<reason>.+))?$"
 )
 _STARTED = re.compile(r"^Calling (?P<name>\S+) \(entry (?P<index>\d+)\) at \S+\.$")
 # The entries of a wait, which are not the call's result (the task cards: progress/steps.py).
-WAIT_PREFIXES = ("Approval requested: ", "Approval of ")
-STARTED_PREFIX = "Calling "  # nor is the entry that says an allowed call is being made
-BEFORE_RESULT = (*WAIT_PREFIXES, STARTED_PREFIX)  # what may lie between a call and its result
+WAIT_PREFIXES = ("Approval requested: ", "Approval of ", "Grant ")
+# Nor is the entry that says an allowed call is being made (by a click, or by a grant).
+STARTED_PREFIX = ("Calling ", GRANT_USED_PREFIX)
+BEFORE_RESULT = (*WAIT_PREFIXES, *STARTED_PREFIX)  # what may lie between a call and its result
 REFUSED_PREFIX = "Not carried out: "
 MAX_ARGUMENTS = 1_500  # characters of the arguments shown in the message and the entry
 _VALUE = re.compile(
     r"^(?P<channel>[A-Z0-9]+)\|(?P<thread>\d+\.\d+)\|(?P<index>\d{1,9})\|"
-    r"(?P<user>[A-Z0-9]+)\|(?P<until>\d{1,12})$"
+    r"(?P<user>[A-Z0-9]+)\|(?P<until>\d{1,12})(?:\|(?P<hash>[0-9a-f]{16}))?$"
 )
 _TIME = "%Y-%m-%dT%H:%M:%SZ"
 
@@ -83,9 +117,13 @@ class Pending:
     requester: str  # the Slack user id who must decide
     until: datetime
     message_ts: str | None  # the message with the buttons
+    arguments_hash: str | None = None  # of the arguments shown (None: a log from before)
+    approvers: str = "asker"  # who may decide: "asker" (`requester`), "editors", "usergroup:S…"
+    posted_in: str | None = None  # the channel of the buttons' message, if not the thread's
     decision: Decision | None = None
     decided_by: str | None = None
     decided_at: str | None = None
+    reason: str | None = None  # a denial's, as the person gave it (one line)
     started: bool = False  # allowed, and its call made (STARTED): it may have been carried out
 
     def expired(self, now: datetime) -> bool:
@@ -108,6 +146,9 @@ def pending_approval(entries: Sequence[Entry]) -> Pending | None:
                 requester=match["user"],
                 until=_moment(match["until"]),
                 message_ts=None if ts == "none" else ts,
+                arguments_hash=match["hash"],
+                approvers=match["approvers"] or "asker",
+                posted_in=match["posted"],
             )
         elif found is None:
             continue
@@ -115,7 +156,11 @@ def pending_approval(entries: Sequence[Entry]) -> Pending | None:
             if found.decision is None:
                 decision: Decision = "allowed" if match["decision"] == "allowed" else "denied"
                 found = replace(
-                    found, decision=decision, decided_by=match["user"], decided_at=match["at"]
+                    found,
+                    decision=decision,
+                    decided_by=match["user"],
+                    decided_at=match["at"],
+                    reason=match["reason"],
                 )
         elif (match := _STARTED.match(text)) is not None and int(match["index"]) == found.index:
             if found.decision == "allowed":
@@ -145,26 +190,137 @@ def stopped_request(entries: Sequence[Entry], index: int) -> bool:
 
 
 def requested_text(
-    name: str, index: int, user: str, until: datetime, ts: str | None, arguments: dict[str, Any]
+    name: str,
+    index: int,
+    user: str,
+    until: datetime,
+    ts: str | None,
+    arguments: dict[str, Any],
+    approvers: str = "asker",
+    posted_in: str | None = None,
 ) -> str:
+    rule = "" if approvers == "asker" else f"; approvers {approvers}"
+    rule += f"; posted in {posted_in}" if posted_in else ""
     return REQUESTED.format(
+        rule=rule,
         name=name,
         index=index,
         user=user,
         until=format_timestamp(until),
         ts=ts or "none",
+        hash=arguments_hash(arguments),
         arguments=shown_arguments(arguments),
     )
 
 
-def decided_text(pending: Pending, decision: Decision, user: str, at: datetime) -> str:
+def arguments_hash(arguments: dict[str, Any]) -> str:
+    """The call's arguments, whole (not cut as shown), as 16 hex digits of the SHA-256 of their
+    canonical JSON: an approval binds to them, so a changed argument is another approval."""
+    canonical = json.dumps(arguments, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def arguments_refused_text(pending: Pending, user: str, at: datetime, shown: str | None) -> str:
+    return ARGUMENTS_REFUSED.format(
+        name=pending.name,
+        index=pending.index,
+        user=user,
+        at=format_timestamp(at),
+        shown=shown or "none",
+        hash=pending.arguments_hash,
+    )
+
+
+def everyone_refused_text(pending: Pending, user: str, at: datetime) -> str:
+    return EVERYONE_REFUSED.format(
+        name=pending.name, index=pending.index, user=user, at=format_timestamp(at)
+    )
+
+
+def _whom(user: str | None) -> str:
+    return "everyone" if user is None else f"<@{user}>"
+
+
+def grant_given_text(grant: Grant, index: int) -> str:
+    return GRANT_GIVEN.format(
+        id=grant.id,
+        by=grant.granted_by,
+        at=_stamp(grant.granted_at),
+        name=grant.qualified,
+        whom=_whom(grant.user),
+        index=index,
+    )
+
+
+def grant_used_text(grant: Grant, index: int, user: str) -> str:
+    return GRANT_USED.format(
+        id=grant.id,
+        name=grant.qualified,
+        index=index,
+        user=user,
+        by=grant.granted_by,
+        at=_stamp(grant.granted_at),
+        whom=_whom(grant.user),
+    )
+
+
+_SLACK_USER = re.compile(r"^[UW][A-Z0-9]{2,}$")
+
+
+def revoker(by: str | None) -> str:
+    """Who revoked a grant as the log says it: a person of Slack (the App Home), or the
+    operator of the command line as `revoke_grant` kept it."""
+    if by is not None and _SLACK_USER.match(by):
+        return f"<@{by}>"
+    return by or "someone unknown"
+
+
+def grant_revoked_text(grant: Grant) -> str:
+    return GRANT_REVOKED.format(
+        id=grant.id,
+        by=revoker(grant.revoked_by),
+        at=_stamp(grant.revoked_at or ""),
+        name=grant.qualified,
+        whom=_whom(grant.user),
+    )
+
+
+def grant_used(entries: Sequence[Entry], name: str, index: int) -> bool:
+    """Whether a grant let the call of entry `index` run (it may have been made)."""
+    tail = f": {name} (entry {index}) "
+    return any(
+        isinstance(e, SystemEntry) and e.content.startswith(GRANT_USED_PREFIX) and tail in e.content
+        for e in entries
+    )
+
+
+def _stamp(moment: str) -> str:
+    """The store's microsecond moment as the log's whole seconds."""
+    return moment[:19] + "Z" if len(moment) >= 19 else moment
+
+
+def decided_text(
+    pending: Pending, decision: Decision, user: str, at: datetime, reason: str | None = None
+) -> str:
     return DECIDED.format(
         name=pending.name,
         index=pending.index,
         decision=decision,
         user=user,
         at=format_timestamp(at),
+        reason=REASON.format(reason=reason) if reason else "",
     )
+
+
+def clean_reason(text: object) -> str | None:
+    """A reason for a denial as typed in the form: on one line (the entry's pattern reads
+    it to the end of its line), control characters dropped, cut; None when empty."""
+    if not isinstance(text, str):
+        return None
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    if not line:
+        return None
+    return line if len(line) <= MAX_REASON else line[: MAX_REASON - 1] + "…"
 
 
 def refused_click_text(pending: Pending, user: str, at: datetime) -> str:
@@ -173,8 +329,17 @@ def refused_click_text(pending: Pending, user: str, at: datetime) -> str:
         index=pending.index,
         user=user,
         at=format_timestamp(at),
-        requester=pending.requester,
+        who=deciders(pending.approvers, pending.requester),
     )
+
+
+def deciders(approvers: str, requester: str) -> str:
+    """Who may decide, as the log and the messages say it (mrkdwn)."""
+    if approvers == "editors":
+        return "the channel's editors"
+    if approvers.startswith("usergroup:"):
+        return f"members of <!subteam^{approvers.removeprefix('usergroup:')}>"
+    return f"<@{requester}>"
 
 
 def stopped_text(pending: Pending, user: str, at: datetime) -> str:
@@ -191,8 +356,13 @@ def started_text(pending: Pending, at: datetime) -> str:
 def not_carried_out(pending: Pending) -> str:
     """The result the model reads for a call denied or expired."""
     if pending.decision == "denied":
+        reason = REASON.format(reason=pending.reason) if pending.reason else ""
         return DENIED.format(
-            name=pending.name, index=pending.index, user=pending.decided_by, at=pending.decided_at
+            name=pending.name,
+            index=pending.index,
+            user=pending.decided_by,
+            at=pending.decided_at,
+            reason=reason,
         )
     return EXPIRED.format(
         name=pending.name, index=pending.index, until=format_timestamp(pending.until)
@@ -205,8 +375,10 @@ def shown_arguments(arguments: dict[str, Any]) -> str:
     return text if len(text) <= MAX_ARGUMENTS else text[: MAX_ARGUMENTS - 1] + "…"
 
 
-def button_value(channel: str, thread_ts: str, index: int, user: str, until: datetime) -> str:
-    return f"{channel}|{thread_ts}|{index}|{user}|{int(until.timestamp())}"
+def button_value(
+    channel: str, thread_ts: str, index: int, user: str, until: datetime, hashed: str
+) -> str:
+    return f"{channel}|{thread_ts}|{index}|{user}|{int(until.timestamp())}|{hashed}"
 
 
 @dataclass(frozen=True)
@@ -216,6 +388,7 @@ class ButtonValue:
     index: int
     user: str
     until: datetime
+    arguments_hash: str | None = None  # None: a button posted before approvals had one
 
 
 def parse_button(value: str) -> ButtonValue | None:
@@ -224,7 +397,9 @@ def parse_button(value: str) -> ButtonValue | None:
     if match is None:
         return None
     until = datetime.fromtimestamp(int(match["until"]), UTC)
-    return ButtonValue(match["channel"], match["thread"], int(match["index"]), match["user"], until)
+    return ButtonValue(
+        match["channel"], match["thread"], int(match["index"]), match["user"], until, match["hash"]
+    )
 
 
 def _escape(text: str) -> str:
@@ -240,10 +415,51 @@ def _date(moment: datetime) -> str:
     )
 
 
-def _call_blocks(name: str, arguments: dict[str, Any], user: str, words: Words) -> list[Any]:
+def deny_form(value: str, name: str, words: Words = ENGLISH) -> dict[str, Any]:
+    """The modal the Deny button opens: an optional reason, which the model reads in the
+    call's result; its private_metadata is the button's value (checked again on submit)."""
     ask = words.gettext(
-        "<@{user}>, may I call *{tool}* with these arguments?", user=user, tool=_escape(name)
+        "Deny *{tool}*? You may say why: the assistant reads it.", tool=_escape(name)
     )
+    return {
+        "type": "modal",
+        "callback_id": DENY_FORM,
+        "private_metadata": value,
+        "title": {"type": "plain_text", "text": words.gettext("Deny")[:24]},
+        "submit": {"type": "plain_text", "text": words.gettext("Deny")[:24]},
+        "close": {"type": "plain_text", "text": words.gettext("Cancel")[:24]},
+        "blocks": [
+            {"type": "section", "text": {"type": "mrkdwn", "text": ask}},
+            {
+                "type": "input",
+                "block_id": REASON_BLOCK,
+                "optional": True,
+                "label": {"type": "plain_text", "text": words.gettext("Reason")},
+                "element": {
+                    "type": "plain_text_input",
+                    "action_id": "value",
+                    "multiline": True,
+                    "max_length": MAX_REASON,
+                },
+            },
+        ],
+    }
+
+
+def _call_blocks(
+    name: str, arguments: dict[str, Any], user: str, words: Words, who: str | None = None
+) -> list[Any]:
+    if who is None:
+        ask = words.gettext(
+            "<@{user}>, may I call *{tool}* with these arguments?", user=user, tool=_escape(name)
+        )
+    else:
+        ask = words.gettext(
+            "{who}: may I call *{tool}* for <@{user}> with these arguments?",
+            who=who,
+            user=user,
+            tool=_escape(name),
+        )
     code = f"```{_escape(shown_arguments(arguments))}```"
     return [
         {"type": "section", "text": {"type": "mrkdwn", "text": ask}},
@@ -260,19 +476,45 @@ def request_message(
     user: str,
     until: datetime,
     words: Words = ENGLISH,
+    approvers: str = "asker",
+    permalink: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """The text and blocks of the message that asks `user` to allow or deny the call."""
-    value = button_value(key_channel, thread_ts, index, user, until)
+    """The text and blocks of the message that asks `user` (or the `approvers`) to allow or
+    deny the call; `permalink`: the thread's, where the message is posted elsewhere."""
+    value = button_value(key_channel, thread_ts, index, user, until, arguments_hash(arguments))
+    who = None if approvers == "asker" else shown_deciders(approvers, words)
     waits = words.gettext(
-        "Only <@{user}> can decide, until {until}.", user=user, until=_date(until)
+        "Only {who} can decide, until {until}.",
+        who=who or f"<@{user}>",
+        until=_date(until),
     )
+    if permalink is not None and _PERMALINK.match(permalink):
+        waits += " " + words.gettext("Asked in <{link}|this thread>.", link=permalink)
     buttons = [
         {
             "type": "button",
             "action_id": ALLOW,
             "style": "primary",
             "value": value,
-            "text": {"type": "plain_text", "text": words.gettext("Allow")},
+            "text": {"type": "plain_text", "text": words.gettext("Allow once")},
+        },
+        {
+            "type": "button",
+            "action_id": ALLOW_ME,
+            "value": value,
+            "text": {
+                "type": "plain_text",
+                "text": words.gettext("Always allow for me in this channel"),
+            },
+        },
+        {
+            "type": "button",
+            "action_id": ALLOW_EVERYONE,
+            "value": value,
+            "text": {
+                "type": "plain_text",
+                "text": words.gettext("Always allow for everyone in this channel"),
+            },
         },
         {
             "type": "button",
@@ -282,12 +524,26 @@ def request_message(
             "text": {"type": "plain_text", "text": words.gettext("Deny")},
         },
     ]
+    if approvers != "asker":
+        # "For me" is the asker's: another who decides grants for everyone or for no one.
+        buttons = [b for b in buttons if b["action_id"] != ALLOW_ME]
     blocks = [
-        *_call_blocks(name, arguments, user, words),
+        *_call_blocks(name, arguments, user, words, who),
         {"type": "context", "elements": [{"type": "mrkdwn", "text": waits}]},
         {"type": "actions", "elements": buttons},
     ]
     return words.gettext("Approval needed: {tool}", tool=name), blocks
+
+
+_PERMALINK = re.compile(r"^https://[^\s|<>]+$")
+
+
+def shown_deciders(approvers: str, words: Words = ENGLISH) -> str:
+    """Who may decide, in the people's language (mrkdwn)."""
+    if approvers == "editors":
+        return words.gettext("the channel's editors")
+    group = approvers.removeprefix("usergroup:")
+    return words.gettext("members of <!subteam^{group}>", group=group)
 
 
 def outcome_message(
@@ -297,11 +553,19 @@ def outcome_message(
     outcome: Outcome,
     at: datetime,
     words: Words = ENGLISH,
+    grant: Grant | None = None,
 ) -> tuple[str, list[Any]]:
     """The message once decided, stopped or expired: no buttons left, who decided and when
-    (`user`: who stopped it, for a stop)."""
+    (`user`: who stopped it, for a stop), and the grant given with the decision, if any."""
     if outcome == "allowed":
         said = words.gettext("Allowed by <@{user}> at {at}.", user=user, at=_date(at))
+        if grant is not None:
+            whom = words.gettext("everyone") if grant.user is None else f"<@{grant.user}>"
+            said += " " + words.gettext(
+                "From now on it runs without asking for {whom} in this channel (grant {id}).",
+                whom=whom,
+                id=grant.id,
+            )
     elif outcome == "denied":
         said = words.gettext("Denied by <@{user}> at {at}.", user=user, at=_date(at))
     elif outcome == "stopped":

@@ -104,7 +104,10 @@ class StopRecorder:
         text, blocks = outcome_message(pending.name, arguments, user, "stopped", at, words)
         try:
             await self.client.chat_update(
-                channel=key.channel, ts=pending.message_ts, text=text, blocks=blocks
+                channel=pending.posted_in or key.channel,
+                ts=pending.message_ts,
+                text=text,
+                blocks=blocks,
             )
         except SLACK_FAILURES as exc:
             log.info("could not mark the approval in %s stopped: %s", key, briefly(exc))

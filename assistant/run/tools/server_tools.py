@@ -47,6 +47,11 @@ class ServerToolCalls:
         tool = self.tools.get(call.called)
         return tool is not None and tool.needs_approval
 
+    def approval_rule(self, call: ServerToolCall) -> tuple[str, str | None]:
+        """Who may allow the call, and where its request is posted (None: its thread)."""
+        tool = self.tools.get(call.called)
+        return ("asker", None) if tool is None else (tool.approvers, tool.approvals_channel)
+
     def may_repeat(self, call: ServerToolCall) -> bool:
         """Whether the call may be made again when a stopped process may have made it."""
         tool = self.tools.get(call.called)

@@ -70,6 +70,14 @@ class Toolbox:
             and calls.needs_approval(call)
         )
 
+    def approval_rule(self, call: ServerToolCall) -> tuple[str, str | None]:
+        """Who may allow the call ("asker", "editors", "usergroup:S…") and the channel its
+        request is posted in (None: the call's thread): the MCP file's."""
+        calls = self.server_function
+        if isinstance(calls, ServerToolCalls):
+            return calls.approval_rule(call)
+        return "asker", None
+
     def may_repeat(self, call: ToolCall) -> bool:
         """Whether a call a stopped process may have made is made again (a tool of a server
         that marks it read-only or idempotent)."""
