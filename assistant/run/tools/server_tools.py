@@ -53,11 +53,19 @@ class ServerToolCalls:
         return tool is not None and tool.may_repeat
 
     async def __call__(self, call: ServerToolCall, ctx: RunContext, index: int) -> str:
-        return await self.carry_out(call, index)
+        return await self.carry_out(call, index, ctx=ctx)
 
-    async def carry_out(self, call: ServerToolCall, index: int, approved: bool = False) -> str:
+    async def carry_out(
+        self,
+        call: ServerToolCall,
+        index: int,
+        approved: bool = False,
+        ctx: RunContext | None = None,
+    ) -> str:
         """The call's result; one that needs approval is made only once `approved` (the
-        log records who allowed it: assistant/run/approvals/entries.py)."""
+        log records who allowed it: assistant/run/approvals/entries.py). The server's
+        progress notifications show on the call's task card, if `ctx` has cards; they are
+        not entries."""
         name = call.called
         tool = self.tools.get(name)
         if tool is None:  # parsed only when offered: a server lost since is said below
@@ -72,7 +80,14 @@ class ServerToolCalls:
             )
             return FAILED.format(name=name, index=index, why=why)
         self.made += 1
-        outcome = await self.servers.call(tool, call.arguments)
+        cards = ctx.cards if ctx is not None else None
+        progress = None
+        if cards is not None:
+
+            async def progress(text: str) -> None:
+                await cards.progress(index, text)
+
+        outcome = await self.servers.call(tool, call.arguments, progress)
         text = _cut(outcome.text, self.caps.result_chars)
         if outcome.failed:
             return FAILED.format(name=name, index=index, why=text or "no reason given")
