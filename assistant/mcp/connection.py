@@ -24,6 +24,7 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 from mcp.client._transport import Transport
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from assistant.mcp.config import Approval, ServerConfig
@@ -197,11 +198,10 @@ class Connection:
             return CallOutcome(f"the server {name!r} could not be reached", True)
         return CallOutcome(self._plain(result_text(result)), bool(result.is_error))
 
-    def _progress(
-        self, told: Progress
-    ) -> Callable[[float, float | None, str | None], Awaitable[None]]:
-        async def notified(done: float, total: float | None, message: str | None) -> None:
-            await told(progress_text(done, total, self._plain(message or "")))
+    def _progress(self, told: Progress) -> ProgressFnT:
+        # The SDK runs each notification's callback in a task of its own: they may overlap.
+        async def notified(progress: float, total: float | None, message: str | None) -> None:
+            await told(progress_text(progress, total, self._plain(message or "")))
 
         return notified
 

@@ -83,6 +83,7 @@ class StepCards:
         answers (its steps are those from there on)."""
         self._clock = clock
         self._progress_at: dict[str, float] = {}  # step id -> when its progress was last shown
+        self._sending: set[str] = set()  # steps whose progress is being sent
         self._ctx = ctx
         self._client = client
         self._pacing = pacing
@@ -143,10 +144,15 @@ class StepCards:
     async def progress(self, index: int, text: str) -> None:
         """A server's progress on the call of entry `index`: its card's details, while the
         card shows in the stream, at most every PROGRESS_SECONDS and within the workspace's
-        pace (one dropped is not owed: a later one, or the result, follows). Not an entry."""
+        pace (one dropped is not owed: a later one, or the result, follows). Not an entry.
+        The SDK tells each notification in a task of its own: one arriving while another is
+        being sent is dropped, so that Slack gets them in order; one arriving once the card
+        shows the call's end is dropped too."""
         step = f"entry-{index}"
         shown = self._shown.get(step)
         if self._off or self.ts is None or shown is None or step in self._hidden:
+            return
+        if shown[0] != "in_progress" or step in self._sending:
             return
         now = self._clock()
         last = self._progress_at.get(step)
@@ -158,6 +164,7 @@ class StepCards:
         status, title = shown
         chunk = {"type": "task_update", "id": step, "title": title, "status": status}
         chunk["details"] = text[:MAX_DETAILS]
+        self._sending.add(step)
         try:
             ensure_lease()
             await self._client.chat_appendStream(
@@ -166,6 +173,8 @@ class StepCards:
         except SLACK_FAILURES as exc:
             log.info("no more step cards in %s: %s", self._ctx.key, briefly(exc))
             self._off = True
+        finally:
+            self._sending.discard(step)
 
     def take(self) -> tuple[str | None, list[dict[str, Any]]]:
         """For a post's first stream: the cards' stream if there is one (the post goes on in
