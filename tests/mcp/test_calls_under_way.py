@@ -77,3 +77,23 @@ def test_progress_text_is_a_share_or_a_count_and_bounded():
     long = progress_text(1, 2, "word " * 100)
     assert len(long) == MAX_PROGRESS and long.endswith("…")
     assert progress_text(1, None, "a\n\n b") == "1 · a b"
+
+
+def test_a_tool_that_asks_the_person_for_input_is_refused_in_either_version(busy_server):
+    """The client declares no elicitation (it has no Slack form for it yet): the server's own
+    SDK refuses such a call, and the refusal is the call's result, the server staying
+    connected (docs/configuration.md#mcp-servers, "Protocol versions")."""
+    servers = McpServers([ServerConfig(name="busy", url=busy_server.url)], 10)
+
+    async def scenario():
+        (tool,) = [t for t in await servers.tools() if t.name == "book"]
+        try:
+            outcome = await servers.call(tool, {})
+            return outcome, servers.connections()["busy"].connected
+        finally:
+            await servers.close()
+
+    outcome, connected = asyncio.run(scenario())
+    assert outcome.failed and connected
+    assert outcome.text.startswith("the server refused the call: "), outcome.text
+    assert "did not declare the form elicitation capability" in outcome.text

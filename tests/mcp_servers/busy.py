@@ -3,15 +3,19 @@ while it is under way (`ShopServer(server=busy)` serves it on loopback, in the t
 
 `count` (read-only) reports `steps` progress notifications, each with a message, then answers;
 `hang` (read-only) reports one notification, then waits until it is cancelled, which it marks
-in `CANCELLED` (a threading.Event: the server runs on a loop of its own)."""
+in `CANCELLED` (a threading.Event: the server runs on a loop of its own); `book` (read-only)
+asks the client for a form (an elicitation, through the SDK's resolvers: mid-call on
+2025-11-25, an `InputRequiredResult` on 2026-07-28) before it answers."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Annotated
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp_types import ToolAnnotations
+from pydantic import BaseModel
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 
@@ -39,3 +43,18 @@ async def hang(ctx: Context) -> str:
         CANCELLED.set()
         raise
     return "never"
+
+
+class Seats(BaseModel):
+    seats: int
+    window: bool
+
+
+def _seats() -> Elicit[Seats]:
+    return Elicit("How many seats, and by the window?", Seats)
+
+
+@busy.tool(annotations=READ_ONLY)
+async def book(seats: Annotated[Seats, Resolve(_seats)]) -> str:
+    """Books seats, asking the person how many."""
+    return f"booked {seats.seats} seat(s)"
