@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from assistant.run.core.lease import LeaseLost, current_lease
 from context.toolcalls import ServerToolCall
 
 if TYPE_CHECKING:
@@ -81,13 +82,27 @@ class ServerToolCalls:
             return FAILED.format(name=name, index=index, why=why)
         self.made += 1
         cards = ctx.cards if ctx is not None else None
+        # The SDK tells progress in tasks of its own: they carry the run's lease, and nothing
+        # is shown once the call has ended (its result, or the run stopped).
+        lease, ended = current_lease.get(), False
         progress = None
         if cards is not None:
 
             async def progress(text: str) -> None:
-                await cards.progress(index, text)
+                if ended:
+                    return
+                token = current_lease.set(lease)
+                try:
+                    await cards.progress(index, text)
+                except LeaseLost:
+                    return  # the run no longer holds the thread: it shows nothing more
+                finally:
+                    current_lease.reset(token)
 
-        outcome = await self.servers.call(tool, call.arguments, progress)
+        try:
+            outcome = await self.servers.call(tool, call.arguments, progress)
+        finally:
+            ended = True
         text = _cut(outcome.text, self.caps.result_chars)
         if outcome.failed:
             return FAILED.format(name=name, index=index, why=text or "no reason given")
