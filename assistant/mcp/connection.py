@@ -17,12 +17,14 @@ import json
 import logging
 import re
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
 from mcp import Client
 from mcp.client._transport import Transport
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from assistant.mcp.config import Approval, ServerConfig
@@ -41,6 +43,7 @@ MAX_TOOLS = 200  # per server: every tool's schema goes with every model call
 MAX_DESCRIPTION = 1_000  # characters of a tool's description offered to the model
 # Of one tool's input schema (its compact JSON): every request carries it.
 MAX_SCHEMA_CHARS = 16_000
+MAX_PROGRESS = 200  # characters of a progress notification's message shown on a card
 MAX_MESSAGE_BYTES = 4_000_000  # of one message read (ASSISTANT_MAX_MCP_RESULT_BYTES's default)
 NOT_INCLUDED = "not included by the file"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -78,6 +81,10 @@ class ServerTool:
         a stopped process may have made is made again only then
         (assistant/run/approvals/unfinished.py)."""
         return self.read_only or self.idempotent
+
+
+# Told each progress notification of a call, as the text its card shows (redacted, bounded).
+Progress = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,12 @@ class Connection:
         return self._down if self._client is None else None
 
     @property
+    def version(self) -> str | None:
+        """The protocol version spoken with the server (docs/configuration.md#mcp-servers),
+        while connected."""
+        return self._client.protocol_version if self._client is not None else None
+
+    @property
     def connect_seconds(self) -> float:
         """The most an attempt to connect and list the tools takes."""
         return max(self.deadline, CONNECT_SECONDS)
@@ -143,17 +156,27 @@ class Connection:
     def _attempted(self, task: asyncio.Task[None]) -> None:
         self._attempt = None
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> CallOutcome:
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: Progress | None = None
+    ) -> CallOutcome:
         """The call's result; every text of it redacted. A result larger than `most` bytes is
         not read, and drops the connection; an error the server answered with is a refusal,
-        the server staying connected; only a transport that closed is a server lost."""
+        the server staying connected; only a transport that closed is a server lost.
+        `progress`: told the server's progress notifications of the call, as text. The task
+        awaiting the call cancelled (the stop button), the SDK sends the server
+        `notifications/cancelled` for it."""
         client, link = self._client, self._link
         name = self.config.name
         if client is None:
             return CallOutcome(f"the server {name!r} is not connected", True)
         try:
             async with asyncio.timeout(self.deadline):
-                result = await client.call_tool(tool, arguments, read_timeout_seconds=self.deadline)
+                result = await client.call_tool(
+                    tool,
+                    arguments,
+                    read_timeout_seconds=self.deadline,
+                    progress_callback=None if progress is None else self._progress(progress),
+                )
         except TimeoutError:
             return CallOutcome(
                 f"the server {name!r} did not answer within {self.deadline:g} s", True
@@ -176,6 +199,13 @@ class Connection:
             self._lost(exc, link)  # connected again on a later run
             return CallOutcome(f"the server {name!r} could not be reached", True)
         return CallOutcome(self._plain(result_text(result)), bool(result.is_error))
+
+    def _progress(self, told: Progress) -> ProgressFnT:
+        # The SDK runs each notification's callback in a task of its own: they may overlap.
+        async def notified(progress: float, total: float | None, message: str | None) -> None:
+            await told(progress_text(progress, total, self._plain(message or "")))
+
+        return notified
 
     def _plain(self, text: str) -> str:
         """A server's text as the app may record or log it: no control characters, no
@@ -344,6 +374,18 @@ class Connection:
             what = "not found" if isinstance(exc, FileNotFoundError) else "not allowed to run"
             return f"its command {self._plain(self.config.command[0][:200])!r} was {what}"
         return type(exc).__name__
+
+
+def progress_text(done: float, total: float | None, message: str) -> str:
+    """A progress notification as its card shows it: the share done when the server gives a
+    total (else the count it sent), then its message, cut to MAX_PROGRESS characters."""
+    if total is not None and total > 0 and 0 <= done <= total:
+        amount = f"{done / total:.0%}"
+    else:
+        amount = f"{done:g}"
+    message = " ".join(message.split())
+    text = f"{amount} · {message}" if message else amount
+    return text if len(text) <= MAX_PROGRESS else text[: MAX_PROGRESS - 1] + "…"
 
 
 def result_text(result: types.CallToolResult) -> str:

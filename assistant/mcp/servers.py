@@ -8,7 +8,13 @@ import logging
 from collections.abc import Sequence
 
 from assistant.mcp.config import ServerConfig
-from assistant.mcp.connection import MAX_MESSAGE_BYTES, CallOutcome, Connection, ServerTool
+from assistant.mcp.connection import (
+    MAX_MESSAGE_BYTES,
+    CallOutcome,
+    Connection,
+    Progress,
+    ServerTool,
+)
 from assistant.mcp.redaction import Redaction, redact_logs
 from assistant.mcp.room import ToolRoom, fit
 
@@ -96,8 +102,10 @@ class McpServers:
                 )
         return kept
 
-    async def call(self, tool: ServerTool, arguments: dict[str, object]) -> CallOutcome:
-        return await self._connections()[tool.server].call(tool.name, dict(arguments))
+    async def call(
+        self, tool: ServerTool, arguments: dict[str, object], progress: Progress | None = None
+    ) -> CallOutcome:
+        return await self._connections()[tool.server].call(tool.name, dict(arguments), progress)
 
     async def close(self) -> None:
         """Close this loop's connections (the stdio servers' processes end with them)."""

@@ -30,13 +30,16 @@ class ShopServer:
         server: MCPServer = shop,
         gatekeeper: bool = False,
         gzip: bool = False,
+        legacy: bool = False,
     ) -> None:
         """`port`: 0 for one the OS chooses; another to come back where a stopped one was.
         `server`: which of these servers.
         `gatekeeper`: every request refused as a gateway refuses a token, with HTTP 401 and
         a JSON-RPC error that quotes the request's Authorization header back. `gzip`: every
         answer compressed, whatever the request's Accept-Encoding (`accepted` keeps what it
-        said)."""
+        said). `legacy`: `server/discover` answered as a server of the 2025-11-25
+        specification answers it (method not found), so that a client falls back to the
+        initialize handshake and speaks 2025-11-25."""
         # Made as a uvicorn on a host and port makes it (proto TCP), so that asyncio sets
         # TCP_NODELAY on each connection: with proto 0 it does not, and every answer's body
         # waits ~40 ms behind its headers for the client's delayed ACK (Nagle).
@@ -51,6 +54,8 @@ class ShopServer:
         app: Any = server.streamable_http_app()
         if gzip:
             app = _gzip_regardless(app, self.accepted)
+        if legacy:
+            app = _without_discover(app)
 
         async def recorded(scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] == "http":
@@ -129,6 +134,40 @@ def _gzip_regardless(app: Any, accepted: list[str]) -> Any:
             headers[b"accept-encoding"] = b"gzip"
             scope = {**scope, "headers": list(headers.items())}
         await compressed(scope, receive, send)
+
+    return answer
+
+
+def _without_discover(app: Any) -> Any:
+    """`app` as a server that predates `server/discover`: a request of it is answered with
+    JSON-RPC's method not found; every other request reaches `app`."""
+
+    async def answer(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        messages = [await receive()]
+        while messages[-1].get("more_body"):
+            messages.append(await receive())
+        body = b"".join(m.get("body", b"") for m in messages)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if isinstance(request, dict) and request.get("method") == "server/discover":
+            error = {"code": -32601, "message": "Method not found"}
+            answer_body = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "error": error})
+            start = {"type": "http.response.start", "status": 200,
+                     "headers": [(b"content-type", b"application/json")]}  # fmt: skip
+            await send(start)
+            await send({"type": "http.response.body", "body": answer_body.encode()})
+            return
+        replayed = iter(messages)
+
+        async def again() -> Any:
+            return next(replayed, None) or await receive()
+
+        await app(scope, again, send)
 
     return answer
 

@@ -32,7 +32,10 @@ def unknown_outcome(name: str, index: int, why: str = PROCESS_STOPPED) -> str:
 
 
 def stopped_during(user: str) -> str:
-    return f"<@{user}> pressed stop during the call"
+    """Why a call being made when the stop button was pressed has no result: the stop
+    cancelled the run, and with it the call (the SDK sent the server
+    `notifications/cancelled`), but the server may have done part of it."""
+    return f"<@{user}> pressed stop during the call, and it was cancelled if still under way"
 
 
 def unanswered_calls(entries: Sequence[Entry], start: int) -> list[int]:

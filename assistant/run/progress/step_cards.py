@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError
@@ -31,7 +32,7 @@ from assistant.run.core.leftovers import (
     forget_or_owe,
     start_marker,
 )
-from assistant.run.core.pacing import WorkspacePacing
+from assistant.run.core.pacing import Clock, WorkspacePacing
 from assistant.run.progress.steps import steps
 from assistant.slack.connection import SLACK_FAILURES, may_pass, retry_after
 from context.entry import Entry
@@ -47,7 +48,11 @@ DISPLAY_MODE = "timeline"  # each card in the message, in order with the streame
 # Cards one stream shows at most: Slack holds a message to 50 blocks ("Block Kit": "up to 50
 # blocks in each message"), and the answer's text and its feedback buttons need some of them.
 MAX_CARDS = 40
+MAX_DETAILS = 256  # characters of a task_update's details (assistant/fakes/slack/chunks.py)
 STOP_ATTEMPTS = 3  # a stop Slack answered 429 is sent again, this many times in all
+# A call's card shows its server's progress at most this often: a server may notify many times
+# a second, and each shown is a chat.appendStream of the workspace's Tier 4 (also counted).
+PROGRESS_SECONDS = 3.0
 STEPS_METADATA = {"event_type": NOTICE_EVENT, "event_payload": {"kind": "steps"}}
 
 
@@ -72,9 +77,13 @@ class StepCards:
         pacing: WorkspacePacing,
         recipient: str | None,
         first: int,
+        clock: Clock = time.monotonic,
     ) -> None:
         """`client`: for the stream calls (no retries); `first`: the first entry the run
         answers (its steps are those from there on)."""
+        self._clock = clock
+        self._progress_at: dict[str, float] = {}  # step id -> when its progress was last shown
+        self._sending: set[str] = set()  # steps whose progress is being sent
         self._ctx = ctx
         self._client = client
         self._pacing = pacing
@@ -131,6 +140,41 @@ class StepCards:
         except SLACK_FAILURES as exc:
             log.info("no more step cards in %s: %s", self._ctx.key, briefly(exc))
             self._off = True
+
+    async def progress(self, index: int, text: str) -> None:
+        """A server's progress on the call of entry `index`: its card's details, while the
+        card shows in the stream, at most every PROGRESS_SECONDS and within the workspace's
+        pace (one dropped is not owed: a later one, or the result, follows). Not an entry.
+        The SDK tells each notification in a task of its own: one arriving while another is
+        being sent is dropped, so that Slack gets them in order; one arriving once the card
+        shows the call's end is dropped too."""
+        step = f"entry-{index}"
+        shown = self._shown.get(step)
+        if self._off or self.ts is None or shown is None or step in self._hidden:
+            return
+        if shown[0] != "in_progress" or step in self._sending:
+            return
+        now = self._clock()
+        last = self._progress_at.get(step)
+        if last is not None and now - last < PROGRESS_SECONDS:
+            return
+        if not self._pacing.appends.take():
+            return
+        self._progress_at[step] = now
+        status, title = shown
+        chunk = {"type": "task_update", "id": step, "title": title, "status": status}
+        chunk["details"] = text[:MAX_DETAILS]
+        self._sending.add(step)
+        try:
+            ensure_lease()
+            await self._client.chat_appendStream(
+                channel=self._ctx.key.channel, ts=self.ts, chunks=[chunk]
+            )
+        except SLACK_FAILURES as exc:
+            log.info("no more step cards in %s: %s", self._ctx.key, briefly(exc))
+            self._off = True
+        finally:
+            self._sending.discard(step)
 
     def take(self) -> tuple[str | None, list[dict[str, Any]]]:
         """For a post's first stream: the cards' stream if there is one (the post goes on in

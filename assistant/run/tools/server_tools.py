@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from assistant.run.core.lease import LeaseLost, current_lease
 from context.toolcalls import ServerToolCall
 
 if TYPE_CHECKING:
@@ -58,11 +59,19 @@ class ServerToolCalls:
         return tool is not None and tool.may_repeat
 
     async def __call__(self, call: ServerToolCall, ctx: RunContext, index: int) -> str:
-        return await self.carry_out(call, index)
+        return await self.carry_out(call, index, ctx=ctx)
 
-    async def carry_out(self, call: ServerToolCall, index: int, approved: bool = False) -> str:
+    async def carry_out(
+        self,
+        call: ServerToolCall,
+        index: int,
+        approved: bool = False,
+        ctx: RunContext | None = None,
+    ) -> str:
         """The call's result; one that needs approval is made only once `approved` (the
-        log records who allowed it: assistant/run/approvals/entries.py)."""
+        log records who allowed it: assistant/run/approvals/entries.py). The server's
+        progress notifications show on the call's task card, if `ctx` has cards; they are
+        not entries."""
         name = call.called
         tool = self.tools.get(name)
         if tool is None:  # parsed only when offered: a server lost since is said below
@@ -77,7 +86,28 @@ class ServerToolCalls:
             )
             return FAILED.format(name=name, index=index, why=why)
         self.made += 1
-        outcome = await self.servers.call(tool, call.arguments)
+        cards = ctx.cards if ctx is not None else None
+        # The SDK tells progress in tasks of its own: they carry the run's lease, and nothing
+        # is shown once the call has ended (its result, or the run stopped).
+        lease, ended = current_lease.get(), False
+        progress = None
+        if cards is not None:
+
+            async def progress(text: str) -> None:
+                if ended:
+                    return
+                token = current_lease.set(lease)
+                try:
+                    await cards.progress(index, text)
+                except LeaseLost:
+                    return  # the run no longer holds the thread: it shows nothing more
+                finally:
+                    current_lease.reset(token)
+
+        try:
+            outcome = await self.servers.call(tool, call.arguments, progress)
+        finally:
+            ended = True
         text = _cut(outcome.text, self.caps.result_chars)
         if outcome.failed:
             return FAILED.format(name=name, index=index, why=text or "no reason given")

@@ -96,7 +96,7 @@ class Toolbox:
                 name=call.called, index=index, why="the tool is not offered to this run now"
             )
         if isinstance(calls, ServerToolCalls):
-            return await calls.carry_out(call, index, approved=True)
+            return await calls.carry_out(call, index, approved=True, ctx=ctx)
         return await calls(call, ctx, index)
 
 
