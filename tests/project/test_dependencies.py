@@ -12,7 +12,7 @@ import os
 import sys
 import tomllib
 from functools import cache
-from importlib.metadata import Distribution, distributions, packages_distributions
+from importlib.metadata import distributions, packages_distributions
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -61,20 +61,16 @@ def providers() -> dict[str, list[str]]:
 
 
 @cache
-def installed() -> dict[str, Distribution]:
-    return {dist.metadata["Name"]: dist for dist in distributions()}
-
-
-@cache
 def owners(top: str) -> dict[str, str]:
     """Installed file -> the distribution that installed it, among the distributions that
     provide the top-level name `top` (reading every distribution's files took seconds)."""
     found: dict[str, str] = {}
     for name in providers().get(top, ()):
-        dist = installed()[name]
         owner = canonicalize_name(name)
-        for file in dist.files or ():
-            found[os.path.normpath(dist.locate_file(file))] = owner
+        # Each installed copy of the name (one may be on the path twice): `import` may find any.
+        for dist in distributions(name=name):
+            for file in dist.files or ():
+                found[os.path.normpath(dist.locate_file(file))] = owner
     return found
 
 
