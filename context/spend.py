@@ -1,0 +1,155 @@
+"""Spend limits (docs/operations.md#spend-limits): a channel's daily and monthly budgets, the
+periods they count in (UTC days and months), the units they count (micro-dollars of
+ASSISTANT_PRICES for a model it prices, tokens for one it does not), and the note a thread
+gets when a call would pass one.
+
+Pure values and rules: the store keeps what each period spent and holds
+(`context.storage.spend`), the run reserves before each model call
+(`assistant.run.core.spend`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+Unit = Literal["usd", "tokens"]
+PeriodKind = Literal["daily", "monthly"]
+
+# Dollars are counted in millionths, as integers: a sum of floats drifts, and an atomic
+# `spent + reserved + :amount <= :limit` in SQL must compare exactly on every database.
+MICRO = 1_000_000
+
+# How the entry of a refused call begins (docs/log-format.md#how-a-run-ends).
+BUDGET_PREFIX = "Budget: "
+_TOLD = re.compile(r"\. The thread was told: ")
+
+
+@dataclass(frozen=True)
+class SpendLimits:
+    """A channel's budgets in force (its own over its workspace default's); None: no limit."""
+
+    daily_usd: float | None = None
+    monthly_usd: float | None = None
+    daily_tokens: int | None = None
+    monthly_tokens: int | None = None
+
+    def of(self, unit: Unit) -> tuple[int | None, int | None]:
+        """The daily and monthly limits in `unit`'s counting (micro-dollars or tokens)."""
+        if unit == "tokens":
+            return self.daily_tokens, self.monthly_tokens
+        return _micro(self.daily_usd), _micro(self.monthly_usd)
+
+    @property
+    def any(self) -> bool:
+        return any(
+            v is not None
+            for v in (self.daily_usd, self.monthly_usd, self.daily_tokens, self.monthly_tokens)
+        )
+
+
+def _micro(dollars: float | None) -> int | None:
+    return None if dollars is None else round(dollars * MICRO)
+
+
+def micro_dollars(dollars: float) -> int:
+    """A cost in micro-dollars, rounded up: a reservation never holds less than the cost."""
+    return math.ceil(dollars * MICRO - 1e-9)
+
+
+@dataclass(frozen=True)
+class Period:
+    """One UTC day (`2026-11-29`) or month (`2026-11`) a budget counts in."""
+
+    kind: PeriodKind
+    name: str
+    start: datetime
+    end: datetime  # when the next one starts: the budget resets then
+
+
+def periods(at: datetime) -> tuple[Period, Period]:
+    """The UTC day and month `at` falls in."""
+    at = at.astimezone(UTC)
+    day = datetime(at.year, at.month, at.day, tzinfo=UTC)
+    month = datetime(at.year, at.month, 1, tzinfo=UTC)
+    next_month = datetime(at.year + at.month // 12, at.month % 12 + 1, 1, tzinfo=UTC)
+    return (
+        Period("daily", day.strftime("%Y-%m-%d"), day, day + timedelta(days=1)),
+        Period("monthly", month.strftime("%Y-%m"), month, next_month),
+    )
+
+
+def shown_amount(unit: Unit, amount: int) -> str:
+    """A limit or a sum as people read it: `$5`, `$0.25`, `200,000 tokens`."""
+    if unit == "tokens":
+        return f"{amount:,} tokens"
+    dollars = amount / MICRO
+    return f"${dollars:,.0f}" if amount % MICRO == 0 else f"${dollars:,.2f}"
+
+
+def shown_reset(period: Period) -> str:
+    """When the period's budget resets, as the note says it: `00:00 UTC` (the next day's
+    start) or `2026-12-01 00:00 UTC` (the next month's)."""
+    if period.kind == "daily":
+        return "00:00 UTC"
+    return period.end.strftime("%Y-%m-%d 00:00 UTC")
+
+
+@dataclass(frozen=True)
+class BudgetReached:
+    """A call refused: which budget, how much, in which period."""
+
+    unit: Unit
+    period: Period
+    limit: int  # in `unit`'s counting
+    spent: int  # spent and held when the call was asked for
+
+    @property
+    def head(self) -> str:
+        """The entry's text before its outcome: the same for every refusal of this budget
+        (this limit, this period), so the thread is told once per budget and period."""
+        return (
+            f"{BUDGET_PREFIX}this channel has reached its {self.period.kind} budget of "
+            f"{shown_amount(self.unit, self.limit)} for {self.period.name} (UTC); "
+            f"it resets at {shown_reset(self.period)}. No model call was made"
+        )
+
+
+def told_before(system_texts: list[str], reached: BudgetReached) -> bool:
+    """Whether the thread was already told of this budget in this period: a `Budget:`
+    entry with the same head that says the thread was told."""
+    head = reached.head
+    return any(
+        text.startswith(head) and _TOLD.match(text, len(head)) is not None for text in system_texts
+    )
+
+
+@dataclass(frozen=True)
+class Hold:
+    """A call's reservation: `amount` held in each of `periods` (their names) until its usage
+    is known (`SpendStore.settle`)."""
+
+    team: str
+    channel: str
+    unit: Unit
+    periods: tuple[str, ...]
+    amount: int
+
+
+@dataclass(frozen=True)
+class Warning80:
+    """A budget that passed 80% with a call just settled: told to the admins once."""
+
+    unit: Unit
+    period: Period
+    limit: int
+    spent: int
+
+
+# What a model's earlier calls in a period cost in a unit: (model, prompt tokens, cached
+# tokens, completion tokens) → micro-dollars or tokens; 0 for calls another unit counts.
+Opening = Callable[[str | None, int, int, int], int]
