@@ -152,4 +152,4 @@ class Warning80:
 
 # What a model's earlier calls in a period cost in a unit: (model, prompt tokens, cached
 # tokens, completion tokens) → micro-dollars or tokens; 0 for calls another unit counts.
-Opening = Callable[[str | None, int, int, int], int]
+PriorCost = Callable[[str | None, int, int, int], int]

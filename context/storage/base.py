@@ -16,7 +16,7 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
-from context.spend import BudgetReached, Hold, Opening, Period, Unit, Warning80
+from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning80
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
 from context.storage.base_slack import PanelStore as PanelStore
@@ -229,10 +229,10 @@ class SpendStore(Protocol):
         unit: Unit,
         amount: int,
         limits: Sequence[tuple[Period, int | None]],
-        opening: Opening,
+        prior: PriorCost,
     ) -> Hold | BudgetReached:
         """Hold `amount` in each period of `limits` (a period's row opened, the first time,
-        with what `opening` makes of the channel's calls recorded in it so far): all of
+        with what `prior` makes of the channel's calls recorded in it so far): all of
         them, or, where spent and held plus `amount` would pass a period's limit, none."""
         ...
 

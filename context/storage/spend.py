@@ -1,6 +1,7 @@
-"""Spend limits over SQL (`SpendStore`): a period's spent and held sums, reserved and settled
-with atomic conditional UPDATEs, so that processes sharing the database never pass a budget
-by more than what their calls' usage exceeded their own worst case (docs/operations.md#spend-limits).
+"""Spend limits over SQL (`SpendStore`, docs/operations.md#spend-limits): a period's spent
+and held sums, reserved and settled with atomic conditional UPDATEs, so that processes
+sharing the database never pass a budget by more than their calls' usage exceeded their own
+worst case.
 
 A period's row is made when a budget first needs it, its `spent` opened with what the
 channel's calls recorded in the period so far (a budget set at noon counts the morning)."""
@@ -9,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Connection, and_, bindparam, func, insert, select, true, update
+from sqlalchemy import Connection, and_, bindparam, func, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from context.spend import BudgetReached, Hold, Opening, Period, Unit, Warning80
+from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning80
 from context.storage.engine import Repository
 from context.storage.tables import entries_table, moment, spend_table, threads_table
 
@@ -60,9 +61,9 @@ _EARLIER = (
 )
 
 
-def _insert(connection: Connection) -> postgresql.Insert | sqlite.Insert:
-    statement = (postgresql if connection.dialect.name == "postgresql" else sqlite).insert(_t)
-    return statement.on_conflict_do_nothing(index_elements=["team", "channel", "period", "unit"])
+_KEY = ["team", "channel", "period", "unit"]
+_OPEN_POSTGRESQL = postgresql.insert(_t).on_conflict_do_nothing(index_elements=_KEY)
+_OPEN_SQLITE = sqlite.insert(_t).on_conflict_do_nothing(index_elements=_KEY)
 
 
 class _Refused(Exception):
@@ -80,11 +81,11 @@ class SqlSpend(Repository):
         unit: Unit,
         amount: int,
         limits: Sequence[tuple[Period, int | None]],
-        opening: Opening,
+        prior: PriorCost,
     ) -> Hold | BudgetReached:
         try:
             with self._db.transaction() as connection:
-                self._reserve(connection, team, channel, unit, amount, limits, opening)
+                self._reserve(connection, team, channel, unit, amount, limits, prior)
         except _Refused as refused:  # raised inside: nothing held in any period
             return refused.reached
         return Hold(team, channel, unit, tuple(p.name for p, _ in limits), amount)
@@ -97,7 +98,7 @@ class SqlSpend(Repository):
         unit: Unit,
         amount: int,
         limits: Sequence[tuple[Period, int | None]],
-        opening: Opening,
+        prior: PriorCost,
     ) -> None:
         for period, limit in limits:
             row = {"team": team, "channel": channel, "period": period.name, "unit": unit}
@@ -107,8 +108,11 @@ class SqlSpend(Repository):
                 continue
             sums = connection.execute(_SUMS, params).first()
             if sums is None:  # the period's first call with a budget: its row opened
-                spent = self._opened(connection, team, channel, period, opening)
-                connection.execute(_insert(connection), {**row, "spent": spent, "reserved": 0})
+                spent = self._opened(connection, team, channel, period, prior)
+                connection.execute(
+                    _OPEN_POSTGRESQL if connection.dialect.name == "postgresql" else _OPEN_SQLITE,
+                    {**row, "spent": spent, "reserved": 0},
+                )
                 if connection.execute(statement, params).rowcount == 1:
                     continue
                 sums = connection.execute(_SUMS, params).first()
@@ -116,11 +120,11 @@ class SqlSpend(Repository):
             raise _Refused(BudgetReached(unit, period, limit, sums.spent + sums.reserved))
 
     def _opened(
-        self, connection: Connection, team: str, channel: str, period: Period, opening: Opening
+        self, connection: Connection, team: str, channel: str, period: Period, prior: PriorCost
     ) -> int:
         params = {"team": team, "channel": channel, "since": moment(period.start)}
         return sum(
-            opening(model, int(prompt), int(cached), int(completion))
+            prior(model, int(prompt), int(cached), int(completion))
             for model, prompt, cached, completion in connection.execute(_EARLIER, params)
         )
 
@@ -153,4 +157,4 @@ class SqlSpend(Repository):
         if team is not None:
             query = query.where(_t.c.team == team)
         with self._db.read() as connection:
-            return [tuple(row) for row in connection.execute(query)]  # type: ignore[misc]
+            return [tuple(row) for row in connection.execute(query)]
