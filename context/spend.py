@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
+
+from context.entry import BUDGET_PREFIX
 
 Unit = Literal["usd", "tokens"]
 PeriodKind = Literal["daily", "monthly"]
@@ -24,9 +26,7 @@ PeriodKind = Literal["daily", "monthly"]
 # `spent + reserved + :amount <= :limit` in SQL must compare exactly on every database.
 MICRO = 1_000_000
 
-# How the entry of a refused call begins (docs/log-format.md#how-a-run-ends).
-BUDGET_PREFIX = "Budget: "
-_TOLD = re.compile(r"\. The thread was told: ")
+_TOLD = re.compile(r"\. The user was told: ")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class SpendLimits:
     monthly_usd: float | None = None
     daily_tokens: int | None = None
     monthly_tokens: int | None = None
+    # Who set them in Slack (the App Home), to be told at 80%; None: set from the CLI.
+    set_by: str | None = None
 
     def of(self, unit: Unit) -> tuple[int | None, int | None]:
         """The daily and monthly limits in `unit`'s counting (micro-dollars or tokens)."""
@@ -50,6 +52,25 @@ class SpendLimits:
             v is not None
             for v in (self.daily_usd, self.monthly_usd, self.daily_tokens, self.monthly_tokens)
         )
+
+
+def limits_of(values: Mapping[str, object], set_by: str | None = None) -> SpendLimits:
+    """The budgets among a channel's settings in force (`context.channels.merged`)."""
+    return SpendLimits(
+        _number(values.get("daily_budget")),
+        _number(values.get("monthly_budget")),
+        _whole(values.get("daily_token_budget")),
+        _whole(values.get("monthly_token_budget")),
+        set_by,
+    )
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
+
+
+def _whole(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def _micro(dollars: float | None) -> int | None:
@@ -121,7 +142,7 @@ class BudgetReached:
 
 def told_before(system_texts: list[str], reached: BudgetReached) -> bool:
     """Whether the thread was already told of this budget in this period: a `Budget:`
-    entry with the same head that says the thread was told."""
+    entry with the same head that says the thread was told (not one that could not be)."""
     head = reached.head
     return any(
         text.startswith(head) and _TOLD.match(text, len(head)) is not None for text in system_texts

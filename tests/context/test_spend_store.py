@@ -46,7 +46,7 @@ def test_a_thread_is_told_once_per_budget_and_period():
         "Budget: this channel has reached its daily budget of $5 for 2026-11-29 (UTC); "
         "it resets at 00:00 UTC."
     )
-    told = f'{reached.head}. The thread was told: "…"'
+    told = f'{reached.head}. The user was told: "…"'
     assert told_before([told], reached)
     assert not told_before([f"{reached.head}. The thread was not told again."], reached)
     tomorrow = BudgetReached("usd", periods(datetime(2026, 11, 30, tzinfo=UTC))[0], 5_000_000, 0)
