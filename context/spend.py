@@ -109,7 +109,11 @@ def shown_amount(unit: Unit, amount: int) -> str:
     if unit == "tokens":
         return f"{amount:,} tokens"
     dollars = amount / MICRO
-    return f"${dollars:,.0f}" if amount % MICRO == 0 else f"${dollars:,.2f}"
+    if amount % MICRO == 0:
+        return f"${dollars:,.0f}"
+    if amount % 10_000 == 0:  # whole cents
+        return f"${dollars:,.2f}"
+    return f"${dollars:,.6f}".rstrip("0")  # a small sum shown as it is, not as $0.00
 
 
 def shown_reset(period: Period) -> str:
