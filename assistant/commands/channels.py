@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,10 @@ SETTABLE = (
     "slack_search",
     "search_channel_types",
     "tool_servers",
+    "daily_budget",
+    "monthly_budget",
+    "daily_token_budget",
+    "monthly_token_budget",
 )
 _LISTS = ("users", "groups", "editors")
 
@@ -125,6 +130,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the language of the bot's own words: a channel's fixes it there, the "
         "default's is for people whose Slack language has no catalog",
     )
+    for kind in ("daily", "monthly"):
+        setting.add_argument(
+            f"--{kind}-budget",
+            metavar="AMOUNT",
+            type=budget_amount,
+            help=f"the {kind} spend limit (UTC {'day' if kind == 'daily' else 'month'}): US "
+            "dollars of ASSISTANT_PRICES (5, $0.50) for the models it prices, or tokens "
+            "(200000 tokens, 2M tokens) for the others; 0 stops every call",
+        )
     setting.add_argument(
         "--unset",
         action="append",
@@ -210,6 +224,12 @@ def run_set(args: argparse.Namespace) -> int:
         changes["search_channel_types"] = _ids(args.search_channel_types)
     if args.tool_servers is not None:
         changes["tool_servers"] = _ids(args.tool_servers)
+    for kind in ("daily", "monthly"):
+        amount = getattr(args, f"{kind}_budget")
+        if isinstance(amount, int):
+            changes[f"{kind}_token_budget"] = amount
+        elif amount is not None:
+            changes[f"{kind}_budget"] = amount
     with existing_store("channels set") as store:
         kept = store.channel_config(args.team, args.channel)
         values = kept.model_dump() if kept else {"team": args.team, "channel": args.channel}
@@ -222,6 +242,32 @@ def run_set(args: argparse.Namespace) -> int:
             raise CliError("editors are named in the workspace default (CHANNEL *)")
         print(printable(_line(store.set_channel_config(config))))
     return 0
+
+
+_AMOUNT = re.compile(
+    r"^\s*(?:\$\s*(?P<dollars>\d+(?:\.\d+)?)|(?P<number>\d+(?:\.\d+)?)\s*(?P<scale>[kKmM])?"
+    r"(?:\s*(?P<tokens>tokens?))?)\s*$"
+)
+_SCALES = {"": 1, "k": 1_000, "m": 1_000_000}
+
+
+def budget_amount(text: str) -> float | int:
+    """`--daily-budget`/`--monthly-budget`: US dollars (`5`, `$0.50`), a float; or tokens
+    (`200000 tokens`, `200k tokens`, `2M tokens`), an int."""
+    found = _AMOUNT.match(text)
+    if found is None or (found["scale"] and not found["tokens"]):
+        raise argparse.ArgumentTypeError(
+            f"{text[:40]!r} is not an amount: US dollars (5, $0.50) or tokens (200000 tokens, "
+            "2M tokens)"
+        )
+    if found["dollars"] is not None:
+        return float(found["dollars"])
+    if not found["tokens"]:
+        return float(found["number"])
+    tokens = float(found["number"]) * _SCALES[(found["scale"] or "").lower()]
+    if tokens != int(tokens):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of tokens")
+    return int(tokens)
 
 
 def _ids(text: str) -> list[str]:
