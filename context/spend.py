@@ -178,3 +178,56 @@ class Warning80:
 # What a model's earlier calls in a period cost in a unit: (model, prompt tokens, cached
 # tokens, completion tokens) → micro-dollars or tokens; 0 for calls another unit counts.
 PriorCost = Callable[[str | None, int, int, int], int]
+
+
+_AMOUNT = re.compile(
+    r"^\s*(?:\$\s*(?P<dollars>\d+(?:\.\d+)?)|(?P<number>\d+(?:\.\d+)?)\s*(?P<scale>[kKmM])?"
+    r"(?:\s*(?P<tokens>tokens?))?)\s*$"
+)
+_SCALES = {"": 1, "k": 1_000, "m": 1_000_000}
+
+
+def parse_amount(text: str) -> float | int:
+    """A budget as people write it: US dollars (`5`, `$0.50`), a float; or tokens (`200000
+    tokens`, `200k tokens`, `2M tokens`), an int. ValueError saying what is wrong."""
+    found = _AMOUNT.match(text)
+    if found is None or (found["scale"] and not found["tokens"]):
+        raise ValueError(
+            f"{text[:40]!r} is not an amount: US dollars (5, $0.50) or tokens (200000 tokens, "
+            "2M tokens)"
+        )
+    if found["dollars"] is not None:
+        return float(found["dollars"])
+    if not found["tokens"]:
+        return float(found["number"])
+    tokens = float(found["number"]) * _SCALES[(found["scale"] or "").lower()]
+    if tokens != int(tokens):
+        raise ValueError(f"{text[:40]!r} is not a whole number of tokens")
+    return int(tokens)
+
+
+def parse_amounts(text: str) -> tuple[float | None, int | None]:
+    """One input holding a budget in dollars, in tokens, or both (`5, 200000 tokens`)."""
+    dollars: float | None = None
+    tokens: int | None = None
+    for part in (p for p in text.split(",") if p.strip()):
+        amount = parse_amount(part)
+        if isinstance(amount, int):
+            if tokens is not None:
+                raise ValueError("one amount in tokens at most")
+            tokens = amount
+        else:
+            if dollars is not None:
+                raise ValueError("one amount in US dollars at most")
+            dollars = amount
+    return dollars, tokens
+
+
+def written_amounts(dollars: float | None, tokens: int | None) -> str | None:
+    """What `parse_amounts` reads back as these budgets (None: neither is set)."""
+    parts = []
+    if dollars is not None:
+        parts.append(f"{dollars:.6f}".rstrip("0").rstrip("."))
+    if tokens is not None:
+        parts.append(f"{tokens} tokens")
+    return ", ".join(parts) or None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from assistant.settings.environment import SettingsError, load_channel_settings
 from assistant.settings.input_files import TooDeep, load_yaml
 from context.channels import ChannelConfig, merged
 from context.render import printable
+from context.spend import parse_amount
 from context.storage import ModelRefusal
 
 # Fields `set` may give; `--unset` takes them back to the default's.
@@ -244,30 +244,12 @@ def run_set(args: argparse.Namespace) -> int:
     return 0
 
 
-_AMOUNT = re.compile(
-    r"^\s*(?:\$\s*(?P<dollars>\d+(?:\.\d+)?)|(?P<number>\d+(?:\.\d+)?)\s*(?P<scale>[kKmM])?"
-    r"(?:\s*(?P<tokens>tokens?))?)\s*$"
-)
-_SCALES = {"": 1, "k": 1_000, "m": 1_000_000}
-
-
 def budget_amount(text: str) -> float | int:
-    """`--daily-budget`/`--monthly-budget`: US dollars (`5`, `$0.50`), a float; or tokens
-    (`200000 tokens`, `200k tokens`, `2M tokens`), an int."""
-    found = _AMOUNT.match(text)
-    if found is None or (found["scale"] and not found["tokens"]):
-        raise argparse.ArgumentTypeError(
-            f"{text[:40]!r} is not an amount: US dollars (5, $0.50) or tokens (200000 tokens, "
-            "2M tokens)"
-        )
-    if found["dollars"] is not None:
-        return float(found["dollars"])
-    if not found["tokens"]:
-        return float(found["number"])
-    tokens = float(found["number"]) * _SCALES[(found["scale"] or "").lower()]
-    if tokens != int(tokens):
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number of tokens")
-    return int(tokens)
+    """`--daily-budget`/`--monthly-budget`: US dollars, a float; or tokens, an int."""
+    try:
+        return parse_amount(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _ids(text: str) -> list[str]:
