@@ -87,6 +87,18 @@ def test_a_refused_month_holds_nothing_in_the_day(store):
     assert store.spend("T1", [DAY.name]) == []  # the day's row was rolled back with it
 
 
+def test_a_month_reached_while_the_day_is_not_holds_nothing_in_either(store):
+    assert isinstance(
+        store.reserve("T1", "C1", "tokens", 400, [(DAY, 1000), (MONTH, 2000)], _tokens), Hold
+    )
+    limits = [(DAY, 1000), (MONTH, 450)]  # the month's lowered: 400 held, 100 more passes it
+    assert store.reserve("T1", "C1", "tokens", 100, limits, _tokens) == BudgetReached(
+        "tokens", MONTH, 450, 400
+    )
+    rows = {r[2]: r[5] for r in store.spend("T1", [DAY.name, MONTH.name])}
+    assert rows == {DAY.name: 400, MONTH.name: 400}  # the day's hold of the refused call undone
+
+
 def test_a_budget_set_mid_period_counts_the_calls_recorded_before_it(store):
     key = ThreadKey("T1", "C1", "1.0")
     at = "2026-11-29T12:00:00Z"
