@@ -20,7 +20,7 @@ from pathlib import Path
 from sqlalchemy.exc import OperationalError
 
 from assistant.model.completion import ModelReply
-from assistant.run.core.spend import Spending
+from assistant.run.core.spend import Held, Spending
 from bench.report import Figure, ms
 from bench.store import scratch_postgres
 from context.spend import SpendLimits
@@ -52,8 +52,8 @@ async def _calls(spending: Spending, count: int) -> None:
     for n in range(count):
         channel = f"C0BENCH{n % 20:02d}"  # a few channels, as a busy workspace has
         held = await spending.reserve("T0BENCH", channel, LIMITS, None, 2_000, 4_000)
-        assert held is not None and not hasattr(held, "limit"), held
-        await spending.settle(held, REPLY, None, LIMITS, "T0BENCH", channel)  # type: ignore[arg-type]
+        assert isinstance(held, Held), held
+        await spending.settle(held, REPLY, None, LIMITS, "T0BENCH", channel)
 
 
 def measure(store: SqlStore, label: str, size: dict[str, int]) -> list[Figure]:
