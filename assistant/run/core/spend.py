@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -79,7 +79,6 @@ class Spending:
     prices: Prices | None = None  # None: every model is counted in tokens
     clock: Callable[[], datetime] = utc_now  # tests move the day on
     warn: Warn | None = None
-    _no_prices: dict[str, bool] = field(default_factory=dict)
 
     def unit_of(self, model: str) -> Unit:
         return "usd" if self._price(model) is not None else "tokens"
