@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
 from slack_bolt.async_app import AsyncApp
@@ -37,6 +38,7 @@ from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.sessions import AgentSessions
 from assistant.run.core.slack_outage import SlackOutages
+from assistant.run.core.spend import Spending, tell_who_set_it, utc_now
 from assistant.run.loop.agent import Agent, SlackSide
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.images import ImageParts
@@ -204,11 +206,13 @@ def create_assistant(
     resume: bool = True,
     identity: BotIdentity | None = None,
     runs: bool = True,
+    clock: Callable[[], datetime] = utc_now,
 ) -> Assistant:
     """Build every part; call inside the event loop that will serve it. `resume`: look for
     threads that crashed runs left owed, now and every half lease (see `RunScheduler`).
     `identity`: the bot's, if the token was checked already. `runs`: False for the ingress
-    role, which records events and runs nothing, not even what is owed (the workers do)."""
+    role, which records events and runs nothing, not even what is owed (the workers do).
+    `clock`: the time the spend limits count by (tests move the day on)."""
     store = open_store(settings.storage.database_url)
     check_manifest(MANIFEST)  # one warning if it still declares Slack's legacy assistant view
     app, workspaces, identity = create_bolt_app(settings, store, identity)
@@ -265,6 +269,7 @@ def create_assistant(
             identity,
             telemetry,
             mcp,
+            clock,
         )
         if runs
         else None
@@ -342,6 +347,7 @@ def _scheduler(
     identity: BotIdentity | None,
     telemetry: Telemetry | None = None,
     mcp: McpServers | None = None,
+    clock: Callable[[], datetime] = utc_now,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.model.stream == "auto" else None
@@ -382,6 +388,13 @@ def _scheduler(
             mcp=mcp,
             mcp_caps=settings.tools.server_caps(),
             approval_seconds=settings.tools.approval_seconds,
+            spending=Spending(
+                store,
+                settings.model.name,
+                settings.model.prices,
+                clock,
+                tell_who_set_it(client, deployment_words),
+            ),
         )
 
     lease = settings.answers.lease_seconds

@@ -74,6 +74,13 @@ class ChannelConfig(BaseModel):
     # The MCP servers (`shop`) or tools (`shop__lookup_order`) the runs have; (): none;
     # None: the default's, at the end every server of ASSISTANT_MCP_FILE.
     tool_servers: tuple[str, ...] | None = Field(default=None, max_length=100)
+    # Spend limits (docs/operations.md#spend-limits) per UTC day and month: in US dollars of
+    # ASSISTANT_PRICES for the models it prices, in tokens for the others; None: the
+    # default's (a workspace default's is each channel's own budget, not a shared one).
+    daily_budget: float | None = Field(default=None, ge=0, le=1_000_000, allow_inf_nan=False)
+    monthly_budget: float | None = Field(default=None, ge=0, le=1_000_000, allow_inf_nan=False)
+    daily_token_budget: int | None = Field(default=None, ge=0, le=10**12, strict=True)
+    monthly_token_budget: int | None = Field(default=None, ge=0, le=10**12, strict=True)
     updated_by: str | None = None
     updated_at: str | None = None
 
@@ -135,6 +142,10 @@ _INHERITED = (
     "slack_search",
     "search_channel_types",
     "tool_servers",
+    "daily_budget",
+    "monthly_budget",
+    "daily_token_budget",
+    "monthly_token_budget",
 )
 
 

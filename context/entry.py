@@ -125,8 +125,11 @@ class _Entry(BaseModel):
 FAILURE_PREFIX = "Error: "
 # A system entry that ends a run stopped by a person (the stop button): no apology.
 STOP_PREFIX = "Stopped: "
+# A system entry that ends a run whose model call would have passed the channel's budget
+# (docs/operations.md#spend-limits): no model call was made.
+BUDGET_PREFIX = "Budget: "
 # How the system entries that end a run begin (besides finishRequest, an assistant entry).
-RUN_ENDS = (FAILURE_PREFIX, "Stopped after ", STOP_PREFIX)
+RUN_ENDS = (FAILURE_PREFIX, "Stopped after ", STOP_PREFIX, BUDGET_PREFIX)
 
 
 class SystemEntry(_Entry):

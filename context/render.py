@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import TextIO
 
-from context.entry import AssistantEntry, Entry, SystemEntry, UserEntry
+from context.entry import BUDGET_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.toolcalls import PostMessage
 
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -56,6 +56,9 @@ def render_entry(entry: Entry, colour: bool = False) -> str:
 
 def _spans(entry: Entry) -> list[Span]:
     if isinstance(entry, SystemEntry):
+        if entry.content.startswith(BUDGET_PREFIX):  # a run a spend limit stopped
+            text = entry.content.removeprefix(BUDGET_PREFIX)
+            return [(_BOLD, "💰 Budget:"), ("", f" {_indent_after_first(text)}")]
         return [(_BOLD, "🧠 System:"), ("", f" {_indent_after_first(entry.content)}")]
     if isinstance(entry, UserEntry):
         quoted = "\n".join("> " + line for line in entry.content.text.split("\n"))

@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 import io
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from datetime import datetime
 from typing import Any, Literal, TypeVar
 
 from slack_bolt.request.async_request import AsyncBoltRequest
 
 from assistant.app import Assistant, create_assistant
+from assistant.run.core.spend import utc_now
 from assistant.serving.worker import answer_owed
 from assistant.settings.environment import Settings
 from context.storage import database_url
@@ -37,9 +39,12 @@ class DispatchedApp(RunningApp):
     """`RunningApp`'s face (send_event, the waits, the log) over the Bolt app in process; its
     event loop runs in a background thread, as the server's does."""
 
-    def __init__(self, settings: Settings, role: Role = "serve") -> None:  # not super's
+    def __init__(
+        self, settings: Settings, role: Role = "serve", clock: Callable[[], datetime] = utc_now
+    ) -> None:  # not super's
         self.settings = settings
         self.role = role
+        self.clock = clock  # the spend limits' (docs/operations.md#spend-limits)
         self.trace = io.StringIO()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -50,7 +55,9 @@ class DispatchedApp(RunningApp):
         self._thread.start()
 
         async def build() -> Assistant:  # inside the loop that serves it, as the lifespan does
-            assistant = create_assistant(self.settings, self.trace, runs=self.role != "ingress")
+            assistant = create_assistant(
+                self.settings, self.trace, runs=self.role != "ingress", clock=self.clock
+            )
             if self.role == "worker":
                 url = database_url(self.settings.storage.database_url)
                 self._listener = asyncio.create_task(answer_owed(assistant, url))

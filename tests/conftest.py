@@ -227,10 +227,15 @@ def make_app(request: pytest.FixtureRequest, app_stores: AppStores, slack, model
     def start(role: Role = "serve", **settings: object) -> RunningApp:
         # A test about one backend's own behaviour (SQLite's locks) names its store.
         url = str(settings.pop("database_url", None) or app_stores[len(started)])
+        clock = settings.pop("clock", None)  # the spend limits' time: the Bolt tier's only
         built = app_settings(slack, model, url, **settings)
         # The ingress and worker roles run nothing or serve nothing: the Bolt tier's only.
         assert role == "serve" or kind is DispatchedApp, "a role needs pytest.mark.listeners"
-        app = DispatchedApp(built, role) if role != "serve" else kind(built)
+        assert clock is None or kind is DispatchedApp, "a clock needs pytest.mark.listeners"
+        if clock is not None:
+            app = DispatchedApp(built, role, clock)
+        else:
+            app = DispatchedApp(built, role) if role != "serve" else kind(built)
         started.append(app.start())
         return started[-1]
 

@@ -22,6 +22,7 @@ from assistant.settings.environment import SettingsError, load_channel_settings
 from assistant.settings.input_files import TooDeep, load_yaml
 from context.channels import ChannelConfig, merged
 from context.render import printable
+from context.spend import parse_amount
 from context.storage import ModelRefusal
 
 # Fields `set` may give; `--unset` takes them back to the default's.
@@ -42,6 +43,10 @@ SETTABLE = (
     "slack_search",
     "search_channel_types",
     "tool_servers",
+    "daily_budget",
+    "monthly_budget",
+    "daily_token_budget",
+    "monthly_token_budget",
 )
 _LISTS = ("users", "groups", "editors")
 
@@ -126,6 +131,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="the language of the bot's own words: a channel's fixes it there, the "
         "default's is for people whose Slack language has no catalog",
     )
+    for kind in ("daily", "monthly"):
+        setting.add_argument(
+            f"--{kind}-budget",
+            metavar="AMOUNT",
+            type=budget_amount,
+            help=f"the {kind} spend limit (UTC {'day' if kind == 'daily' else 'month'}): US "
+            "dollars of ASSISTANT_PRICES (5, $0.50) for the models it prices, or tokens "
+            "(200000 tokens, 2M tokens) for the others; 0 stops every call",
+        )
     setting.add_argument(
         "--unset",
         action="append",
@@ -213,6 +227,12 @@ def run_set(args: argparse.Namespace) -> int:
         changes["search_channel_types"] = _ids(args.search_channel_types)
     if args.tool_servers is not None:
         changes["tool_servers"] = _ids(args.tool_servers)
+    for kind in ("daily", "monthly"):
+        amount = getattr(args, f"{kind}_budget")
+        if isinstance(amount, int):
+            changes[f"{kind}_token_budget"] = amount
+        elif amount is not None:
+            changes[f"{kind}_budget"] = amount
     with existing_store("channels set") as store:
         kept = store.channel_config(args.team, args.channel)
         values = kept.model_dump() if kept else {"team": args.team, "channel": args.channel}
@@ -225,6 +245,14 @@ def run_set(args: argparse.Namespace) -> int:
             raise CliError("editors are named in the workspace default (CHANNEL *)")
         print(printable(_line(store.set_channel_config(config))))
     return 0
+
+
+def budget_amount(text: str) -> float | int:
+    """`--daily-budget`/`--monthly-budget`: US dollars, a float; or tokens, an int."""
+    try:
+        return parse_amount(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _ids(text: str) -> list[str]:

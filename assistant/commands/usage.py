@@ -7,14 +7,17 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from assistant.commands import CliError, when
 from assistant.commands.io import one_line
 from assistant.commands.stored import existing_store
 from assistant.settings.environment import SettingsError, load_usage_settings
 from assistant.settings.prices import PriceTable
+from context.channels import WORKSPACE_DEFAULT, merged
 from context.render import printable
-from context.storage import UsageRow
+from context.spend import MICRO, Unit, limits_of, periods, shown_amount
+from context.storage import Store, UsageRow
 from context.storage.usage import USAGE_GROUPS
 
 COUNTS = ("calls", "answers", "input_tokens", "cached_tokens", "output_tokens")
@@ -107,14 +110,89 @@ def run_usage(args: argparse.Namespace) -> int:
         raise CliError(str(exc).replace("\n", "; ")) from None
     with existing_store("usage") as store:
         rows = store.usage(args.by, args.since, args.until)
+        budgets = budget_lines(store, datetime.now(UTC))
     groups, total, unpriced = summed(rows, args.by, prices)
     if args.json:
+        document = report(args, groups, total, prices, unpriced)
+        document["budgets"] = [line.as_dict() for line in budgets]
         # printable: every character it escapes is one JSON reads back as it was.
-        text = json.dumps(report(args, groups, total, prices, unpriced), ensure_ascii=False)
-        print(printable(text))
+        print(printable(json.dumps(document, ensure_ascii=False)))
     else:
         print_table(args, groups, total, prices, unpriced)
+        print_budgets(budgets)
     return 0
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """One channel's budget in force now, and what its period has spent and holds (calls
+    under way); `channel` "*" is a workspace default's, for its channels with none of their
+    own."""
+
+    team: str
+    channel: str
+    kind: str  # daily or monthly
+    unit: Unit
+    limit: int
+    period: str
+    spent: int
+    held: int
+
+    def as_dict(self) -> dict[str, object]:
+        scale = MICRO if self.unit == "usd" else 1
+        return {
+            "workspace": self.team,
+            "channel": self.channel,
+            "budget": self.kind,
+            "unit": "USD" if self.unit == "usd" else "tokens",
+            "period": self.period,
+            "limit": self.limit / scale if scale > 1 else self.limit,
+            "spent": self.spent / scale if scale > 1 else self.spent,
+            "held": self.held / scale if scale > 1 else self.held,
+        }
+
+    def text(self) -> str:
+        left = f"{one_line(self.team)}/{one_line(self.channel)}"
+        shown = shown_amount(self.unit, self.limit)
+        spent = shown_amount(self.unit, self.spent)
+        held = f", {shown_amount(self.unit, self.held)} held" if self.held else ""
+        used = f"{self.spent / self.limit:.0%}" if self.limit else "-"
+        return f"{left}  {self.kind} {shown} for {self.period}: {spent} spent ({used}){held}"
+
+
+def budget_lines(store: Store, now: datetime) -> list[BudgetLine]:
+    """The budgets in force (docs/operations.md#spend-limits): each configured channel's
+    own over its workspace default's, and each default's; with what the store counted in
+    the current UTC day and month (a channel with no call since its budget was set: 0)."""
+    day, month = periods(now)
+    spend = {
+        (team, channel, period, unit): (spent, held)
+        for team, channel, period, unit, spent, held in store.spend(None, [day.name, month.name])
+    }
+    configs = {(c.team, c.channel): c for c in store.channel_configs()}
+    keys = set(configs) | {(team, channel) for team, channel, _, _ in spend}
+    lines = []
+    for team, channel in sorted(keys):
+        own = configs.get((team, channel))
+        default = configs.get((team, WORKSPACE_DEFAULT))
+        limits = limits_of(merged(default, own if channel != WORKSPACE_DEFAULT else None))
+        for unit in ("usd", "tokens"):
+            for period, limit in zip((day, month), limits.of(unit), strict=True):
+                if limit is None:
+                    continue
+                spent, held = spend.get((team, channel, period.name, unit), (0, 0))
+                lines.append(
+                    BudgetLine(team, channel, period.kind, unit, limit, period.name, spent, held)
+                )
+    return lines
+
+
+def print_budgets(lines: list[BudgetLine]) -> None:
+    if not lines:  # the table's last line stays its note
+        return
+    print("spend limits now (UTC periods; spent as counted against each budget):")
+    for line in lines:
+        print(printable(line.text()))
 
 
 def summed(

@@ -17,6 +17,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words
 from assistant.panel.home_views import (
     ADMINS_ONLY,
+    BUDGET_BLOCKS,
+    BUDGETS_ADMINS_ONLY,
     READ_ONLY,
     chosen_channel,
     edit_modal,
@@ -181,6 +183,9 @@ class AppHome:
         if not await self.may_see(client, user, role, channel):
             log.warning("%s of %s is not in %s: its settings refused", user, team, channel)
             return {first: _(NOT_IN_CHANNEL)}
+        if role != "admin" and (budgets := [b for b in BUDGET_BLOCKS if b in state]):
+            log.warning("%s of %s may not set budgets: refused", user, team)
+            return {budgets[0]: _(BUDGETS_ADMINS_ONLY)}
         kept = await async_store(self.store).read(self.store.channel_config, team, channel)
         config, errors = submitted(team, channel, state, user, kept, words)
         if config is None:

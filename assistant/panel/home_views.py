@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words, language_name
 from context.channels import SEARCH_CHANNEL_TYPES, WORKSPACE_DEFAULT, ChannelConfig
 from context.storage import Grant
+from context.spend import parse_amounts, written_amounts
 
 EDIT_ACTION = "channel_settings_edit"  # a button of the home tab: its value the channel
 PAGE_ACTION = "channel_settings_page"  # the home tab's previous/next buttons: the page's number
@@ -26,6 +27,9 @@ MAX_GRANTS = 20  # grants listed on the tab (the oldest first); the rest counted
 MODAL = "channel_settings"  # the modal's callback_id; private_metadata: the channel or ""
 READ_ONLY = N_("Only workspace admins, and the people they name, can change these settings.")
 ADMINS_ONLY = N_("Only workspace admins and owners name the editors.")
+BUDGETS_ADMINS_ONLY = N_("Only workspace admins and owners set the budgets.")
+# The modal's spend limits (docs/operations.md#spend-limits): admins only.
+BUDGET_BLOCKS = ("daily_budget", "monthly_budget")
 INHERIT = "inherit"
 NO_TOOL_SERVERS = "none"  # typed in the tool servers' input: no MCP server at all
 PAGE_SIZE = 40  # channels a page of the home tab: with the rest, well under 100 blocks
@@ -83,7 +87,23 @@ def summary(config: ChannelConfig | None, words: Words = ENGLISH) -> str:
         parts.append(_("editors {who}", who=_few([f"<@{u}>" for u in config.editors], words)))
     if config.locale:
         parts.append(_("language {name}", name=language_name(config.locale)))
+    parts += _budgets(config, words)
     return _("; ").join(parts) or _("nothing set")
+
+
+def _budgets(config: ChannelConfig, words: Words) -> list[str]:
+    """The summary's spend limits, dollars with their sign: `daily budget $5, 200000 tokens`."""
+    parts = []
+    daily = written_amounts(config.daily_budget, config.daily_token_budget)
+    monthly = written_amounts(config.monthly_budget, config.monthly_token_budget)
+    for written, text in (
+        (daily, N_("daily budget {amount}")),
+        (monthly, N_("monthly budget {amount}")),
+    ):
+        if written is not None:
+            shown = ", ".join(p if p.endswith("tokens") else f"${p}" for p in written.split(", "))
+            parts.append(words.gettext(text, amount=shown))
+    return parts
 
 
 def _few(names: list[str], words: Words) -> str:
@@ -356,6 +376,14 @@ def edit_modal(
     blocks.append(
         _input("tool_servers", label, _plain(servers if servers != "" else NO_TOOL_SERVERS))
     )
+    if admin:
+        daily = written_amounts(c.daily_budget, c.daily_token_budget) if c else None
+        monthly = written_amounts(c.monthly_budget, c.monthly_token_budget) if c else None
+        hint = _("US dollars, tokens for a model without a price, or both: 5, 200000 tokens")
+        daily_input = {**_plain(daily), "placeholder": _text(hint)}
+        monthly_input = {**_plain(monthly), "placeholder": _text(hint)}
+        blocks.append(_input("daily_budget", _("Daily budget (UTC day)"), daily_input))
+        blocks.append(_input("monthly_budget", _("Monthly budget (UTC month)"), monthly_input))
     if channel == WORKSPACE_DEFAULT and admin:
         editors: dict[str, Any] = {"type": "multi_users_select"}
         if c and c.editors:
@@ -390,7 +418,10 @@ _FIELDS_OF = {
     "slack_search": ("slack_search",),
     "search_channel_types": ("search_channel_types",),
     "tool_servers": ("tool_servers",),
+    "daily_budget": ("daily_budget", "daily_token_budget"),
+    "monthly_budget": ("monthly_budget", "monthly_token_budget"),
 }
+_BLOCK_OF = {field: block for block, fields in _FIELDS_OF.items() for field in fields}
 # Set in the modal, each one replaces the kept value of the other of its pair (a config
 # holds one persona, one icon).
 _ONE_OF = {"persona": "persona_name", "persona_name": "persona", "icon_emoji": "icon_url"}
@@ -461,6 +492,19 @@ def submitted(
         "search_channel_types": _value(state, "search_channel_types") or None,
         "tool_servers": _servers(_value(state, "tool_servers")),
     }
+    budget_errors: dict[str, str] = {}
+    for kind in ("daily", "monthly"):
+        try:
+            dollars, tokens = parse_amounts(_value(state, f"{kind}_budget") or "")
+        except ValueError as exc:
+            detail = str(exc)[:150]
+            if words.locale != ENGLISH.locale:
+                detail = words.gettext("Not a valid value: {detail}", detail=detail)
+            budget_errors[f"{kind}_budget"] = detail
+            continue
+        form[f"{kind}_budget"], form[f"{kind}_token_budget"] = dollars, tokens
+    if budget_errors:
+        return None, budget_errors
     shown = {field for block in state for field in _FIELDS_OF.get(block, ())}
     values = kept.model_dump(exclude={"updated_by", "updated_at"}) if kept else {}
     values.update({field: form[field] for field in shown})
@@ -475,6 +519,7 @@ def submitted(
         first = next(iter(state), "persona")
         for error in exc.errors():
             block = str(error["loc"][0]) if error["loc"] else first
+            block = _BLOCK_OF.get(block, block)
             if block not in state:
                 block = "persona" if "persona" in state else first  # a rule across fields
             detail = error["msg"].removeprefix("Value error, ")[:150]

@@ -30,6 +30,7 @@ from assistant.settings.panel import (
     parse_prompts,
 )
 from assistant.settings.persona_file import PromptFile, read_personas
+from assistant.settings.prices import PriceTable, parse_prices
 from context.channels import SearchChannelType
 from context.storage import DEFAULT_URL, database_url
 from context.trace import TraceKind
@@ -130,6 +131,11 @@ class ModelSettings(Variables):
     max_prompt_image_bytes: int = Field(
         12 * 1024 * 1024, alias="assistant_max_prompt_image_bytes", ge=1024
     )
+    # What the models' tokens cost: the unit of the spend limits (docs/operations.md#spend-limits)
+    # for the models it prices, and `assistant usage`'s estimate (UsageSettings reads it too).
+    prices: Annotated[PriceTable | None, NoDecode] = Field(None, alias="assistant_prices")
+
+    _prices = field_validator("prices", mode="before")(parse_prices)
 
     def prompt_budget(self) -> PromptBudget:
         """What the log may take of each prompt (ASSISTANT_CONTEXT_TOKENS and

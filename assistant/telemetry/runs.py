@@ -37,7 +37,7 @@ from assistant.telemetry import genai
 from assistant.telemetry.calls import SPAN_KIND, ChatWatch, chat_name, chat_span_attributes
 from assistant.telemetry.metrics import Instruments
 from assistant.telemetry.setup import Providers
-from context.entry import FAILURE_PREFIX, Content, Entry, UserContent
+from context.entry import BUDGET_PREFIX, FAILURE_PREFIX, Content, Entry, UserContent
 from context.storage import EntryMeta, StopRequest, Store, ThreadKey
 from context.storage.async_store import async_store
 from context.toolcalls import FinishRequest, ToolCall
@@ -224,7 +224,11 @@ class Telemetry:
                 attributes=attributes,
             )
             return _Noted(_stamped(meta, run.tool), run.tool, run)
-        if isinstance(content, str) and content.startswith(FAILURE_PREFIX):
+        if isinstance(content, str) and content.startswith(BUDGET_PREFIX):
+            # No model call was made: the run's span says why (docs/operations.md#spend-limits).
+            run.outcome = "budget_reached"
+            run.span.add_event("assistant.budget_reached", {"assistant.budget.note": content[:500]})
+        elif isinstance(content, str) and content.startswith(FAILURE_PREFIX):
             run.outcome = "error"
             if run.tool is not None:
                 failure = content.removeprefix(FAILURE_PREFIX)

@@ -6,12 +6,13 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
-  `ModelRefusalStore`, `GrantStore`, `Housekeeping`, `StopStore`, and `Store`, all of them.
+  `ModelRefusalStore`, `GrantStore`, `Housekeeping`, `StopStore`, `SpendStore`, and `Store`,
+  all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
 - `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `grants`,
-  `housekeeping`, `stops`: one repository per concern.
+  `housekeeping`, `stops`, `spend`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -43,6 +44,7 @@ from context.storage.base import (
     ModelRefusalStore,
     PanelStore,
     RunStore,
+    SpendStore,
     StopStore,
     Store,
 )
@@ -84,6 +86,7 @@ __all__ = [
     "PanelThread",
     "Pending",
     "RunStore",
+    "SpendStore",
     "StopRequest",
     "StopStore",
     "Store",

@@ -3,8 +3,8 @@
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
 `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-`StopStore`); `Store` is all of them, for code that uses the whole store. Code that needs one
-concern can ask for its Protocol alone.
+`StopStore`, `SpendStore`); `Store` is all of them, for code that uses the whole store. Code
+that needs one concern can ask for its Protocol alone.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
+from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning80
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import GrantStore as GrantStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
@@ -217,6 +218,40 @@ class Housekeeping(Protocol):
         ...
 
 
+class SpendStore(Protocol):
+    """Spend limits (docs/operations.md#spend-limits): what each channel's model calls spent
+    and hold per UTC period, in micro-dollars or tokens; reserved atomically, across
+    processes."""
+
+    def reserve(
+        self,
+        team: str,
+        channel: str,
+        unit: Unit,
+        amount: int,
+        limits: Sequence[tuple[Period, int | None]],
+        prior: PriorCost,
+    ) -> Hold | BudgetReached:
+        """Hold `amount` in each period of `limits` (a period's row opened, the first time,
+        with what `prior` makes of the channel's calls recorded in it so far): all of
+        them, or, where spent and held plus `amount` would pass a period's limit, none."""
+        ...
+
+    def settle(
+        self, hold: Hold, used: int, limits: Sequence[tuple[Period, int | None]] = ()
+    ) -> list[Warning80]:
+        """The call's real usage counted, its hold released; the budgets of `limits` that
+        passed 80% with it, each once per period."""
+        ...
+
+    def spend(
+        self, team: str | None, periods: Sequence[str]
+    ) -> list[tuple[str, str, str, str, int, int]]:
+        """(team, channel, period, unit, spent, held) of the periods named, `team`'s only
+        when given."""
+        ...
+
+
 class Store(
     LogStore,
     RunStore,
@@ -228,6 +263,7 @@ class Store(
     GrantStore,
     Housekeeping,
     StopStore,
+    SpendStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

@@ -16,6 +16,7 @@ from context.storage.log import SqlLog
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
+from context.storage.spend import SqlSpend
 from context.storage.stops import SqlStops
 
 
@@ -30,6 +31,7 @@ class SqlStore(
     SqlGrants,
     SqlHousekeeping,
     SqlStops,
+    SqlSpend,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

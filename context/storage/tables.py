@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Float,
@@ -324,3 +325,21 @@ def moment(at: datetime) -> str:
     sorts after 2025. Raises OverflowError when `at` in UTC falls outside years 1 to 9999."""
     utc = at.astimezone(UTC).replace(tzinfo=None)
     return utc.isoformat(timespec="microseconds") + "Z"
+
+
+# Spend limits (`SpendStore`, migration 0020_budgets): per channel, UTC period ("2026-11-29",
+# "2026-11") and unit ("usd" in micro-dollars, "tokens"), what the model calls spent and what
+# calls under way hold (their worst case, until their usage is known); `warned`: the 80%
+# notice was sent for this period. The limits themselves are channel settings.
+spend_table = Table(
+    "spend",
+    metadata,
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("period", String, nullable=False),
+    Column("unit", String, nullable=False),
+    Column("spent", BigInteger, nullable=False),
+    Column("reserved", BigInteger, nullable=False),
+    Column("warned", Boolean, nullable=False, server_default=false()),
+    PrimaryKeyConstraint("team", "channel", "period", "unit", name="pk_spend"),
+)

@@ -18,6 +18,7 @@ from assistant.fakes._server import Hold
 from assistant.fakes.events.panel import feedback_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.stream import Streamed, StreamStyle
+from context.channels import ChannelConfig
 from tests.harness import RunningApp, mention, thread_of
 from tests.mcp_servers import ShopServer
 from tests.otlp_receiver import OtlpReceiver, Received, Span
@@ -191,6 +192,25 @@ def test_a_failed_model_call_has_its_error_type(otel, make_app, slack, model):
     assert chat.attributes["error.type"] == "500"
     assert chat.status_code == STATUS_ERROR
     assert run.attributes["assistant.run.outcome"] == "error"
+
+
+def test_a_budget_refusal_is_on_the_run_s_span(otel, make_app, slack, model):
+    """docs/operations.md#spend-limits: no model call, the run's outcome and an event."""
+    app = make_app()
+    app.assistant.store.set_channel_config(
+        ChannelConfig(team=ids.TEAM_ID, channel=ids.CHANNEL_ID, daily_token_budget=0)
+    )
+    ask(app, slack, "hello")
+
+    [run] = otel.wait_for(runs)
+    assert run.attributes["assistant.run.outcome"] == "budget_reached"
+    [(name, attributes)] = run.events
+    assert name == "assistant.budget_reached"
+    assert attributes["assistant.budget.note"].startswith(
+        "Budget: this channel has reached its daily budget of 0 tokens"
+    )
+    assert not [s for s in children(otel.received, run) if s.name.startswith("chat")]
+    assert model.requests == []
 
 
 def test_metrics_are_received(otel, make_app, slack, model):

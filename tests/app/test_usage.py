@@ -113,6 +113,7 @@ def test_usage_sums_what_the_model_reported_by_every_grouping(
         "unpriced_models": [BIG, MINI],
         "groups": [],
         "total": {**counts(4, 3, (6500, 1200, 180)), "cost_usd": None},
+        "budgets": [],  # no spend limit set (tests/commands/test_budgets_cli.py)
     }
     assert rows(report(store_url, "--by", "workspace", cwd=tmp_path)) == [
         {"workspace": "T0FAKETEAM", **counts(3, 2, (6000, 1200, 160))},

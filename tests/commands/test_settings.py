@@ -313,3 +313,21 @@ def test_assistant_locale_names_a_catalog_not_a_language_to_match(value, tmp_pat
     assert problems(result.stderr, "replay") == {
         "ASSISTANT_LOCALE": f"no catalog of {value!r}: one of en, pt_BR, es, ja"
     }
+
+
+def test_a_price_table_that_does_not_parse_is_refused_at_start(tmp_path):
+    """The app reads ASSISTANT_PRICES for the spend limits (docs/operations.md#spend-limits):
+    a table that does not parse is named at start, as `assistant usage` names it."""
+    result = start(
+        "replay", tmp_path, OPENAI_API_KEY="sk-x", ASSISTANT_PRICES='{"gpt-4o": {"input": -1}}'
+    )
+    assert result.returncode == 2
+    found = problems(result.stderr, "replay")["ASSISTANT_PRICES"]
+    assert found.startswith("gpt-4o.input: Input should be greater than or equal to 0")
+    settings = load_settings(
+        "replay",
+        _env_file=None,
+        openai_api_key="sk-x",
+        assistant_prices='{"gpt-4o": {"input": 2.5, "output": 10}}',
+    )
+    assert settings.model.prices is not None and settings.model.prices.price_of("gpt-4o")

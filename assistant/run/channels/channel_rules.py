@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any, Literal, TypedDict
 
 from context.channels import Access, ChannelConfig, SearchChannelType, merged
+from context.spend import SpendLimits, limits_of
 from context.storage import Store
 from context.storage.async_store import async_store
 
@@ -47,6 +48,8 @@ class ChannelRules:
     search: SlackSearch | None = None  # None: searchSlack is not offered
     # The MCP servers (`shop`) or tools (`shop__lookup_order`) its runs have; None: every one.
     tool_servers: tuple[str, ...] | None = None
+    # Its budgets (docs/operations.md#spend-limits), its own over the default's.
+    limits: SpendLimits = field(default_factory=SpendLimits)
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ class Channels:
             search=self._search(values),
             tool_servers=values["tool_servers"],
             strict_mentions=values["strict_mentions"] is True,
+            limits=limits_of(values, _budget_setter(default, own)),
         )
 
     def _search(self, values: dict[str, Any]) -> SlackSearch | None:
@@ -141,3 +145,16 @@ class Channels:
         if not (self.search.on if on is None else on):
             return None
         return SlackSearch(values["search_channel_types"] or self.search.channel_types)
+
+
+_BUDGETS = ("daily_budget", "monthly_budget", "daily_token_budget", "monthly_token_budget")
+
+
+def _budget_setter(default: ChannelConfig | None, own: ChannelConfig | None) -> str | None:
+    """Who set the channel's budgets in Slack (the App Home writes their user id): its own
+    settings' if they set one, else the default's; None when the CLI did (`cli`)."""
+    for layer in (own, default):
+        if layer is not None and any(getattr(layer, name) is not None for name in _BUDGETS):
+            by = layer.updated_by
+            return by if by and by[:1] in ("U", "W") else None
+    return None

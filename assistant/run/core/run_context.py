@@ -17,6 +17,7 @@ from assistant.run.core.sessions import PROCESSING
 from assistant.slack.history import ThreadHistory
 from context.entry import Entry
 from context.log import ContextLog
+from context.spend import SpendLimits
 from context.storage import Store, ThreadKey
 from context.toolcalls import ServerToolCall, ToolCall
 
@@ -91,6 +92,8 @@ class RunContext:
     asker: str | None = None  # the Slack user id of the person the run answers last
     answer_from: int = 0  # the index of the first entry the run answers
     addressed: bool = False  # one of the entries it answers asked the bot itself (a mention)
+    # The channel's spend limits in force (docs/operations.md#spend-limits); None: none.
+    limits: SpendLimits | None = None
 
     @property
     def session_status(self) -> str | None:

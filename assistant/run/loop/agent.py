@@ -27,6 +27,7 @@ from assistant.run.core.requests import AnswerRequest
 from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.core.sessions import AgentSessions, initiator, session_title
 from assistant.run.core.slack_outage import SlackOutages
+from assistant.run.core.spend import Spending
 from assistant.run.core.store_errors import store_unavailable
 from assistant.run.loop.answer_so_far import answer_start, count_so_far
 from assistant.run.loop.apologies import SORRY_SLACK
@@ -91,6 +92,8 @@ class Agent:
     # A replay's tools, the servers' it recorded among them (None: built from `mcp`).
     fixed_tools: Toolbox | None = None
     approval_seconds: float = 900.0  # ASSISTANT_APPROVAL_SECONDS
+    # The channels' spend limits (docs/operations.md#spend-limits); None: none (a replay).
+    spending: Spending | None = None
 
     @cached_property
     def endings(self) -> Endings:
@@ -113,6 +116,7 @@ class Agent:
             endings=self.endings,
             images=slack.images if slack else None,
             streaming=slack.streaming if slack else None,
+            spending=self.spending,
         )
 
     async def run(self, key: ThreadKey, requests: list[AnswerRequest]) -> None:
@@ -159,6 +163,7 @@ class Agent:
                 asker=asker,
                 answer_from=requests[0].index,
                 addressed=any(r.addressed for r in requests),
+                limits=rules.limits if rules else None,
             )
             # The channel's settings choose its servers (None: all) and whether it may search.
             box = self.fixed_tools or await toolbox(

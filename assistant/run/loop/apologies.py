@@ -3,6 +3,7 @@
 answers; the reason, and the message in its source text, going to the log."""
 
 from assistant.i18n.words import N_, Message
+from context.spend import BudgetReached, shown_amount, shown_reset
 
 SORRY_MODEL = Message(
     N_(
@@ -60,3 +61,20 @@ def sorry_refused(model: str, detail: str, channel_model: bool) -> Message:
             "changes ASSISTANT_MODEL."
         )
     return Message(text, {"model": shown, "detail": detail})
+
+
+def budget_note(reached: BudgetReached) -> Message:
+    """A call that would pass the channel's budget (docs/operations.md#spend-limits): which
+    budget, and when it resets; said once per budget and period in a thread."""
+    amount = shown_amount(reached.unit, reached.limit)
+    if reached.period.kind == "daily":
+        text = N_(
+            "This channel has reached its daily budget of {amount}; it resets at {reset}. "
+            "Until then I won't answer here, unless an admin raises it in my App Home."
+        )
+    else:
+        text = N_(
+            "This channel has reached its monthly budget of {amount}; it resets on {reset}. "
+            "Until then I won't answer here, unless an admin raises it in my App Home."
+        )
+    return Message(text, {"amount": amount, "reset": shown_reset(reached.period)})

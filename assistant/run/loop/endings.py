@@ -18,10 +18,11 @@ from assistant.run.core.leftovers import NOTICE_METADATA, Undeleted, still_there
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.run_context import RunContext
 from assistant.run.loop.answer_so_far import answer_start, silent_finish
-from assistant.run.loop.apologies import SORRY_UNEXPECTED, sorry_refused
+from assistant.run.loop.apologies import SORRY_UNEXPECTED, budget_note, sorry_refused
 from assistant.run.tools.post_message import finish_interrupted_streams
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
-from context.entry import FAILURE_PREFIX, now_timestamp
+from context.entry import FAILURE_PREFIX, SystemEntry, now_timestamp
+from context.spend import BudgetReached, told_before
 from context.storage import ModelRefusal
 
 log = logging.getLogger(__name__)
@@ -58,6 +59,16 @@ class Endings:
     async def fail(self, ctx: RunContext, reason: str, message: Message, seen_through: int) -> int:
         """One short message for the people in the thread, in their language; the reason,
         and the message in its source text, for the log (the index of its entry)."""
+        outcome = await self._tell(ctx, message)
+        entry = await self.recorder.record(
+            ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
+        )
+        assert entry is not None  # only user entries and event ids are ever deduplicated
+        return entry.index
+
+    async def _tell(self, ctx: RunContext, message: Message) -> str:
+        """`message` posted in the thread (in the steps' message when they are on show);
+        the entry's OUTCOME: whether the thread was told."""
         outcome = "No one was told (replay)."
         sorry = message.shown(ctx.words)
         if ctx.client is not None:
@@ -85,11 +96,22 @@ class Endings:
                 outcome = "The thread could not be told."
                 log.warning("could not tell %s about a failure: %s", ctx.key, slack_reason(exc))
             outcome = f"{outcome} {left}".strip()
-        entry = await self.recorder.record(
-            ctx.key, f"{FAILURE_PREFIX}{reason}. {outcome}", answered_through=seen_through
+        return outcome
+
+    async def budget_reached(
+        self, ctx: RunContext, reached: BudgetReached, seen_through: int
+    ) -> None:
+        """A call that would pass the channel's budget, not made: the thread told once per
+        budget and period (docs/operations.md#spend-limits), every refused run recorded."""
+        texts = [e.content for e in ctx.log.entries if isinstance(e, SystemEntry)]
+        if told_before(texts, reached):
+            outcome = "The thread was not told again: it was told earlier in this period."
+        else:
+            outcome = await self._tell(ctx, budget_note(reached))
+        log.info("%s: %s", ctx.key, reached.head)
+        await self.recorder.record(
+            ctx.key, f"{reached.head}. {outcome}", answered_through=seen_through
         )
-        assert entry is not None  # only user entries and event ids are ever deduplicated
-        return entry.index
 
     async def fail_unexpectedly(self, ctx: RunContext, exc: Exception) -> None:
         """A failure no part of the run expected (a bug, an answer of a shape no one

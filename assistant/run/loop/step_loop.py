@@ -14,11 +14,12 @@ from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelError, 
 from assistant.model.completion import ModelReply
 from assistant.model.limits import ModelLimits, ServerWindow
 from assistant.model.request import ImagePart
-from assistant.model.stream import StepEvent
+from assistant.model.stream import ReplyEnded, StepEvent
 from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from assistant.run.core.prompt import PromptBudget, RunPrompts, WindowTooSmall
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.run_context import RunContext
+from assistant.run.core.spend import Spending
 from assistant.run.loop.apologies import SORRY_BUDGET, SORRY_MODEL, SORRY_STEPS, SORRY_WINDOW
 from assistant.run.loop.dispatch import Dispatch
 from assistant.run.loop.endings import Endings
@@ -26,6 +27,7 @@ from assistant.run.loop.images import ImageParts
 from assistant.run.streaming.step import streamed_step
 from assistant.run.streaming.streams import SlackStreaming
 from context.budget import BudgetError
+from context.spend import BudgetReached
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,9 @@ class StepLoop:
     endings: Endings
     images: ImageParts | None = None  # None: the prompt carries image markers only (replay)
     streaming: SlackStreaming | None = None  # None: texts are posted whole (ASSISTANT_STREAM)
+    # The spend limits every call is held to (docs/operations.md#spend-limits); None: none
+    # (a replay, a benchmark).
+    spending: Spending | None = None
 
     async def steps(self, ctx: RunContext, taken: int = 0) -> None:
         """`taken`: the steps earlier runs of the same answer took."""
@@ -118,6 +123,9 @@ class StepLoop:
                 return
             except ModelRefused as exc:
                 await self.endings.refused(ctx, exc, seen_through)
+                return
+            except _OverBudget as exc:
+                await self.endings.budget_reached(ctx, exc.reached, seen_through)
                 return
             except ModelError as exc:
                 # The console's trace shows the Error entry; stderr says which server failed
@@ -160,7 +168,7 @@ class StepLoop:
             ctx.shown.show(prompt, seen_through)
             try:
                 estimate = prompt.tokens + budget.fixed  # what the server counts as ours
-                return await self._ask(ctx, prompt.text, images, seen_through, estimate)
+                return await self._held(ctx, prompt.text, images, seen_through, estimate)
             except (ContextTooLong, ImagesRefused) as exc:
                 if type(exc) in retried:
                     raise
@@ -190,7 +198,7 @@ class StepLoop:
         extra = ctx.toolbox.extra_schemas if ctx.toolbox is not None else []
         return self.budget.with_tools(extra)
 
-    async def _ask(
+    async def _held(
         self,
         ctx: RunContext,
         prompt_text: str,
@@ -198,13 +206,52 @@ class StepLoop:
         seen_through: int,
         estimate: int,
     ) -> bool:
+        """The one place a run's model call is held to the channel's budgets: its worst case
+        (the prompt as counted, the answer at its cap) reserved before, its usage counted
+        after; a call that would pass a budget is not made."""
+        spending, limits = self.spending, ctx.limits
+        if spending is None or limits is None or not limits.any:
+            return await self._ask(ctx, prompt_text, images, seen_through, estimate)
+        team, channel = ctx.key.team, ctx.key.channel
+        held = await spending.reserve(
+            team, channel, limits, ctx.model, estimate, self.budget.answer
+        )
+        if isinstance(held, BudgetReached):
+            raise _OverBudget(held)
+        if held is None:  # no budget in the unit of this model
+            return await self._ask(ctx, prompt_text, images, seen_through, estimate)
+        replies: list[ModelReply] = []
+        failed: BaseException | None = None
+        try:
+            return await self._ask(ctx, prompt_text, images, seen_through, estimate, replies)
+        except BaseException as exc:
+            failed = exc
+            raise
+        finally:
+            await spending.settle(
+                held, replies[-1] if replies else None, failed, limits, team, channel
+            )
+
+    async def _ask(
+        self,
+        ctx: RunContext,
+        prompt_text: str,
+        images: list[ImagePart],
+        seen_through: int,
+        estimate: int,
+        replies: list[ModelReply] | None = None,
+    ) -> bool:
         """One step's call, its reply carried out; True once the request is finished.
-        `estimate`: the request's tokens by the budget's counter."""
+        `estimate`: the request's tokens by the budget's counter; `replies`: where the reply
+        is kept (for its usage), when given."""
         tools = ctx.toolbox.schemas if ctx.toolbox is not None else TOOL_SCHEMAS
         if self.streaming is not None and ctx.client is not None:
             try:
                 finished = await streamed_step(
-                    self.model.stream_step(prompt_text, images, ctx.model, tools, estimate),
+                    _kept(
+                        self.model.stream_step(prompt_text, images, ctx.model, tools, estimate),
+                        replies,
+                    ),
                     self.streaming,
                     ctx,
                     seen_through,
@@ -218,4 +265,28 @@ class StepLoop:
             await self.dispatch.record_skipped(ctx)
             return finished
         reply = await self.model.next_step(prompt_text, images, ctx.model, tools, estimate)
+        if replies is not None:
+            replies.append(reply)
         return await self.dispatch.carry_out(ctx, reply, seen_through)
+
+
+class _OverBudget(Exception):
+    def __init__(self, reached: BudgetReached) -> None:
+        self.reached = reached
+
+
+async def _kept(
+    events: AsyncIterator[StepEvent], replies: list[ModelReply] | None
+) -> AsyncIterator[StepEvent]:
+    """A streamed step's events as they come, its whole reply kept in `replies`."""
+    try:
+        async for event in events:
+            if replies is not None and isinstance(event, ReplyEnded):
+                replies.append(event.reply)
+            yield event
+    finally:
+        # Left early (a failure, a stop): the model's stream is closed now, as it would be
+        # without this wrapper, not whenever the collector finds it.
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()

@@ -1,0 +1,203 @@
+"""Spend limits around a model call (docs/operations.md#spend-limits): before it, its worst
+case held in the channel's daily and monthly budgets (the prompt as counted, the answer at its
+cap), in the store that every process shares; after it, the real usage counted in its place.
+A call that would pass a budget is not made (`BudgetReached`).
+
+The unit is the model's: micro-dollars of ASSISTANT_PRICES for a model it prices, tokens for
+one it does not."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from assistant.i18n.words import N_, Words
+from assistant.model.attempts import ContextTooLong, ImagesRefused, ModelRefused
+from assistant.model.completion import ModelReply
+from assistant.slack.connection import SLACK_FAILURES
+from context.spend import (
+    BudgetReached,
+    Hold,
+    Period,
+    SpendLimits,
+    Unit,
+    Warning80,
+    micro_dollars,
+    periods,
+    shown_amount,
+)
+from context.storage import Store
+from context.storage.async_store import async_store
+
+log = logging.getLogger(__name__)
+
+# Refusals of a request as a whole, before any answer: nothing to bill.
+REFUSED_WHOLE = (ContextTooLong, ImagesRefused, ModelRefused)
+
+
+class Price(Protocol):
+    def cost(self, input_tokens: int, cached_tokens: int, output_tokens: int) -> float:
+        """In US dollars."""
+        ...
+
+
+class Prices(Protocol):
+    """ASSISTANT_PRICES (assistant.settings.prices.PriceTable), which this room may not
+    import: the settings are above it."""
+
+    def price_of(self, model: str | None) -> Price | None: ...
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+# Told when a channel's budget passes 80% (the team, the channel, who set the budget in
+# Slack or None, and which budget); the app's DMs it (assistant.app).
+Warn = Callable[[str, str, str | None, Warning80], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class Held:
+    """A call's hold, and what settling it needs."""
+
+    hold: Hold
+    limits: tuple[tuple[Period, int | None], ...]
+    model: str
+    unit: Unit
+
+
+@dataclass(frozen=True)
+class Spending:
+    store: Store
+    default_model: str  # ASSISTANT_MODEL: a run's model when its channel names none
+    prices: Prices | None = None  # None: every model is counted in tokens
+    clock: Callable[[], datetime] = utc_now  # tests move the day on
+    warn: Warn | None = None
+
+    def unit_of(self, model: str) -> Unit:
+        return "usd" if self._price(model) is not None else "tokens"
+
+    def _price(self, model: str | None) -> Price | None:
+        return None if self.prices is None else self.prices.price_of(model)
+
+    def amount(self, model: str, unit: Unit, prompt: int, cached: int, answer: int) -> int:
+        """A call's tokens in `unit`'s counting (a priced model's in micro-dollars)."""
+        if unit == "tokens":
+            return prompt + answer
+        price = self._price(model)
+        return 0 if price is None else micro_dollars(price.cost(prompt, cached, answer))
+
+    def _prior(self, unit: Unit) -> Callable[[str | None, int, int, int], int]:
+        """Earlier calls of a period in `unit` (those of models the other unit counts: 0)."""
+
+        def prior(model: str | None, prompt: int, cached: int, completion: int) -> int:
+            named = model or self.default_model
+            if self.unit_of(named) != unit:
+                return 0
+            return self.amount(named, unit, prompt, cached, completion)
+
+        return prior
+
+    async def reserve(
+        self,
+        team: str,
+        channel: str,
+        limits: SpendLimits,
+        model: str | None,
+        prompt: int,
+        answer_cap: int,
+    ) -> Held | BudgetReached | None:
+        """The call's worst case held in the channel's budgets of its unit; None when the
+        channel has none in that unit (nothing is counted)."""
+        named = model or self.default_model
+        unit = self.unit_of(named)
+        daily, monthly = limits.of(unit)
+        if daily is None and monthly is None:
+            return None
+        day, month = periods(self.clock())
+        bounds = ((day, daily), (month, monthly))
+        worst = self.amount(named, unit, prompt, 0, answer_cap)
+        store = async_store(self.store)
+        got = await store.write(
+            self.store.reserve, team, channel, unit, worst, bounds, self._prior(unit)
+        )
+        if isinstance(got, BudgetReached):
+            return got
+        return Held(got, bounds, named, unit)
+
+    async def settle(
+        self,
+        held: Held,
+        reply: ModelReply | None,
+        failed: BaseException | None,
+        limits: SpendLimits,
+        team: str,
+        channel: str,
+    ) -> None:
+        """The call's real usage counted in place of its hold: what the server reported;
+        nothing for a request the server refused whole (a model, a prompt too long, images);
+        else (no usage reported, a call cut off or timed out) the worst case held."""
+        used = held.hold.amount
+        if reply is None and isinstance(failed, REFUSED_WHOLE):
+            used = 0
+        elif reply is not None and reply.prompt_tokens is not None:
+            used = self.amount(
+                reply.model if reply.model and self._price(reply.model) else held.model,
+                held.unit,
+                reply.prompt_tokens,
+                reply.cached_tokens or 0,
+                reply.completion_tokens or 0,
+            )
+        store = async_store(self.store)
+        warnings = await store.write(self.store.settle, held.hold, used, held.limits)
+        for warning in warnings:
+            log.warning(
+                "%s/%s has spent %d of its %s budget of %d (%s) for %s",
+                team,
+                channel,
+                warning.spent,
+                warning.period.kind,
+                warning.limit,
+                warning.unit,
+                warning.period.name,
+            )
+            if self.warn is not None:
+                await self.warn(team, channel, limits.set_by, warning)
+
+
+WARNING_80 = N_(
+    "Heads-up: <#{channel}> has spent {spent} of its {kind} budget of {limit} for {period} "
+    "(UTC). When a call would pass it, I stop answering there until it resets; you can "
+    "raise it in my App Home."
+)
+
+
+def tell_who_set_it(client: AsyncWebClient, words: Words) -> Warn:
+    """The 80% notice, as a DM from the app to whoever set the budget in the App Home (an
+    admin or an editor the admins named: the one accountable for it). A budget set from
+    the CLI has no Slack user to tell: the process's log line says it (`Spending.settle`)."""
+
+    async def warn(team: str, channel: str, set_by: str | None, warning: Warning80) -> None:
+        if set_by is None:
+            return
+        kind = words.gettext(N_("daily") if warning.period.kind == "daily" else N_("monthly"))
+        text = words.gettext(
+            WARNING_80,
+            channel=channel,
+            spent=shown_amount(warning.unit, warning.spent),
+            kind=kind,
+            limit=shown_amount(warning.unit, warning.limit),
+            period=warning.period.name,
+        )
+        try:
+            await client.chat_postMessage(channel=set_by, text=text)
+        except SLACK_FAILURES as exc:
+            log.warning("could not tell %s of %s/%s's budget: %s", set_by, team, channel, exc)
+
+    return warn
