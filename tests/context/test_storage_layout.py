@@ -28,12 +28,14 @@ from context.storage import (
     ThreadMessage,
     open_store,
 )
+from context.storage.base_mcp import McpConnectionStore
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.mcp_connections import SqlMcpConnections
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
@@ -54,6 +56,7 @@ CONCERNS = [
     (ModelRefusalStore, SqlModelRefusals),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
+    (McpConnectionStore, SqlMcpConnections),
 ]
 
 
@@ -101,6 +104,10 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
         "trace_context",  # telemetry
+    } | {
+        "save_sign_in", "take_sign_in", "forget_sign_ins",  # MCP sign-ins under way
+        "save_connection", "mcp_connection", "mcp_connections", "delete_connection",
+        "save_mcp_client", "mcp_client",
     }  # fmt: skip
 
 
