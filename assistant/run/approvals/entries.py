@@ -62,7 +62,8 @@ _DECIDED = re.compile(
 )
 _STARTED = re.compile(r"^Calling (?P<name>\S+) \(entry (?P<index>\d+)\) at \S+\.$")
 # The entries of a wait, which are not the call's result (the task cards: progress/steps.py).
-WAIT_PREFIXES = ("Approval requested: ", "Approval of ")
+# A person's sign-in to an MCP server waits the same way (assistant/run/approvals/sign_in.py).
+WAIT_PREFIXES = ("Approval requested: ", "Approval of ", "Sign-in requested: ", "Sign-in of ")
 STARTED_PREFIX = "Calling "  # nor is the entry that says an allowed call is being made
 BEFORE_RESULT = (*WAIT_PREFIXES, STARTED_PREFIX)  # what may lie between a call and its result
 REFUSED_PREFIX = "Not carried out: "
