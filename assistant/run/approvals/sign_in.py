@@ -37,6 +37,13 @@ CONNECTED = "Sign-in of {name} (entry {index}): <@{user}> connected to {server} 
 NOT_CONNECTED = (
     "Sign-in of {name} (entry {index}): <@{user}> did not connect to {server} at {at}: {why}."
 )
+# The result of the stand-in `SERVER__connect` (assistant/mcp/servers.py, STAND_IN) once the
+# person connected: the server's own tools are offered from the run's next step.
+STAND_IN = "connect"
+CONNECTED_RESULT = (
+    "Result of {name} (entry {index}): <@{user}> connected to the MCP server {server}; its "
+    "tools are offered from now on."
+)
 NOT_CARRIED_OUT = (
     "Not carried out: {name} (entry {index}): <@{user}> did not connect to the MCP server "
     "{server} ({why})."
@@ -236,9 +243,14 @@ class SignInWaits:
                 raise _suspended(waiting.until)
         call = ctx.log.entries[waiting.index].content
         result: str | None
+        stand_in = f"{waiting.server}__{STAND_IN}"
         if waiting.outcome == "connected" and isinstance(call, ServerToolCall):
-            # As them; refused at once (revoked meanwhile): they are asked again.
-            result = await ctx.toolbox.approved(call, ctx, waiting.index)
+            if call.called == stand_in and stand_in not in ctx.toolbox.server_tools:
+                result = CONNECTED_RESULT.format(
+                    name=call.called, index=waiting.index, user=waiting.user, server=waiting.server
+                )
+            else:  # as them; refused at once (revoked meanwhile): they are asked again
+                result = await ctx.toolbox.approved(call, ctx, waiting.index)
         else:
             why = waiting.why or EXPIRED_WHY.format(until=format_timestamp(waiting.until))
             result = NOT_CARRIED_OUT.format(

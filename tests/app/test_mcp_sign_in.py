@@ -1,0 +1,200 @@
+"""People sign in to an `auth: user` MCP server from Slack: the SDK's own MCP server and
+authorization server on loopback (tests/mcp_servers/identity.py), the real app in process
+(the Bolt tier), the fake Slack and model. A person not connected gets a Connect link only
+they see, and the run waits; a fake browser follows the link to the app's callback, and the
+run resumes by itself, making the call as that person."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+from cryptography.fernet import Fernet
+
+from assistant.fakes import ids
+from assistant.fakes.openai import responses as replies
+from context.storage import open_store
+from tests.harness import TIMEOUT, thread_of
+from tests.harness import mention as say
+from tests.mcp.test_sign_in import PUBLIC, browse
+from tests.mcp_servers.identity import IdentityServer
+
+pytestmark = pytest.mark.listeners
+
+BOB = "U0FAKEBOB1"  # a second person in the thread
+KEY = Fernet.generate_key().decode()
+ANSWER = replies.tool_calls(
+    ("postMessage", {"text": "Done.", "reasoning": "answer"}),
+    ("finishRequest", {"reasoning": "done"}),
+)
+CONNECT = replies.tool_calls(("ids__connect", {"reasoning": "I need their account"}))
+WHOAMI = replies.tool_calls(("ids__whoami", {"reasoning": "who are they"}))
+
+
+@pytest.fixture(scope="module")
+def server():
+    with IdentityServer() as running:
+        yield running
+
+
+def sign_in_app(make_app, server, tmp_path, **settings: Any):
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"servers": {"ids": {"url": server.url, "auth": "user"}}}))
+    return make_app(
+        assistant_mcp_file=str(path),
+        assistant_secret_key=KEY,
+        assistant_public_url=PUBLIC,
+        **settings,
+    )
+
+
+def texts(log: list[dict]) -> list[str]:
+    return [e["content"] for e in log if e["role"] == "system" and isinstance(e["content"], str)]
+
+
+def wait_log(app, key, done, timeout: float = TIMEOUT) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        log = app.log(key)
+        if done(log):
+            return log
+        assert time.monotonic() < deadline, texts(log)
+        time.sleep(0.05)
+
+
+def connect_link(slack, user: str, count: int) -> str:
+    """The Connect button's URL in the `count`th ephemeral shown to `user`."""
+    calls = slack.wait_for_call(
+        "chat.postEphemeral", count=count, where=lambda c: c.params.get("user") == user
+    )
+    blocks = calls[-1].params["blocks"]
+    blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+    (button,) = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    assert button["text"]["text"] == "Connect ids"
+    return str(button["url"])
+
+
+def come_back(app, query: dict[str, str]):
+    """The browser's GET of /mcp/oauth/callback, as the HTTP app's route hands it over."""
+    callback = app.assistant.sign_in_callback
+    return app._call(callback.returned(query["state"], query.get("code"), query.get("error")))
+
+
+def answered(count: int):
+    def done(log: list[dict]) -> bool:
+        ends = [e for e in log if e["role"] == "assistant"
+                and e["content"].get("toolCall") == "finishRequest"]  # fmt: skip
+        return len(ends) >= count
+
+    return done
+
+
+def test_two_people_each_connect_and_each_call_is_theirs(make_app, slack, model, server, tmp_path):
+    slack.agents.agent = True
+    app = sign_in_app(make_app, server, tmp_path)
+    # Alice: the server's tools need someone's sign-in: its stand-in asks her to connect.
+    model.script(CONNECT, WHOAMI, ANSWER)
+    event = say(slack, "who am I on ids?")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    url = connect_link(slack, ids.USER_ID, 1)
+    log = wait_log(app, key, lambda log: any(t.startswith("Sign-in requested") for t in texts(log)))
+    app.wait_idle()
+    assert texts(log)[-1].startswith(
+        f"Sign-in requested: ids__connect (entry 2) waits for <@{ids.USER_ID}> to connect to "
+        "the MCP server ids until "
+    )
+    statuses = [c.params["status"] for c in slack.calls_to("agents.sessions.setStatus")]
+    assert statuses[-1] == "suspended"
+    assert len(model.requests) == 1
+
+    page = come_back(app, asyncio.run(browse(url, "alice")))
+    assert page.status == 200 and "Connected to ids" in page.text
+    log = wait_log(app, key, answered(1))
+    app.wait_idle()
+    system = texts(log)
+    assert any(t.startswith(f"Sign-in of ids__connect (entry 2): <@{ids.USER_ID}> connected to ids at ")
+               for t in system)  # fmt: skip
+    assert any("you are alice" in t for t in system)
+    assert (
+        f"Result of ids__connect (entry 2): <@{ids.USER_ID}> connected to the MCP server ids; "
+        "its tools are offered from now on."
+    ) in system
+
+    # Bob, in the same thread: the tools are known now; his call waits for his own sign-in.
+    model.script(WHOAMI, ANSWER)
+    reply = say(slack, "and me?", user=BOB, thread_ts=event["ts"])
+    assert app.send_event(reply).status == 200
+    url = connect_link(slack, BOB, 1)
+    wait_log(app, key, lambda log: sum(t.startswith("Sign-in requested") for t in texts(log)) == 2)
+    app.wait_idle()
+    page = come_back(app, asyncio.run(browse(url, "bob")))
+    assert page.status == 200
+    log = wait_log(app, key, answered(2))
+    app.wait_idle()
+    system = texts(log)
+    assert any("you are bob" in t for t in system)
+    assert sum("you are alice" in t for t in system) == 1  # Bob's call never made as Alice
+
+    # Nothing secret in the log, the trace or the rows.
+    tokens = list(server.provider.access) + list(server.provider.refresh)
+    dumped = json.dumps(log) + app.trace.getvalue()
+    assert tokens and not any(t in dumped for t in tokens)
+    assert "state=" not in dumped and "code=" not in dumped
+
+
+def test_denied_the_model_reads_that_they_did_not_connect(make_app, slack, model, server, tmp_path):
+    app = sign_in_app(make_app, server, tmp_path)
+    model.script(CONNECT, ANSWER)
+    event = say(slack, "connect me", user="U0FAKECAROL")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    url = connect_link(slack, "U0FAKECAROL", 1)
+    app.wait_idle()
+    page = come_back(app, asyncio.run(browse(url, deny=True)))
+    assert page.status == 200 and "Not connected" in page.text
+    log = wait_log(app, key, answered(1))
+    assert (
+        "Not carried out: ids__connect (entry 2): <@U0FAKECAROL> did not connect to the MCP "
+        "server ids (the authorization server answered access_denied)."
+    ) in texts(log)
+    # The model read it in its next request.
+    assert "did not connect" in json.dumps(model.requests[-1])
+    # The link is spent: a second use is refused and records nothing.
+    entries = len(log)
+    assert come_back(app, {"state": "forged", "code": "x"}).status == 400
+    assert len(app.log(key)) == entries
+
+
+def test_a_restart_while_a_sign_in_is_pending_resumes_once(
+    make_app, slack, model, server, tmp_path
+):
+    first = sign_in_app(make_app, server, tmp_path)
+    url_db = first.settings.storage.database_url
+    model.script(CONNECT, WHOAMI, ANSWER)
+    event = say(slack, "who am I?", user="U0FAKEDAVE")
+    key = thread_of(event)
+    assert first.send_event(event).status == 200
+    url = connect_link(slack, "U0FAKEDAVE", 1)
+    first.wait_idle()
+    first.stop()  # the process goes away while the person signs in
+
+    again = sign_in_app(make_app, server, tmp_path, database_url=url_db)
+    query = asyncio.run(browse(url, "dave"))
+    assert come_back(again, query).status == 200
+    log = wait_log(again, key, answered(1))
+    again.wait_idle()
+    system = texts(log)
+    assert sum(t.startswith("Sign-in of ids__connect (entry 2)") for t in system) == 1
+    assert sum(t.startswith("Result of ids__connect (entry 2)") for t in system) == 1
+    assert any("you are dave" in t for t in system)
+    # The same page again (a reload): refused, and the thread not resumed twice.
+    assert come_back(again, query).status == 400
+    store = open_store(url_db)
+    try:
+        assert store.mcp_connection(ids.TEAM_ID, "U0FAKEDAVE", "ids") is not None
+    finally:
+        store.close()
