@@ -116,8 +116,8 @@ def test_two_people_each_connect_and_each_call_is_theirs(make_app, slack, model,
     log = wait_log(app, key, answered(1))
     app.wait_idle()
     system = texts(log)
-    assert any(t.startswith(f"Sign-in of ids__connect (entry 2): <@{ids.USER_ID}> connected to ids at ")
-               for t in system)  # fmt: skip
+    outcome = f"Sign-in of ids__connect (entry 2): <@{ids.USER_ID}> connected to ids at "
+    assert any(t.startswith(outcome) for t in system)
     assert any("you are alice" in t for t in system)
     assert (
         f"Result of ids__connect (entry 2): <@{ids.USER_ID}> connected to the MCP server ids; "
