@@ -301,7 +301,12 @@ def create_assistant(
     )
     events = EventRecorder(settings, event_recorder, scheduler or RunsElsewhere(), content, gate)
     feedback = Feedback(event_recorder, access)
-    home = AppHome(store, channels.personas, languages)
+    home = AppHome(
+        store,
+        channels.personas,
+        languages,
+        sign_ins.disconnect if sign_ins is not None else None,
+    )
     stops = StopButton(event_recorder, scheduler)
     panel = Panel(settings, event_recorder, channels, languages, sessions)
     approvals = ApprovalButtons(event_recorder, scheduler or RunsElsewhere(), languages)

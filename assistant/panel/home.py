@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words
+from assistant.panel.home_connections import Disconnect, connection_blocks
 from assistant.panel.home_views import (
     ADMINS_ONLY,
     READ_ONLY,
@@ -45,6 +46,9 @@ class AppHome:
     store: Store  # not ChannelStore alone: `read` needs its local_reads
     personas: Mapping[str, str]  # ASSISTANT_PERSONAS_FILE's, offered in the modal
     languages: Languages | None = None  # None: English
+    # A person's sign-ins to the `auth: user` MCP servers (None: the file names none): the
+    # home tab lists theirs, and Disconnect revokes one.
+    disconnect: Disconnect | None = None
 
     async def words(self, client: AsyncWebClient, team: str, user: str) -> Words:
         """The viewer's language: their Slack locale, else the workspace default's setting,
@@ -120,7 +124,22 @@ class AppHome:
         words = await self.words(client, team, user)
         unsure = mine is None and hidden > 0
         view = home_view(shown, role is not None, page, hidden, unsure, words)
+        if self.disconnect is not None:
+            mine_connected = await async_store(self.store).read(
+                self.store.mcp_connections, team, user
+            )
+            view["blocks"] = [*view["blocks"], *connection_blocks(mine_connected, words)]
         await client.views_publish(user_id=user, view=view)
+
+    async def disconnect_from(
+        self, client: AsyncWebClient, team: str, user: str, server: str
+    ) -> None:
+        """The person's own connection to `server` revoked and forgotten (the click's user is
+        Slack's word: no one disconnects another), then their tab shown again."""
+        if self.disconnect is None:
+            return
+        await self.disconnect(server[:32], team, user)
+        await self.show(client, team, user)
 
     async def edit(
         self, client: AsyncWebClient, team: str, user: str, channel: str, trigger_id: str

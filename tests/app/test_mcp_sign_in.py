@@ -16,10 +16,10 @@ from cryptography.fernet import Fernet
 
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
-from context.storage import open_store
+from context.storage import ThreadKey, open_store
 from tests.harness import TIMEOUT, thread_of
 from tests.harness import mention as say
-from tests.mcp.test_sign_in import PUBLIC, browse
+from tests.mcp.test_sign_in import PUBLIC, browse, connect
 from tests.mcp_servers.identity import IdentityServer
 
 pytestmark = pytest.mark.listeners
@@ -198,3 +198,30 @@ def test_a_restart_while_a_sign_in_is_pending_resumes_once(
         assert store.mcp_connection(ids.TEAM_ID, "U0FAKEDAVE", "ids") is not None
     finally:
         store.close()
+
+
+def test_a_person_disconnects_on_their_app_home(make_app, slack, model, server, tmp_path):
+    from assistant.fakes.events.home import app_home_opened, home_click
+    from assistant.panel.home_connections import DISCONNECT_ACTION
+    from tests.app.test_channel_settings import interact
+
+    app = sign_in_app(make_app, server, tmp_path)
+    sign_ins = app.assistant.sign_in_callback.sign_ins
+    app._call(connect(sign_ins, ids.USER_ID, "erin", key=ThreadKey(ids.TEAM_ID, "C1", "1.2")))
+    token = app._call(sign_ins.bearer("ids", ids.TEAM_ID, ids.USER_ID))
+    assert token in server.provider.access
+
+    assert app.send_event(app_home_opened(user=ids.USER_ID)).status == 200
+    (published,) = slack.wait_for_call("views.publish", count=1)
+    assert published.response["ok"], published.response
+    tab = slack.home_tabs[ids.USER_ID]
+    shown = json.dumps(tab)
+    assert "Your connected tools" in shown and "Disconnect" in shown and token not in shown
+
+    status, _ = interact(app, home_click(slack, tab, DISCONNECT_ACTION, "ids", user=ids.USER_ID))
+    assert status == 200
+    slack.wait_for_call("views.publish", count=2)
+    app.wait_listeners()
+    assert app.assistant.store.mcp_connection(ids.TEAM_ID, ids.USER_ID, "ids") is None
+    assert token not in server.provider.access  # revoked at the server
+    assert "Your connected tools" not in json.dumps(slack.home_tabs[ids.USER_ID])

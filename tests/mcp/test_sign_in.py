@@ -64,8 +64,10 @@ async def browse(url: str, who: str | None = "alice", deny: bool = False) -> dic
     raise AssertionError("the browser never came back to the callback")
 
 
-async def connect(signins: SignIns, user: str, who: str, index: int = 3) -> None:
-    url = await signins.begin("ids", "T1", user, KEY, index, UNTIL)
+async def connect(
+    signins: SignIns, user: str, who: str, index: int = 3, key: ThreadKey = KEY
+) -> None:
+    url = await signins.begin("ids", key.team, user, key, index, UNTIL)
     query = await browse(url, who)
     done = await signins.complete(query["state"], query.get("code"), query.get("error"))
     assert done.connected, done.why
