@@ -225,3 +225,27 @@ def test_a_person_disconnects_on_their_app_home(make_app, slack, model, server, 
     assert app.assistant.store.mcp_connection(ids.TEAM_ID, ids.USER_ID, "ids") is None
     assert token not in server.provider.access  # revoked at the server
     assert "Your connected tools" not in json.dumps(slack.home_tabs[ids.USER_ID])
+
+
+def test_a_token_revoked_at_the_server_asks_the_person_again(
+    make_app, slack, model, server, tmp_path
+):
+    app = sign_in_app(make_app, server, tmp_path)
+    sign_ins = app.assistant.sign_in_callback.sign_ins
+    app._call(connect(sign_ins, ids.USER_ID, "frank", key=ThreadKey(ids.TEAM_ID, "C1", "1.2")))
+    model.script(WHOAMI, ANSWER, WHOAMI, ANSWER)
+    event = say(slack, "who am I?")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    wait_log(app, key, answered(1))
+    app.wait_idle()
+    server.provider.revoke("frank")  # an admin at the server; our row still holds the token
+    again = say(slack, "and now?", thread_ts=event["ts"])
+    assert app.send_event(again).status == 200
+    url = connect_link(slack, ids.USER_ID, 1)  # the call was refused: asked to connect again
+    wait_log(app, key, lambda log: any(t.startswith("Sign-in requested") for t in texts(log)))
+    app.wait_idle()
+    assert app.assistant.store.mcp_connection(ids.TEAM_ID, ids.USER_ID, "ids") is None
+    assert come_back(app, asyncio.run(browse(url, "frank"))).status == 200
+    log = wait_log(app, key, answered(2))
+    assert sum("you are frank" in t for t in texts(log)) == 2
