@@ -38,6 +38,7 @@ BENCHMARKS = {
     "floor": "bench.floor",
     "eval": "bench.evaluation",
     "mcp_tools": "bench.mcp_tools",
+    "mcp_sign_in": "bench.mcp_sign_in",
     "big_log": "bench.big_log",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
