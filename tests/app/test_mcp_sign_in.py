@@ -17,6 +17,7 @@ from cryptography.fernet import Fernet
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from context.storage import ThreadKey, open_store
+from tests.cli import run_cli
 from tests.harness import TIMEOUT, thread_of
 from tests.harness import mention as say
 from tests.mcp.test_sign_in import PUBLIC, browse, connect
@@ -198,6 +199,15 @@ def test_a_restart_while_a_sign_in_is_pending_resumes_once(
         assert store.mcp_connection(ids.TEAM_ID, "U0FAKEDAVE", "ids") is not None
     finally:
         store.close()
+    # Neither the trace nor `assistant export --with-metadata` holds a token or the state.
+    again.stop()
+    thread = f"{key.team}/{key.channel}/{key.thread_ts}"
+    exported = run_cli("export", "--with-metadata", thread, env={"DATABASE_URL": str(url_db)})
+    assert exported.returncode == 0, exported.stderr
+    secrets = [*server.provider.access, *server.provider.refresh, query["state"], query["code"]]
+    shown = exported.stdout.decode() + first.trace.getvalue() + again.trace.getvalue()
+    assert "U0FAKEDAVE" in shown
+    assert not any(secret in shown for secret in secrets)
 
 
 def test_a_person_disconnects_on_their_app_home(make_app, slack, model, server, tmp_path):
