@@ -239,3 +239,11 @@ def test_a_rotated_key_still_opens_and_a_dropped_one_asks_again(server, db):
         assert await sign_ins(store, server, new).bearer("ids", "T1", "UALICE") is None
 
     asyncio.run(scenario())
+
+
+def test_a_server_that_cannot_start_a_sign_in_says_why(db):
+    store, _ = db
+    configs = parse_servers({"servers": {"ids": {"url": "http://127.0.0.1:9/mcp", "auth": "user"}}})
+    signins = SignIns(store, Sealer(SECRET), PUBLIC, configs)
+    with pytest.raises(ValueError, match=r"could not be reached \(ConnectError\)"):
+        asyncio.run(signins.begin("ids", "T1", "UALICE", KEY, 3, UNTIL))

@@ -79,10 +79,18 @@ class SignIns:
         self, server: str, team: str, user: str, key: ThreadKey, index: int, until: datetime
     ) -> str:
         """A new sign-in of `user` to `server` for the call at entry `index` of `key`'s log:
-        the authorize URL for their browser (the state in it, nowhere else)."""
-        async with self._http() as http:
-            discovery = await self._discovery(http, server)
-            client = await self._client(http, server, discovery)
+        the authorize URL for their browser (the state in it, nowhere else). ValueError
+        saying why when the server or its authorization server cannot start one."""
+        try:
+            async with self._http() as http:
+                discovery = await self._discovery(http, server)
+                client = await self._client(http, server, discovery)
+        except (SignInError, httpx2.HTTPError, ValidationError) as exc:
+            raise ValueError(
+                _why(exc)
+                if not isinstance(exc, ValidationError)
+                else "the authorization server's answer was not understood"
+            ) from None
         begun = authorize(discovery, client, self.redirect_uri)
         row = SignInRow(
             team,

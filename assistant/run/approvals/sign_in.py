@@ -54,6 +54,10 @@ NO_ONE = (
     "asks, and no person's message is being answered (or no one can be asked to sign in); "
     "it was not called"
 )
+CANNOT_START = (
+    "Error: {name} (entry {index}) failed: it acts as the person who asks, and a sign-in to "
+    "the MCP server {server} could not be started ({why}); it was not called"
+)
 REQUESTED_PREFIX, OUTCOME_PREFIX = "Sign-in requested: ", "Sign-in of "
 _REQUESTED = re.compile(
     r"^Sign-in requested: (?P<name>\S+) \(entry (?P<index>\d+)\) waits for "
@@ -171,8 +175,12 @@ class SignInWaits:
             return NO_ONE.format(name=call.called, index=index, server=server)
         until = datetime.now(UTC) + timedelta(seconds=self.seconds)
         until = until.replace(microsecond=0)
-        await self._defer(ctx, until)  # before the link exists: the callback's "due now" wins
-        url = await self.begin(server, ctx.key.team, ctx.asker, ctx.key, index, until)
+        try:
+            url = await self.begin(server, ctx.key.team, ctx.asker, ctx.key, index, until)
+        except ValueError as exc:  # the server's sign-in cannot start: the model reads why
+            log.warning("no sign-in to %s could be started: %s", server, exc)
+            return CANNOT_START.format(name=call.called, index=index, server=server, why=exc)
+        await self._defer(ctx, until)  # before the person has the link: the callback's wins
         ensure_lease()
         entry = await self.recorder.record(
             ctx.key,
