@@ -259,3 +259,36 @@ def test_a_token_revoked_at_the_server_asks_the_person_again(
     assert come_back(app, asyncio.run(browse(url, "frank"))).status == 200
     log = wait_log(app, key, answered(2))
     assert sum("you are frank" in t for t in texts(log)) == 2
+
+
+def test_a_stop_ends_a_sign_in_s_wait_and_its_link_then_connects_no_run(
+    make_app, slack, model, server, tmp_path
+):
+    from tests.harness import wait_session
+
+    slack.agents.agent = True
+    app = sign_in_app(make_app, server, tmp_path)
+    model.script(CONNECT)
+    event = say(slack, "connect me", user="U0FAKEGINA")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    url = connect_link(slack, "U0FAKEGINA", 1)
+    wait_log(app, key, lambda log: any(t.startswith("Sign-in requested") for t in texts(log)))
+    app.wait_idle()
+
+    pressed = slack.agents.press_stop(event["channel"], event["ts"], user="U0FAKEGINA")
+    assert app.send_event(pressed).status == 200
+    app.wait_handled()
+    system = texts(app.log(key))
+    assert system[-2].startswith(
+        "Not carried out: ids__connect (entry 2): the request was stopped by <@U0FAKEGINA> at "
+    ), system
+    assert system[-1].startswith("Stopped: <@U0FAKEGINA> pressed stop at ")
+    wait_session(slack, event, "active")
+    # The link still signs them in (their choice), but no run waits: nothing more recorded.
+    entries = len(app.log(key))
+    page = come_back(app, asyncio.run(browse(url, "gina")))
+    assert page.status == 200 and "no longer waits" in page.text
+    app.wait_idle()
+    assert len(app.log(key)) == entries
+    assert len(model.requests) == 1
