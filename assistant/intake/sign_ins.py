@@ -22,6 +22,7 @@ from context.storage.async_store import async_store
 
 if TYPE_CHECKING:
     from assistant.mcp.signin.tokens import SignIns
+    from context.storage.mcp_connections import SignInRow
 
 log = logging.getLogger(__name__)
 
@@ -51,28 +52,35 @@ class SignInCallback:
         if row is None:
             log.info("an MCP sign-in callback with no sign-in of its state was refused")
             return Page(400, UNKNOWN_PAGE)
+        why = None if done.connected else done.why
+        resumed = await self._resume(row, why)
+        for other in done.others:  # other threads waiting for the same connection
+            await self._resume(other, None)
+        if not resumed:
+            if done.connected:
+                return Page(200, LATE_PAGE.format(server=row.server))
+            return Page(400, UNKNOWN_PAGE)
+        if done.connected:
+            return Page(200, CONNECTED_PAGE.format(server=row.server))
+        return Page(200, NOT_CONNECTED_PAGE.format(server=row.server, why=done.why))
+
+    async def _resume(self, row: SignInRow, why: str | None) -> bool:
+        """The sign-in's outcome recorded in its thread, and the thread resumed, if its call
+        still waits for it; whether it did."""
         key = row.key
         waiting = waiting_sign_in(await self.recorder.entries(key))
         if (
             waiting is None
             or waiting.index != row.index
             or waiting.user != row.user
+            or waiting.server != row.server
             or waiting.outcome is not None
         ):
-            if done.connected:
-                return Page(200, LATE_PAGE.format(server=row.server))
-            return Page(400, UNKNOWN_PAGE)
+            return False
         now = datetime.now(UTC)
         entry = await self.recorder.record(
             key,
-            outcome_text(
-                waiting.name,
-                row.index,
-                row.user,
-                row.server,
-                now,
-                None if done.connected else done.why,
-            ),
+            outcome_text(waiting.name, row.index, row.user, row.server, now, why),
             # One outcome per wait (a call asked again after a refusal waits anew).
             meta=EntryMeta(event_id=f"sign-in {row.index} {row.expires_at}"),
         )
@@ -80,6 +88,4 @@ class SignInCallback:
             store = self.recorder.store
             await async_store(store).write(store.defer, key, None, now)  # due now, anywhere
             self.runs.request(key)
-        if done.connected:
-            return Page(200, CONNECTED_PAGE.format(server=row.server))
-        return Page(200, NOT_CONNECTED_PAGE.format(server=row.server, why=done.why))
+        return True

@@ -17,8 +17,8 @@ class McpConnectionStore(Protocol):
         """The sign-in of this state, removed: single use, whichever process asks first."""
         ...
 
-    def forget_sign_ins(self, team: str, user: str, server: str) -> int:
-        """A person's sign-ins to a server under way, dropped; how many."""
+    def take_sign_ins(self, team: str, user: str, server: str) -> list[SignInRow]:
+        """A person's sign-ins to a server under way, taken (removed, and returned)."""
         ...
 
     def save_connection(self, row: ConnectionRow) -> None:

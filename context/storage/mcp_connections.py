@@ -86,17 +86,26 @@ class SqlMcpConnections(Repository):
             row.expires_at,
         )
 
-    def forget_sign_ins(self, team: str, user: str, server: str) -> int:
-        """The person's sign-ins to the server still under way, dropped (a newer one asked,
-        or they connected): the links already shown stop working."""
+    def take_sign_ins(self, team: str, user: str, server: str) -> list[SignInRow]:
+        """The person's other sign-ins to the server still under way, taken (they connected:
+        every run waiting for it goes on, and those links stop working)."""
         table = mcp_sign_ins_table
+        where = (table.c.team == team) & (table.c.user_id == user) & (table.c.server == server)
         with self._db.transaction() as connection:
-            done = connection.execute(
-                delete(table).where(
-                    (table.c.team == team) & (table.c.user_id == user) & (table.c.server == server)
-                )
+            rows = connection.execute(select(table).where(where).with_for_update()).all()
+            connection.execute(delete(table).where(where))
+        return [
+            SignInRow(
+                row.team,
+                row.user_id,
+                row.server,
+                ThreadKey(row.team, row.channel, row.thread_ts),
+                row.entry_idx,
+                row.sealed,
+                row.expires_at,
             )
-        return int(done.rowcount or 0)
+            for row in rows
+        ]
 
     def save_connection(self, row: ConnectionRow) -> None:
         table = mcp_connections_table

@@ -292,3 +292,22 @@ def test_a_stop_ends_a_sign_in_s_wait_and_its_link_then_connects_no_run(
     app.wait_idle()
     assert len(app.log(key)) == entries
     assert len(model.requests) == 1
+
+
+def test_one_sign_in_resumes_every_thread_waiting_for_it(make_app, slack, model, server, tmp_path):
+    app = sign_in_app(make_app, server, tmp_path)
+    model.script(CONNECT, CONNECT, ANSWER, ANSWER)
+    first = say(slack, "connect me here", user="U0FAKEHANK")
+    assert app.send_event(first).status == 200
+    url = connect_link(slack, "U0FAKEHANK", 1)
+    app.wait_idle()
+    second = say(slack, "and there", user="U0FAKEHANK")
+    assert app.send_event(second).status == 200
+    connect_link(slack, "U0FAKEHANK", 2)
+    app.wait_idle()
+
+    assert come_back(app, asyncio.run(browse(url, "hank"))).status == 200
+    for event in (first, second):
+        log = wait_log(app, thread_of(event), answered(1))
+        assert any(t.startswith("Result of ids__connect (entry 2): <@U0FAKEHANK> connected")
+                   for t in texts(log)), texts(log)  # fmt: skip

@@ -105,7 +105,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "request_stop", "stop_requested",  # the stop button
         "trace_context",  # telemetry
     } | {
-        "save_sign_in", "take_sign_in", "forget_sign_ins",  # MCP sign-ins under way
+        "save_sign_in", "take_sign_in", "take_sign_ins",  # MCP sign-ins under way
         "save_connection", "mcp_connection", "mcp_connections", "delete_connection",
         "save_mcp_client", "mcp_client",
     }  # fmt: skip

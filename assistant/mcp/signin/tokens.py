@@ -52,6 +52,9 @@ class Completion:
     sign_in: SignInRow | None
     connected: bool
     why: str = ""
+    # The person's other sign-ins to the server under way (other threads waiting for the same
+    # connection), taken: connected now, they go on too.
+    others: tuple[SignInRow, ...] = ()
 
 
 class SignIns:
@@ -129,10 +132,11 @@ class SignIns:
         except (SignInError, SealError, httpx2.HTTPError, KeyError) as exc:
             return Completion(row, False, _why(exc))
         await self._keep(row.team, row.user, row.server, token, moment(datetime.now(UTC)))
-        await async_store(self.store).write(
-            self.store.forget_sign_ins, row.team, row.user, row.server
+        others = await async_store(self.store).write(
+            self.store.take_sign_ins, row.team, row.user, row.server
         )
-        return Completion(row, True)
+        now = moment(datetime.now(UTC))
+        return Completion(row, True, others=tuple(o for o in others if o.expires_at >= now))
 
     async def bearer(self, server: str, team: str, user: str) -> str | None:
         """The person's access token for the server, refreshed first when it is about to
