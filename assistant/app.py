@@ -63,8 +63,10 @@ from context.trace import open_trace
 # The OpenTelemetry SDK is imported only when telemetry is on; the MCP SDK (which imports
 # OpenTelemetry's API and Starlette) only where ASSISTANT_MCP_FILE names servers.
 if TYPE_CHECKING:
+    from assistant.intake.sign_ins import SignInCallback
     from assistant.mcp.check import McpFinding
     from assistant.mcp.servers import McpServers
+    from assistant.mcp.signin.tokens import SignIns
     from assistant.telemetry.runs import Telemetry
 
 EVENT_THREADS = 2  # SQLite takes one writer at a time anyway; the other reads meanwhile
@@ -84,6 +86,8 @@ class Assistant:
     identity: BotIdentity | None  # None: installed through OAuth, each workspace's own
     telemetry: Telemetry | None = None  # when the OTEL_* variables ask for it
     mcp: McpServers | None = None  # ASSISTANT_MCP_FILE's servers, when it names any
+    # The `auth: user` servers' sign-in callback (the HTTP app's /mcp/oauth/callback).
+    sign_in_callback: SignInCallback | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)  # the model check
 
     @property
@@ -254,6 +258,9 @@ def create_assistant(
         mcp = McpServers(
             configs, settings.tools.mcp_call_seconds, settings.tools.max_mcp_result_bytes
         )
+    sign_ins = _sign_ins(settings, store)
+    if mcp is not None:
+        mcp.sign_ins = sign_ins
     scheduler = (
         _scheduler(
             settings,
@@ -299,7 +306,12 @@ def create_assistant(
     )
     events = EventRecorder(settings, event_recorder, scheduler or RunsElsewhere(), content, gate)
     feedback = Feedback(event_recorder, access)
-    home = AppHome(store, channels.personas, languages)
+    home = AppHome(
+        store,
+        channels.personas,
+        languages,
+        sign_ins.disconnect if sign_ins is not None else None,
+    )
     stops = StopButton(event_recorder, scheduler)
     panel = Panel(settings, event_recorder, channels, languages, sessions)
     approvals = ApprovalButtons(event_recorder, scheduler or RunsElsewhere(), languages)
@@ -317,6 +329,11 @@ def create_assistant(
         uninstalls=uninstalls,
     )
     listeners.register(app, parts)
+    callback = None
+    if sign_ins is not None:
+        from assistant.intake.sign_ins import SignInCallback
+
+        callback = SignInCallback(event_recorder, scheduler or RunsElsewhere(), sign_ins)
     return Assistant(
         settings=settings,
         store=store,
@@ -330,7 +347,21 @@ def create_assistant(
         identity=identity,
         telemetry=telemetry,
         mcp=mcp,
+        sign_in_callback=callback,
     )
+
+
+def _sign_ins(settings: Settings, store: Store) -> SignIns | None:
+    """The sign-ins of ASSISTANT_MCP_FILE's `auth: user` servers (None: it names none); the
+    start's checks (`load_settings`) made sure of the key and the public URL."""
+    configs = [c for c in settings.tools.mcp_servers() if c.per_person]
+    key, public_url = settings.tools.secret_key, settings.tools.public_url
+    if not configs or key is None or public_url is None:
+        return None
+    from assistant.mcp.signin.sealing import Sealer
+    from assistant.mcp.signin.tokens import SignIns
+
+    return SignIns(store, Sealer(key.get_secret_value()), public_url, configs)
 
 
 def _scheduler(

@@ -38,6 +38,7 @@ BENCHMARKS = {
     "floor": "bench.floor",
     "eval": "bench.evaluation",
     "mcp_tools": "bench.mcp_tools",
+    "mcp_sign_in": "bench.mcp_sign_in",
     "big_log": "bench.big_log",
     "budgets": "bench.budgets",
 }

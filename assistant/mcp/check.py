@@ -46,6 +46,12 @@ async def check_servers(servers: McpServers, room: ToolRoom) -> list[McpFinding]
         findings.append(McpFinding(name, "connected", True, said))
         findings += [McpFinding(name, f"tool {tool}", False, why) for tool, why in left]
         offered += tools
+    # An `auth: user` server lists its tools to a signed-in person only: none to the check.
+    findings += [
+        McpFinding(c.name, "connected", True, "each person signs in (auth: user): not listed here")
+        for c in servers.configs
+        if c.per_person
+    ]
     kept, out = fit(offered, room)
     findings += [McpFinding(o.server, "fits a request", False, o.why) for o in out]
     if offered:

@@ -32,6 +32,11 @@ class UserGroupApprovers(BaseModel):
     usergroup: str = Field(pattern=r"^S[A-Z0-9]{2,}$")
 
 
+# How the app reaches a server: `headers` (today's: the static headers the file gives, one
+# identity for all) or `user` (each person signs in, and their calls carry their own token:
+# assistant/mcp/signin/).
+Auth = Literal["headers", "user"]
+_SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,200}$")  # RFC 6749's scope-token
 ToolName = Annotated[str, Field(min_length=1, max_length=128)]
 
 
@@ -49,6 +54,12 @@ class ServerEntry(BaseModel):
     # Where the requests of this server's tools are posted (an ops channel), with a link
     # back to the thread; None: in the thread.
     approvals_channel: str | None = Field(default=None, pattern=_CHANNEL)
+    auth: Auth = "headers"
+    # A client the server's authorization server knows already (else one is registered with
+    # it, RFC 7591); its secret only ever named by an environment variable.
+    client_id: Annotated[str, Field(min_length=1, max_length=512)] | None = None
+    client_secret_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
+    scopes: list[Annotated[str, Field(pattern=_SCOPE.pattern)]] | None = None
 
     @model_validator(mode="after")
     def _one_way_in(self) -> ServerEntry:
@@ -60,6 +71,17 @@ class ServerEntry(BaseModel):
                 raise ValueError("url must be an http:// or https:// URL with a host")
         if self.headers and self.url is None:
             raise ValueError("headers go with a url only")
+        if self.auth == "user":
+            if self.url is None:
+                raise ValueError("auth: user goes with a url only (a person signs in over HTTP)")
+            if self.headers:
+                raise ValueError(
+                    "auth: user takes no headers: each call carries its person's token"
+                )
+        elif self.client_id or self.client_secret_env or self.scopes is not None:
+            raise ValueError("client_id, client_secret_env and scopes go with auth: user only")
+        if self.client_secret_env and not self.client_id:
+            raise ValueError("client_secret_env goes with a client_id")
         return self
 
 
@@ -82,6 +104,15 @@ class ServerConfig:
     approve: Mapping[str, Approval] = field(default_factory=dict)
     approvers: Mapping[str, str] = field(default_factory=dict)  # "editors", "usergroup:S…"
     approvals_channel: str | None = None
+    auth: Auth = "headers"
+    client_id: str | None = None
+    client_secret: SecretStr | None = field(default=None, repr=False)
+    scopes: tuple[str, ...] | None = None
+
+    @property
+    def per_person(self) -> bool:
+        """Whether each person signs in (`auth: user`)."""
+        return self.auth == "user"
 
     def offers(self, tool: str) -> bool:
         """Whether the file lets this tool of the server be offered at all."""
@@ -114,6 +145,15 @@ def parse_servers(document: Any, environ: Mapping[str, str] | None = None) -> li
                 )
                 continue
             headers[header] = SecretStr(_ENV_REFERENCE.sub(lambda m: environ[m.group(1)], template))
+        secret: SecretStr | None = None
+        if entry.client_secret_env is not None:
+            if entry.client_secret_env not in environ:
+                problems.append(
+                    f"servers.{name}.client_secret_env: {entry.client_secret_env} not set in "
+                    "the environment"
+                )
+                continue
+            secret = SecretStr(environ[entry.client_secret_env])
         servers.append(
             ServerConfig(
                 name=name,
@@ -128,6 +168,10 @@ def parse_servers(document: Any, environ: Mapping[str, str] | None = None) -> li
                     for tool, who in entry.approvers.items()
                 },
                 approvals_channel=entry.approvals_channel,
+                auth=entry.auth,
+                client_id=entry.client_id,
+                client_secret=secret,
+                scopes=tuple(entry.scopes) if entry.scopes is not None else None,
             )
         )
     if problems:

@@ -29,7 +29,7 @@ from mcp.shared.exceptions import MCPError
 
 from assistant.mcp.config import Approval, ServerConfig
 from assistant.mcp.redaction import Redaction
-from assistant.mcp.transports import Link, http_transport, stdio_transport
+from assistant.mcp.transports import Link, PersonAuth, http_transport, stdio_transport
 from context.toolcalls import SERVER_TOOL
 
 log = logging.getLogger(__name__)
@@ -91,6 +91,7 @@ Progress = Callable[[str], Awaitable[None]]
 class CallOutcome:
     text: str
     failed: bool  # the tool said it failed, or the call could not be made
+    sign_in: bool = False  # not made: the person must connect first (`auth: user`)
 
 
 class Connection:
@@ -102,8 +103,11 @@ class Connection:
         deadline: float,
         most: int = MAX_MESSAGE_BYTES,
         redaction: Redaction | None = None,
+        auth: PersonAuth | None = None,
     ) -> None:
+        """`auth`: a person's, for a connection of an `auth: user` server as them."""
         self.config = config
+        self.auth = auth
         self.deadline = deadline
         self.most = most  # bytes of one message read (ASSISTANT_MAX_MCP_RESULT_BYTES)
         self.redaction = redaction or Redaction.of([config])
@@ -274,7 +278,7 @@ class Connection:
         if config.url is None:
             return stdio_transport(config.command, link)
         headers = {name: value.get_secret_value() for name, value in config.headers.items()}
-        return http_transport(config.url, headers, link, stack)
+        return http_transport(config.url, headers, link, stack, self.auth)
 
     async def _list(self, client: Client) -> list[ServerTool]:
         tools: list[types.Tool] = []

@@ -54,7 +54,10 @@ class Redaction:
     def of(cls, configs: Iterable[ServerConfig]) -> Redaction:
         found: list[str] = []
         for config in configs:
-            for value in config.headers.values():
+            values = [*config.headers.values()]
+            if config.client_secret is not None:
+                values.append(config.client_secret)
+            for value in values:
                 secret = value.get_secret_value()
                 found += [part for part in [secret, *secret.split()] if len(part) >= MIN_SECRET]
         return cls(tuple(sorted(dict.fromkeys(found), key=len, reverse=True)))

@@ -1,11 +1,14 @@
 """The process's MCP servers: a connection to each, asked by each run for the tools it may
-offer (narrowed by the channel's allow-list) and called through."""
+offer (narrowed by the channel's allow-list) and called through. An `auth: user` server has a
+connection per person (their token on each request: `assistant.mcp.signin`), and a run
+offers and calls it as the person it answers, never as another."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from assistant.mcp.config import ServerConfig
 from assistant.mcp.connection import (
@@ -17,8 +20,23 @@ from assistant.mcp.connection import (
 )
 from assistant.mcp.redaction import Redaction, redact_logs
 from assistant.mcp.room import ToolRoom, fit
+from assistant.mcp.transports import PersonAuth
+
+if TYPE_CHECKING:
+    from assistant.mcp.signin.tokens import SignIns
 
 log = logging.getLogger(__name__)
+
+Person = tuple[str, str]  # (workspace, Slack user id) of the person a run answers
+# The one tool offered for an `auth: user` server whose tools no one has listed yet in this
+# process (they need someone's sign-in): calling it asks the person to connect
+# (assistant/run/approvals/sign_in.py names it too).
+STAND_IN = "connect"
+_STAND_IN_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
+NOT_ANSWERING = (
+    "the server {name!r} acts as the person who asks, and no person is being answered here"
+)
+CONNECTED = "connected to {name}: its tools are offered to the model from its next step"
 
 
 def allows(allowed: Sequence[str] | None, tool: ServerTool) -> bool:
@@ -47,6 +65,9 @@ class McpServers:
         self._by_loop: dict[asyncio.AbstractEventLoop, dict[str, Connection]] = {}
         self._unknown: set[str] = set()  # allow-list entries already said to name no server
         self._said: set[tuple[str, str]] = set()  # servers left out of runs, once said
+        self.sign_ins: SignIns | None = None  # the `auth: user` servers' (None: none served)
+        self._personal: dict[asyncio.AbstractEventLoop, dict[tuple[str, str, str], Connection]] = {}
+        self._known: dict[str, list[ServerTool]] = {}  # an `auth: user` server's, last listed
 
     def connections(self) -> dict[str, Connection]:
         """This loop's connections, by server name, in the file's order."""
@@ -59,11 +80,82 @@ class McpServers:
             found = {
                 c.name: Connection(c, self.deadline, self.most, self.redaction)
                 for c in self.configs
+                if not c.per_person
             }
             self._by_loop[loop] = found
         return found
 
-    async def tools(self, allowed: Sequence[str] | None = None) -> list[ServerTool]:
+    def _person(self, config: ServerConfig, person: Person) -> Connection:
+        """`person`'s own connection to an `auth: user` server, on this loop."""
+        loop = asyncio.get_running_loop()
+        mine = self._personal.setdefault(loop, {})
+        key = (config.name, *person)
+        found = mine.get(key)
+        if found is None:
+            found = Connection(config, self.deadline, self.most, self.redaction, PersonAuth())
+            mine[key] = found
+        return found
+
+    async def _signed_in(self, config: ServerConfig, person: Person) -> Connection | None:
+        """The person's connection with their current token (refreshed if due), or None when
+        they must connect first; a token the server refuses is dropped (they connect again)."""
+        if self.sign_ins is None:
+            return None
+        token = await self.sign_ins.bearer(config.name, *person)
+        if token is None:
+            return None
+        connection = self._person(config, person)
+        assert connection.auth is not None
+        connection.auth.token, connection.auth.refused = token, False
+        if not connection.connected:
+            await connection.tools()
+        if connection.auth.refused:
+            await self._refused(config, person)
+            return None
+        return connection
+
+    async def _refused(self, config: ServerConfig, person: Person) -> None:
+        log.info("MCP server %s refused %s's token: they connect again", config.name, person[1])
+        assert self.sign_ins is not None
+        await self.sign_ins.forget(config.name, *person)
+        dropped = self._personal.get(asyncio.get_running_loop(), {}).pop(
+            (config.name, *person), None
+        )
+        if dropped is not None:
+            await dropped.close()
+
+    async def _person_tools(self, config: ServerConfig, person: Person | None) -> list[ServerTool]:
+        """An `auth: user` server's tools for `person`: listed as them once they are
+        connected; else as last listed for anyone (a call asks them to connect), else the
+        stand-in that asks them to."""
+        if person is None or self.sign_ins is None:
+            return []
+        connection = await self._signed_in(config, person)
+        if connection is not None and connection.connected:
+            listed = await connection.tools()
+            if listed:
+                self._known[config.name] = listed
+                return listed
+        known = self._known.get(config.name)
+        if known:
+            return list(known)
+        return [
+            ServerTool(
+                server=config.name,
+                name=STAND_IN,
+                description=(
+                    f"Connect to {config.name} as the person you answer: they are asked to "
+                    "sign in, and its tools are offered once they have."
+                ),
+                schema=_STAND_IN_SCHEMA,
+                read_only=True,
+                approve="never",
+            )
+        ]
+
+    async def tools(
+        self, allowed: Sequence[str] | None = None, person: Person | None = None
+    ) -> list[ServerTool]:
         """The tools a run may offer: those of every server up now, in the file's order. An
         entry of a channel's allow-list that names no server of the file (a typo, a server
         since removed) is said once per process: the channel's settings are checked by
@@ -83,8 +175,27 @@ class McpServers:
             or c.config.name in allowed
             or any(a.startswith(f"{c.config.name}__") for a in allowed)
         ]
-        listed = await asyncio.gather(*(c.tools() for c in connections))
-        return [tool for tools in listed for tool in tools if allows(allowed, tool)]
+        personal = [
+            c
+            for c in self.configs
+            if c.per_person
+            and (
+                allowed is None
+                or c.name in allowed
+                or any(a.startswith(f"{c.name}__") for a in allowed)
+            )
+        ]
+        listed = await asyncio.gather(
+            *(c.tools() for c in connections),
+            *(self._person_tools(c, person) for c in personal),
+        )
+        # In the file's order, whichever way each is reached.
+        order = {c.name: place for place, c in enumerate(self.configs)}
+        tools = sorted(
+            (tool for tools in listed for tool in tools if allows(allowed, tool)),
+            key=lambda t: order.get(t.server, 0),
+        )
+        return tools
 
     def fitted(self, tools: Sequence[ServerTool], room: ToolRoom) -> list[ServerTool]:
         """The tools of the servers that fit one request (`assistant.mcp.room`); a server
@@ -103,11 +214,36 @@ class McpServers:
         return kept
 
     async def call(
-        self, tool: ServerTool, arguments: dict[str, object], progress: Progress | None = None
+        self,
+        tool: ServerTool,
+        arguments: dict[str, object],
+        progress: Progress | None = None,
+        person: Person | None = None,
     ) -> CallOutcome:
-        return await self._connections()[tool.server].call(tool.name, dict(arguments), progress)
+        """The call's outcome; a call of an `auth: user` server is made as `person`, and not
+        made (`sign_in`) when they must connect first. `progress`: told the call's progress."""
+        config = next(c for c in self.configs if c.name == tool.server)
+        if not config.per_person:
+            return await self._connections()[tool.server].call(tool.name, dict(arguments), progress)
+        if person is None or self.sign_ins is None:
+            return CallOutcome(NOT_ANSWERING.format(name=tool.server), True)
+        connection = await self._signed_in(config, person)
+        if connection is None:
+            return CallOutcome("", True, sign_in=True)
+        if tool.name == STAND_IN and tool.schema is _STAND_IN_SCHEMA:
+            return CallOutcome(CONNECTED.format(name=tool.server), False)
+        outcome = await connection.call(tool.name, dict(arguments), progress)
+        assert connection.auth is not None
+        if connection.auth.refused:
+            await self._refused(config, person)
+            return CallOutcome("", True, sign_in=True)
+        return outcome
 
     async def close(self) -> None:
         """Close this loop's connections (the stdio servers' processes end with them)."""
-        connections = self._by_loop.pop(asyncio.get_running_loop(), {})
-        await asyncio.gather(*(c.close() for c in connections.values()))
+        loop = asyncio.get_running_loop()
+        connections = [
+            *self._by_loop.pop(loop, {}).values(),
+            *self._personal.pop(loop, {}).values(),
+        ]
+        await asyncio.gather(*(c.close() for c in connections))

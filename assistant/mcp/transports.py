@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self, TextIO
@@ -107,13 +107,38 @@ class _Refused(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+class PersonAuth(httpx2.Auth):
+    """A person's connection to an `auth: user` server: their access token on each request
+    (set before each call: refreshed by `assistant.mcp.signin.tokens`), and whether the
+    server refused it (HTTP 401: revoked, or expired early)."""
+
+    def __init__(self) -> None:
+        self.token = ""
+        self.refused = False
+
+    def __repr__(self) -> str:
+        return "PersonAuth(…)"
+
+    async def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        request.headers["Authorization"] = f"Bearer {self.token}"
+        response = yield request
+        if response.status_code == 401:
+            self.refused = True
+
+
 def http_transport(
-    url: str, headers: dict[str, str], link: Link, stack: contextlib.AsyncExitStack
+    url: str,
+    headers: dict[str, str],
+    link: Link,
+    stack: contextlib.AsyncExitStack,
+    auth: httpx2.Auth | None = None,
 ) -> Transport:
     """The SDK's streamable HTTP client, on an httpx client of the SDK's defaults whose
     responses are read within `link.most` bytes. Compression is declined: a small body that
     inflates to gigabytes would pass any bound on what came over the wire."""
-    http = create_mcp_http_client(headers={**headers, "Accept-Encoding": "identity"})
+    http = create_mcp_http_client(headers={**headers, "Accept-Encoding": "identity"}, auth=auth)
     stack.push_async_callback(http.aclose)
 
     async def bounded(response: httpx2.Response) -> None:

@@ -15,6 +15,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words
+from assistant.panel.home_connections import Disconnect, connection_blocks
 from assistant.panel.home_views import (
     ADMINS_ONLY,
     BUDGET_BLOCKS,
@@ -48,6 +49,9 @@ class AppHome:
     store: Store  # not ChannelStore alone: `read` needs its local_reads
     personas: Mapping[str, str]  # ASSISTANT_PERSONAS_FILE's, offered in the modal
     languages: Languages | None = None  # None: English
+    # A person's sign-ins to the `auth: user` MCP servers (None: the file names none): the
+    # home tab lists theirs, and Disconnect revokes one.
+    disconnect: Disconnect | None = None
 
     async def words(self, client: AsyncWebClient, team: str, user: str) -> Words:
         """The viewer's language: their Slack locale, else the workspace default's setting,
@@ -117,6 +121,11 @@ class AppHome:
         # Editors revoke any grant they see; anyone, their own.
         revocable = frozenset(g.id for g in grants if role is not None or g.user == user)
         view = home_view(shown, role is not None, page, hidden, unsure, words, grants, revocable)
+        if self.disconnect is not None:
+            mine_connected = await async_store(self.store).read(
+                self.store.mcp_connections, team, user
+            )
+            view["blocks"] = [*view["blocks"], *connection_blocks(mine_connected, words)]
         await client.views_publish(user_id=user, view=view)
 
     async def revoke(self, client: AsyncWebClient, team: str, user: str, grant_id: int) -> None:
@@ -140,6 +149,16 @@ class AppHome:
                 text = grant_revoked_text(revoked)
                 await async_store(self.store).write(self.store.append, key, text, now_timestamp())
             log.info("%s of %s revoked grant %d", user, team, grant_id)
+        await self.show(client, team, user)
+
+    async def disconnect_from(
+        self, client: AsyncWebClient, team: str, user: str, server: str
+    ) -> None:
+        """The person's own connection to `server` revoked and forgotten (the click's user is
+        Slack's word: no one disconnects another), then their tab shown again."""
+        if self.disconnect is None:
+            return
+        await self.disconnect(server[:32], team, user)
         await self.show(client, team, user)
 
     async def edit(

@@ -17,8 +17,8 @@ from pydantic import ValidationError
 
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words, language_name
 from context.channels import SEARCH_CHANNEL_TYPES, WORKSPACE_DEFAULT, ChannelConfig
-from context.storage import Grant
 from context.spend import parse_amounts, written_amounts
+from context.storage import Grant
 
 EDIT_ACTION = "channel_settings_edit"  # a button of the home tab: its value the channel
 PAGE_ACTION = "channel_settings_page"  # the home tab's previous/next buttons: the page's number

@@ -34,6 +34,8 @@ from context.storage import open_store
 INSTALL_PATH, REDIRECT_PATH = "/slack/install", "/slack/oauth_redirect"  # Bolt's defaults
 INSTALLS_FULL = "Too many installs are under way just now: try again in a few minutes.\n"
 RETRY_LATER = {"Retry-After": "60"}
+NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+CALLBACK_PATH = "/mcp/oauth/callback"  # assistant.mcp.signin.tokens.CALLBACK_PATH
 STATE_SECRET_UNUSED = (
     "assistant serve: SLACK_STATE_SECRET is not used: Bolt keeps each install's state in the "
     "database (used once, expiring), tied to the browser by its state cookie"
@@ -86,6 +88,18 @@ def create_web_app(
         response: Response = await request.app.state.handler.handle(request)
         return response
 
+    async def sign_in_callback(request: Request) -> Response:
+        # A person's browser back from an MCP server's authorization server: anyone may
+        # send anything here; the state (single use, bound to a person and a run) decides.
+        callback = request.app.state.assistant.sign_in_callback
+        if callback is None:
+            return PlainTextResponse("No MCP server signs people in here.\n", status_code=404)
+        query = request.query_params
+        page = await callback.returned(
+            query.get("state", ""), query.get("code"), query.get("error")
+        )
+        return PlainTextResponse(page.text + "\n", status_code=page.status, headers=NO_STORE)
+
     oauth = [
         Route(path, installs, methods=["GET"])
         for path in (INSTALL_PATH, REDIRECT_PATH)
@@ -95,6 +109,7 @@ def create_web_app(
         routes=[
             Route("/slack/events", slack_events, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
+            Route(CALLBACK_PATH, sign_in_callback, methods=["GET"]),
             *oauth,
         ],
         middleware=[

@@ -19,6 +19,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 from pydantic_settings import NoDecode
 
+from assistant.mcp.config import ServerConfig
 from assistant.run.core.prompt import MIN_LOG_TOKENS
 from assistant.settings.groups import (
     AnswerSettings,
@@ -224,13 +225,40 @@ def load_settings(
     except ValueError as exc:
         problems.append(f"ASSISTANT_PERSONAS_FILE: {exc}")
     try:
-        settings.tools.mcp_servers()
+        problems += _sign_in_problems(settings, mode, settings.tools.mcp_servers())
     except ValueError as exc:
         problems += [f"ASSISTANT_MCP_FILE: {line}" for line in str(exc).splitlines()]
     problems += _budget_problems(settings.model)
     if problems:
         raise SettingsError("\n".join(problems))
     return settings
+
+
+def _sign_in_problems(settings: Settings, mode: Mode, servers: list[ServerConfig]) -> list[str]:
+    """What `auth: user` servers need: the HTTP app's callback (so not Socket Mode's `run`),
+    the key that seals people's tokens and the base URL browsers reach the app at."""
+    names = ", ".join(s.name for s in servers if s.per_person)
+    if not names or mode == "replay":
+        return []
+    if mode == "socket":
+        return [
+            f"ASSISTANT_MCP_FILE: {names}: auth: user needs the sign-in callback of the HTTP "
+            "app: use `assistant serve` (Socket Mode serves no URL a browser can reach)"
+        ]
+    problems = []
+    key = settings.tools.secret_key
+    if key is None:
+        problems.append(f"ASSISTANT_SECRET_KEY: missing (auth: user servers: {names})")
+    else:
+        from assistant.mcp.signin.sealing import Sealer
+
+        try:
+            Sealer(key.get_secret_value())
+        except ValueError as exc:
+            problems.append(str(exc))
+    if settings.tools.public_url is None:
+        problems.append(f"ASSISTANT_PUBLIC_URL: missing (auth: user servers: {names})")
+    return problems
 
 
 def _budget_problems(model: ModelSettings) -> list[str]:

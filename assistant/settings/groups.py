@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, PrivateAttr, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -332,7 +333,26 @@ class ToolSettings(Variables):
         tuple[SearchChannelType, ...], NoDecode, Field(min_length=1)
     ] = Field(("public_channel",), alias="assistant_slack_search_channel_types")
 
+    # People's sign-ins to the `auth: user` servers
+    # (docs/configuration.md#signing-in-to-mcp-servers): the Fernet keys their tokens are
+    # sealed with (comma-separated, the newest first), and the base URL people's browsers
+    # reach the app at (its /mcp/oauth/callback).
+    secret_key: SecretStr | None = Field(None, alias="assistant_secret_key")
+    public_url: str | None = Field(None, alias="assistant_public_url", max_length=500)
+
     _mcp_servers: list[ServerConfig] | None = PrivateAttr(default=None)
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("an http:// or https:// URL with a host")
+        if parts.query or parts.fragment:
+            raise ValueError("a base URL, with no query or fragment")
+        return value.rstrip("/")
 
     @field_validator("slack_search_channel_types", mode="before")
     @classmethod

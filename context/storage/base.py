@@ -3,8 +3,8 @@
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
 `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-`StopStore`, `SpendStore`); `Store` is all of them, for code that uses the whole store. Code
-that needs one concern can ask for its Protocol alone.
+`StopStore`, `SpendStore`, `McpConnectionStore`); `Store` is all of them, for code that uses
+the whole store. Code that needs one concern can ask for its Protocol alone.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
 from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning80
+from context.storage.base_mcp import McpConnectionStore as McpConnectionStore
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import GrantStore as GrantStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
@@ -264,6 +265,7 @@ class Store(
     Housekeeping,
     StopStore,
     SpendStore,
+    McpConnectionStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

@@ -13,6 +13,7 @@ from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.mcp_connections import SqlMcpConnections
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
@@ -32,6 +33,7 @@ class SqlStore(
     SqlHousekeeping,
     SqlStops,
     SqlSpend,
+    SqlMcpConnections,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

@@ -284,6 +284,53 @@ grants_table = Table(
     Index("ix_approval_grants_tool", "team", "channel", "server", "tool"),
 )
 
+# Per-person sign-in to MCP servers (migration 0021_mcp_connections;
+# docs/configuration.md#signing-in-to-mcp-servers). Every secret is sealed (Fernet, the key
+# ASSISTANT_SECRET_KEY) before it reaches a row: `sealed` columns hold ciphertext only.
+# A person's tokens for one server of one workspace; `expires_at` and `scope` are not secret
+# (the CLI lists them).
+mcp_connections_table = Table(
+    "mcp_connections",
+    metadata,
+    Column("team", String, nullable=False),
+    Column("user_id", String, nullable=False),
+    Column("server", String, nullable=False),
+    Column("sealed", Text, nullable=False),
+    Column("expires_at", String),
+    Column("scope", String),
+    Column("connected_at", String, nullable=False),
+    PrimaryKeyConstraint("team", "user_id", "server", name="pk_mcp_connections"),
+)
+
+# A sign-in under way: the state's hash (the state itself lives only in the authorize URL),
+# what it is bound to, and the PKCE verifier (sealed). Taken (deleted) by the callback that
+# uses it: single use across processes.
+mcp_sign_ins_table = Table(
+    "mcp_sign_ins",
+    metadata,
+    Column("state_hash", String, primary_key=True),
+    Column("team", String, nullable=False),
+    Column("user_id", String, nullable=False),
+    Column("server", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("thread_ts", String, nullable=False),
+    Column("entry_idx", Integer, nullable=False),
+    Column("sealed", Text, nullable=False),
+    Column("expires_at", String, nullable=False),
+)
+
+# The client registered with each server's authorization server (dynamic client
+# registration, RFC 7591), kept per server and issuer: one registration serves everyone.
+mcp_clients_table = Table(
+    "mcp_clients",
+    metadata,
+    Column("server", String, nullable=False),
+    Column("issuer", String, nullable=False),
+    Column("sealed", Text, nullable=False),
+    Column("registered_at", String, nullable=False),
+    PrimaryKeyConstraint("server", "issuer", name="pk_mcp_clients"),
+)
+
 # `is_thread` for statements built once (the hot ones: building a statement and its cache key
 # costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are
 # not the columns': an UPDATE takes a parameter named as a column for its SET.

@@ -29,6 +29,7 @@ from context.storage import (
     ThreadMessage,
     open_store,
 )
+from context.storage.base_mcp import McpConnectionStore
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
@@ -36,6 +37,7 @@ from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.mcp_connections import SqlMcpConnections
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
@@ -57,6 +59,7 @@ CONCERNS = [
     (GrantStore, SqlGrants),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
+    (McpConnectionStore, SqlMcpConnections),
 ]
 
 
@@ -105,6 +108,10 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "request_stop", "stop_requested",  # the stop button
         "give_grant", "grant_covering", "grants", "revoke_grant",  # standing approvals
         "trace_context",  # telemetry
+    } | {
+        "save_sign_in", "take_sign_in", "take_sign_ins",  # MCP sign-ins under way
+        "save_connection", "mcp_connection", "mcp_connections", "delete_connection",
+        "save_mcp_client", "mcp_client",
     }  # fmt: skip
 
 

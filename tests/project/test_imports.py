@@ -249,6 +249,18 @@ SUB_ROOMS: dict[str, list[str]] = {
     "assistant.fakes": ["openai", "slack", "events", "demo"],
     # The handlers; `parts.py` names the parts they act through (one is an events' module's).
     "assistant.listeners": ["events", "assistant", "actions", "shortcuts", "home", "parts"],
+    # mcp/: the file's models, the redaction of secrets, the transports, one connection, the
+    # tools' room in a request, people's sign-ins (signin/), the servers' registry, the check.
+    "assistant.mcp": [
+        "config",
+        "redaction",
+        "transports",
+        "connection",
+        "room",
+        "signin",
+        "servers",
+        "check",
+    ],
     # The log's core, then its storage, then the trace that prints what the store gives back.
     "context": ["storage", "trace"],
 }

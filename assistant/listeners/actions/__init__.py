@@ -1,14 +1,16 @@
-"""Interactivity: block actions (the feedback buttons, an approval's buttons) and the Deny
-button's form sent."""
+"""Interactivity: block actions (the feedback buttons, an approval's buttons, the Connect link
+of a sign-in to an MCP server) and the Deny button's form sent."""
 
 from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
 from assistant.listeners.actions.approvals import handle_approval, handle_deny_reason
+from assistant.listeners.actions.connect import handle_connect
 from assistant.listeners.actions.feedback import handle_feedback
 from assistant.run.approvals.entries import ACTION_IDS as APPROVAL
 from assistant.run.approvals.entries import DENY_FORM
+from assistant.run.approvals.sign_in import CONNECT
 from assistant.run.progress.feedback_buttons import ACTION_ID as FEEDBACK
 
 
@@ -17,3 +19,4 @@ def register(app: AsyncApp) -> None:
     for action_id in APPROVAL:
         app.action(action_id)(handle_approval)
     app.view(DENY_FORM)(handle_deny_reason)
+    app.action(CONNECT)(handle_connect)

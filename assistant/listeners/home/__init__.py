@@ -1,15 +1,17 @@
-"""The App Home: the home tab opened, its Edit, page and grants' Revoke buttons, and the
-settings modal submitted (`assistant.panel.home`)."""
+"""The App Home: the home tab opened, its Edit, page and grants' Revoke buttons, the settings
+modal submitted (`assistant.panel.home`), and a person's Disconnect from an MCP server."""
 
 from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
+from assistant.listeners.home.disconnect import handle_disconnect
 from assistant.listeners.home.edit import handle_edit
 from assistant.listeners.home.page import handle_page
 from assistant.listeners.home.revoke import handle_revoke_grant
 from assistant.listeners.home.settings_submitted import handle_settings_submitted
 from assistant.listeners.home.tab_opened import handle_home_tab_opened, on_home_tab
+from assistant.panel.home_connections import DISCONNECT_ACTION
 from assistant.panel.home_views import EDIT_ACTION, MODAL, PAGE_ACTION, REVOKE_ACTION
 
 
@@ -18,4 +20,5 @@ def register(app: AsyncApp) -> None:
     app.action(EDIT_ACTION)(handle_edit)
     app.action(PAGE_ACTION)(handle_page)
     app.action(REVOKE_ACTION)(handle_revoke_grant)
+    app.action(DISCONNECT_ACTION)(handle_disconnect)
     app.view(MODAL)(handle_settings_submitted)

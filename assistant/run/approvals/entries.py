@@ -95,7 +95,14 @@ _DECIDED = re.compile(
 )
 _STARTED = re.compile(r"^Calling (?P<name>\S+) \(entry (?P<index>\d+)\) at \S+\.$")
 # The entries of a wait, which are not the call's result (the task cards: progress/steps.py).
-WAIT_PREFIXES = ("Approval requested: ", "Approval of ", "Grant ")
+# A person's sign-in to an MCP server waits the same way (assistant/run/approvals/sign_in.py).
+WAIT_PREFIXES = (
+    "Approval requested: ",
+    "Approval of ",
+    "Grant ",
+    "Sign-in requested: ",
+    "Sign-in of ",
+)
 # Nor is the entry that says an allowed call is being made (by a click, or by a grant).
 STARTED_PREFIX = ("Calling ", GRANT_USED_PREFIX)
 BEFORE_RESULT = (*WAIT_PREFIXES, *STARTED_PREFIX)  # what may lie between a call and its result

@@ -22,8 +22,10 @@ PROCESS_STOPPED = "the process stopped during the call"
 # A call recorded past ASSISTANT_MAX_TOOL_CALLS_PER_REPLY by earlier versions: its result.
 _NOT_CARRIED_OUT = "Error: the {name} of entry {index} was not carried out"
 _APPROVAL_ASKED = "Approval requested: {name} (entry {index})"
-# What a call's result starts with, or the request for its approval (which takes it over).
-_ENDS: tuple[str, ...] = (*RESULT_PREFIXES, _NOT_CARRIED_OUT, _APPROVAL_ASKED)
+_SIGN_IN_ASKED = "Sign-in requested: {name} (entry {index})"
+# What a call's result starts with, or the request for its approval or for a person's sign-in
+# (which takes it over).
+_ENDS: tuple[str, ...] = (*RESULT_PREFIXES, _NOT_CARRIED_OUT, _APPROVAL_ASKED, _SIGN_IN_ASKED)
 
 
 def unknown_outcome(name: str, index: int, why: str = PROCESS_STOPPED) -> str:

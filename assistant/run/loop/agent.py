@@ -16,6 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH
 from assistant.run.approvals.asking import ApprovalPending, Approvals
+from assistant.run.approvals.sign_in import SignInWaits
 from assistant.run.channels.channel_rules import ChannelRules, Channels
 from assistant.run.channels.languages import LOCALE_LINE, Languages
 from assistant.run.core.deferral import RESTARTED, RunDeferred
@@ -104,6 +105,13 @@ class Agent:
         return Approvals(self.recorder, self.approval_seconds)
 
     @cached_property
+    def sign_ins(self) -> SignInWaits:
+        signing = self.mcp.sign_ins if self.mcp is not None else None
+        return SignInWaits(
+            self.recorder, signing.begin if signing is not None else None, self.approval_seconds
+        )
+
+    @cached_property
     def step_loop(self) -> StepLoop:
         dispatch = Dispatch(self.recorder, self.endings, self.approvals, self.tools)
         slack = self.slack
@@ -173,6 +181,8 @@ class Agent:
                 self.mcp_caps,
                 search=search is not None,
                 budget=self.budget,
+                person=(key.team, asker) if asker is not None else None,
+                sign_ins=self.sign_ins,
             )
             ctx = replace(ctx, toolbox=box)
             if slack and slack.streaming:  # the steps shown as task cards while it streams
@@ -220,6 +230,7 @@ class Agent:
                 why = await outages.resumed(key) if outages else RESTARTED
                 await finish_interrupted_streams(ctx, self.recorder, why)
                 await finish_interrupted_posts(ctx, self.recorder, requests[0].index, why)
+            await self.sign_ins.settle(ctx)  # a call that waits for a sign-in goes first
             await self.approvals.settle(ctx)
             start = answer_start(ctx.log.entries, ctx.answer_from)  # this answer's entries
             await self.approvals.settle_unfinished(ctx, start)

@@ -14,7 +14,14 @@ from datetime import UTC, datetime
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH
-from assistant.run.approvals.entries import Pending, outcome_message, pending_approval, stopped_text
+from assistant.run.approvals.entries import (
+    STOPPED,
+    Pending,
+    outcome_message,
+    pending_approval,
+    stopped_text,
+)
+from assistant.run.approvals.sign_in import waiting_sign_in
 from assistant.run.approvals.unfinished import stopped_during, unanswered_calls, unknown_outcome
 from assistant.run.channels.languages import Languages
 from assistant.run.core.lease import ensure_lease
@@ -23,7 +30,7 @@ from assistant.run.core.recorder import Recorder
 from assistant.run.core.sessions import ACTIVE, AgentSessions
 from assistant.run.loop.answer_so_far import answer_start
 from assistant.slack.connection import SLACK_FAILURES
-from context.entry import STOP_PREFIX, Entry
+from context.entry import STOP_PREFIX, Entry, format_timestamp
 from context.storage import StopRequest, ThreadKey
 from context.storage.async_store import async_store
 from context.toolcalls import ServerToolCall
@@ -74,8 +81,15 @@ class StopRecorder:
         results: list[str] = []
         pending = pending_approval(entries)
         during = stopped_during(stop.user)
+        # A call waiting for its person's sign-in was not made (allowed or not): it never is.
+        signing = waiting_sign_in(entries)
+        if signing is not None and (pending is None or pending.index != signing.index):
+            stopped = STOPPED.format(
+                name=signing.name, index=signing.index, user=stop.user, at=format_timestamp(at)
+            )
+            results.append(stopped)
         if pending is not None:
-            if pending.started:
+            if pending.started and (signing is None or signing.index != pending.index):
                 results.append(unknown_outcome(pending.name, pending.index, during))
             else:
                 results.append(stopped_text(pending, stop.user, at))

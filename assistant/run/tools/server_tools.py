@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from assistant.run.approvals.sign_in import SignInNeeded, SignInWaits
 from assistant.run.core.lease import LeaseLost, current_lease
 from context.toolcalls import ServerToolCall
 
@@ -42,6 +43,24 @@ class ServerToolCalls:
     tools: dict[str, ServerTool]
     caps: ServerCaps = field(default_factory=ServerCaps)
     made: int = 0
+    # The person the run answers (workspace, user): an `auth: user` server's calls are theirs.
+    person: tuple[str, str] | None = None
+    sign_ins: SignInWaits | None = None  # asks them to connect when a call needs it
+
+    async def as_person(
+        self, call: ServerToolCall, ctx: RunContext, index: int, approved: bool
+    ) -> str:
+        """`carry_out`, and a person asked to connect where the call needs their sign-in
+        (the run then stops: SignInPending)."""
+        try:
+            return await self.carry_out(call, index, approved, ctx)
+        except SignInNeeded as needed:
+            if self.sign_ins is None:
+                why = (
+                    f"it acts as the person who asks, and they are not connected to {needed.server}"
+                )
+                return FAILED.format(name=call.called, index=index, why=why)
+            return await self.sign_ins.ask(ctx, call, index, needed.server)
 
     def needs_approval(self, call: ServerToolCall) -> bool:
         """Whether a person must allow this call before it is carried out."""
@@ -59,7 +78,7 @@ class ServerToolCalls:
         return tool is not None and tool.may_repeat
 
     async def __call__(self, call: ServerToolCall, ctx: RunContext, index: int) -> str:
-        return await self.carry_out(call, index, ctx=ctx)
+        return await self.as_person(call, ctx, index, approved=False)
 
     async def carry_out(
         self,
@@ -71,7 +90,7 @@ class ServerToolCalls:
         """The call's result; one that needs approval is made only once `approved` (the
         log records who allowed it: assistant/run/approvals/entries.py). The server's
         progress notifications show on the call's task card, if `ctx` has cards; they are
-        not entries."""
+        not entries. SignInNeeded: the person answered must connect to the server first."""
         name = call.called
         tool = self.tools.get(name)
         if tool is None:  # parsed only when offered: a server lost since is said below
@@ -85,7 +104,6 @@ class ServerToolCalls:
                 "(ASSISTANT_MAX_MCP_CALLS_PER_RUN); it was not called"
             )
             return FAILED.format(name=name, index=index, why=why)
-        self.made += 1
         cards = ctx.cards if ctx is not None else None
         # The SDK tells progress in tasks of its own: they carry the run's lease, and nothing
         # is shown once the call has ended (its result, or the run stopped).
@@ -105,9 +123,12 @@ class ServerToolCalls:
                     current_lease.reset(token)
 
         try:
-            outcome = await self.servers.call(tool, call.arguments, progress)
+            outcome = await self.servers.call(tool, call.arguments, progress, self.person)
         finally:
             ended = True
+        if outcome.sign_in:
+            raise SignInNeeded(tool.server)  # not made: not counted
+        self.made += 1
         text = _cut(outcome.text, self.caps.result_chars)
         if outcome.failed:
             return FAILED.format(name=name, index=index, why=text or "no reason given")

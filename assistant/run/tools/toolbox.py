@@ -19,6 +19,7 @@ from assistant.model.tool_calls import (
     server_function_schema,
     tool_names,
 )
+from assistant.run.approvals.sign_in import SignInWaits
 from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.tools.server_tools import FAILED, ServerCaps, ServerToolCalls
 from context.entry import AssistantEntry, Entry
@@ -96,7 +97,7 @@ class Toolbox:
                 name=call.called, index=index, why="the tool is not offered to this run now"
             )
         if isinstance(calls, ServerToolCalls):
-            return await calls.carry_out(call, index, approved=True, ctx=ctx)
+            return await calls.as_person(call, ctx, index, approved=True)
         return await calls(call, ctx, index)
 
 
@@ -107,21 +108,26 @@ async def toolbox(
     caps: ServerCaps | None = None,
     search: bool = False,
     budget: PromptBudget | None = None,
+    person: tuple[str, str] | None = None,
+    sign_ins: SignInWaits | None = None,
 ) -> Toolbox:
     """A run's toolbox: searchSlack where `search` is on, and the servers' tools that are up
     now and the channel allows (`allowed`: None, every server's; [], none; else servers'
     names and `server__tool`s), those of whole servers that fit one request
-    (`tool_room`: the caps' tools per request, a share of `budget`)."""
+    (`tool_room`: the caps' tools per request, a share of `budget`). `person`: the one the
+    run answers (workspace, user), as whom `auth: user` servers are listed and called;
+    `sign_ins` asks them to connect."""
     offered = offered_tools(search)
     if servers is None or not (allowed is None or allowed):
         return Toolbox(dict(builtins), schemas=offered)
     caps = caps or ServerCaps()
-    fitted = servers.fitted(await servers.tools(allowed), tool_room(offered, caps, budget))
+    listed = await servers.tools(allowed, person)
+    fitted = servers.fitted(listed, tool_room(offered, caps, budget))
     tools = {t.qualified: t for t in fitted}
     if not tools:
         return Toolbox(dict(builtins), schemas=offered)
     schemas = [server_function_schema(n, t.description, t.schema) for n, t in tools.items()]
-    calls = ServerToolCalls(servers, tools, caps)
+    calls = ServerToolCalls(servers, tools, caps, person=person, sign_ins=sign_ins)
     return Toolbox(dict(builtins), frozenset(tools), calls, [*offered, *schemas])
 
 

@@ -3,7 +3,7 @@
 person for the personal kind; revoked ones kept for the audit.
 
 Revision ID: 0022_grants
-Revises: 0020_budgets
+Revises: 0021_mcp_connections
 Create Date: 2026-11-29
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0022_grants"
-down_revision = "0020_budgets"
+down_revision = "0021_mcp_connections"
 branch_labels = None
 depends_on = None
 
