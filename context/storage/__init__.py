@@ -6,12 +6,12 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
-  `ModelRefusalStore`, `Housekeeping`, `StopStore`, and `Store`, all of them.
+  `ModelRefusalStore`, `Housekeeping`, `StopStore`, `EvalRunStore`, and `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
 - `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `housekeeping`,
-  `stops`: one repository per concern.
+  `stops`, `eval_runs`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -35,6 +35,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from context.storage.base import (
     ChannelStore,
+    EvalRunStore,
     Housekeeping,
     ImageStore,
     LogStore,
@@ -47,6 +48,7 @@ from context.storage.base import (
 )
 from context.storage.values import (
     EntryMeta,
+    EvalRunRow,
     ImageRef,
     ModelRefusal,
     Opening,
@@ -67,6 +69,8 @@ __all__ = [
     "DEFAULT_URL",
     "ChannelStore",
     "EntryMeta",
+    "EvalRunRow",
+    "EvalRunStore",
     "Housekeeping",
     "ImageRef",
     "ImageStore",

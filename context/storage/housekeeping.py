@@ -15,6 +15,7 @@ from context.storage.tables import (
     entry_images_table,
     feedback_votes_table,
     is_thread,
+    judged_answers_table,
     moment,
     panel_threads_table,
     thread_messages_table,
@@ -34,6 +35,7 @@ _THREAD_TABLES = (
     entry_images_table,
     panel_threads_table,
     feedback_votes_table,
+    judged_answers_table,
 )
 
 

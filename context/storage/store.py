@@ -9,6 +9,7 @@ from sqlalchemy.engine import URL, Engine
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
+from context.storage.eval_runs import SqlEvalRuns
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
@@ -28,6 +29,7 @@ class SqlStore(
     SqlModelRefusals,
     SqlHousekeeping,
     SqlStops,
+    SqlEvalRuns,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

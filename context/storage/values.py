@@ -209,3 +209,14 @@ class Vote:
     answer: int
     user: str
     vote: str  # "good" or "bad"
+
+
+@dataclass(frozen=True)
+class EvalRunRow:
+    """An eval run kept in the store: its id, when it began, what it ran (`label`) and its
+    manifest (the JSON of a saved run's manifest.json), None until the run ended."""
+
+    id: int
+    created_at: str
+    label: str
+    manifest: str | None

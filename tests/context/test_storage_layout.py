@@ -12,6 +12,7 @@ from context.entry import UserContent
 from context.storage import (
     ChannelStore,
     EntryMeta,
+    EvalRunStore,
     Housekeeping,
     ImageRef,
     ImageStore,
@@ -31,6 +32,7 @@ from context.storage import (
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
+from context.storage.eval_runs import SqlEvalRuns
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
@@ -54,6 +56,7 @@ CONCERNS = [
     (ModelRefusalStore, SqlModelRefusals),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
+    (EvalRunStore, SqlEvalRuns),
 ]
 
 
@@ -101,6 +104,10 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
         "trace_context",  # telemetry
+    } | {
+        "begin_eval_run", "add_eval_run_logs", "add_eval_run_results", "finish_eval_run",
+        "eval_runs", "eval_run", "eval_run_logs", "eval_run_results", "eval_run_result",
+        "delete_eval_run",  # eval runs kept with an id
     }  # fmt: skip
 
 
