@@ -12,6 +12,7 @@ are about."""
 from __future__ import annotations
 
 import os
+import platform
 import subprocess
 import sys
 import threading
@@ -74,6 +75,10 @@ def _watch_fork() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # The interpreter's own `uname -p`, run once and cached: the openai client asks it
+    # (platform.platform(), for its headers) the first time a process makes a request, which
+    # would blame whichever test of the tier did that first.
+    platform.processor()
     _watch_popen()
     _watch_fork()
 
