@@ -39,13 +39,13 @@ from assistant.commands.replay import model_settings, read_persona
 from assistant.commands.stored import existing_store, store_if_any
 from assistant.eval.ask import Answer, Asker, Config
 from assistant.eval.cases import Case, cases_of
-from assistant.eval.judge import Judge
 from assistant.eval.report import Run
 from assistant.eval.runner import CaseResult, Limits, Totals, run_cases
 from assistant.eval.runs import EvalRunError, KeptRun, ResultsSink, config_entries
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
 from assistant.eval.spool import ResultSpool
 from assistant.model.client import ModelClient
+from assistant.model.judging import Judge
 from assistant.run.core.prompt import PromptBudget
 from assistant.settings.environment import Settings, SettingsError, load_usage_settings
 from context.channels import merged

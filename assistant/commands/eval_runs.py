@@ -23,7 +23,6 @@ from assistant.eval.diff import Diff
 from assistant.eval.diff import markdown as diff_markdown
 from assistant.eval.diff import table as diff_table
 from assistant.eval.diff import write_json as diff_json
-from assistant.eval.judge import Judge
 from assistant.eval.report import Run, markdown, summary_line, table, write_json
 from assistant.eval.runner import CaseResult, Limits, Totals, run_cases
 from assistant.eval.runs import (
@@ -42,6 +41,7 @@ from assistant.eval.runs import (
 )
 from assistant.eval.spool import ResultSpool, Rows
 from assistant.model.client import ModelClient
+from assistant.model.judging import Judge
 from assistant.run.core.post_limits import PostCaps
 from assistant.settings.environment import Settings
 from context.render import printable

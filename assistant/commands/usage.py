@@ -17,7 +17,8 @@ from context.render import printable
 from context.storage import UsageRow
 from context.storage.usage import USAGE_GROUPS
 
-COUNTS = ("calls", "answers", "input_tokens", "cached_tokens", "output_tokens")
+# `judge_calls`: of the calls, a live judge's (ASSISTANT_JUDGE_SAMPLE).
+COUNTS = ("calls", "judge_calls", "answers", "input_tokens", "cached_tokens", "output_tokens")
 # The JSON keys of each grouping's values, in the order `UsageRow.group` holds them.
 GROUP_KEYS = {
     None: (),
@@ -36,6 +37,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="what the model calls cost, by workspace, channel, user, day or model",
         description="Sum the model calls recorded in the store (DATABASE_URL): calls, input "
         "tokens (cached ones included), cached and output tokens, answers (runs ended), and "
+        "the calls of the live judge among the calls (ASSISTANT_JUDGE_SAMPLE), and "
         "their estimated cost in US dollars from ASSISTANT_PRICES (tokens only without it).",
     )
     usage.add_argument(
@@ -85,14 +87,14 @@ class Group:
             counts["answers"] = None  # a run's end has no model: see the total
         return {**dict(zip(keys, self.values, strict=True)), **counts, "cost_usd": cost}
 
-    def cells(self, by: str | None) -> list[str]:
-        """The line of the text report."""
+    def cells(self, by: str | None, names: tuple[str, ...] = COUNTS) -> list[str]:
+        """The line of the text report: its label, then the counts `names`."""
         # Names come from Slack and the model's server: escaped as the trace escapes them.
         label = "/".join(value or UNKNOWN for value in self.values) if self.values else "total"
         label = one_line(label)
-        counts = [f"{self.counts[name]:,}" for name in COUNTS]
+        counts = [f"{self.counts[name]:,}" for name in names]
         if by == "model" and self.values:
-            counts[COUNTS.index("answers")] = "-"
+            counts[names.index("answers")] = "-"
         return [label, *counts, "-" if self.cost is None else f"{self.cost:.4f}"]
 
 
@@ -166,8 +168,10 @@ def print_table(
     since = when.shown(args.since) if args.since else "the start"
     until = when.shown(args.until) if args.until else "now"
     print(f"usage from {since} to {until}" + (f", by {args.by}" if args.by else ""))
-    header = [args.by or "", *(name.replace("_", " ") for name in COUNTS), "cost (USD)"]
-    lines = [header, *(group.cells(args.by) for group in [*groups, total])]
+    # The judge's column only where a live judge made calls (ASSISTANT_JUDGE_SAMPLE).
+    names = tuple(n for n in COUNTS if n != "judge_calls" or total.counts["judge_calls"])
+    header = [args.by or "", *(name.replace("_", " ") for name in names), "cost (USD)"]
+    lines = [header, *(group.cells(args.by, names) for group in [*groups, total])]
     widths = [max(len(line[n]) for line in lines) for n in range(len(header))]
     for line in lines:
         cells = [line[0].ljust(widths[0])]

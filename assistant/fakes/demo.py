@@ -105,7 +105,7 @@ def demo_reply(body: dict[str, Any]) -> Completion:
 
 
 def _verdict(reference: Any, candidate: Any) -> Completion:
-    """The judge's answer (assistant.eval.judge): the same post again is as good as the
+    """The judge's answer (assistant.model.judging): the same post again is as good as the
     recorded one; the script cannot tell a better one, so any other is worse."""
     same = str(reference).strip() == str(candidate).strip()
     verdict = {

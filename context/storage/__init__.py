@@ -6,12 +6,13 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
-  `ModelRefusalStore`, `Housekeeping`, `StopStore`, `EvalRunStore`, and `Store`, all of them.
+  `ModelRefusalStore`, `Housekeeping`, `StopStore`, `EvalRunStore`, `VerdictStore`, and
+  `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
 - `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `housekeeping`,
-  `stops`, `eval_runs`: one repository per concern.
+  `stops`, `eval_runs`, `verdicts`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -45,11 +46,13 @@ from context.storage.base import (
     RunStore,
     StopStore,
     Store,
+    VerdictStore,
 )
 from context.storage.values import (
     EntryMeta,
     EvalRunRow,
     ImageRef,
+    JudgeCall,
     ModelRefusal,
     Opening,
     OpenStream,
@@ -60,6 +63,8 @@ from context.storage.values import (
     ThreadMessage,
     ThreadSummary,
     UsageRow,
+    VerdictCount,
+    VerdictRow,
     Viewing,
     Vote,
 )
@@ -74,6 +79,7 @@ __all__ = [
     "Housekeeping",
     "ImageRef",
     "ImageStore",
+    "JudgeCall",
     "LogStore",
     "MessageCopies",
     "ModelRefusal",
@@ -92,6 +98,9 @@ __all__ = [
     "ThreadMessage",
     "ThreadSummary",
     "UsageRow",
+    "VerdictCount",
+    "VerdictRow",
+    "VerdictStore",
     "Viewing",
     "Vote",
     "database_url",

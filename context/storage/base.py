@@ -3,7 +3,7 @@
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
 `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-`StopStore`, `EvalRunStore`); `Store` is all of them, for code that uses the whole store.
+`StopStore`, `EvalRunStore`, `VerdictStore`); `Store` is all of them, for code that uses the whole store.
 Code that needs one concern can ask for its Protocol alone.
 """
 
@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
 from context.storage.base_eval import EvalRunStore as EvalRunStore
+from context.storage.base_eval import VerdictStore as VerdictStore
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
 from context.storage.base_slack import PanelStore as PanelStore
@@ -213,7 +214,8 @@ class Housekeeping(Protocol):
         """The model calls (their model and tokens) and the runs ended (answers) recorded at
         or after `since` and before `until`, summed in the database by model and by `by`:
         "workspace", "channel", "user" (the person asking), "day" (UTC) or "model"; None, one
-        group. ValueError for another `by`."""
+        group. A live judge's calls are rows of their own (`UsageRow.judge_calls`). ValueError
+        for another `by`."""
         ...
 
 
@@ -228,6 +230,7 @@ class Store(
     Housekeeping,
     StopStore,
     EvalRunStore,
+    VerdictStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

@@ -1,13 +1,20 @@
-"""The Protocol of what evaluation keeps in the store: eval runs with an id (`EvalRunStore`).
-Part of `Store` (`context.storage.base`). The store keeps the eval's JSON as text and never
+"""The Protocols of what evaluation keeps in the store: eval runs with an id (`EvalRunStore`)
+and live answers' verdicts (`VerdictStore`). Part of `Store` (`context.storage.base`). The store keeps the eval's JSON as text and never
 reads into it: its format is assistant/eval/runs.py's."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Protocol
 
-from context.storage.values import EvalRunRow
+from context.storage.values import (
+    EvalRunRow,
+    JudgeCall,
+    ThreadKey,
+    VerdictCount,
+    VerdictRow,
+)
 
 
 class EvalRunStore(Protocol):
@@ -48,4 +55,31 @@ class EvalRunStore(Protocol):
 
     def delete_eval_run(self, run_id: int) -> bool:
         """The run and everything it kept; False when there was no such run."""
+        ...
+
+
+class VerdictStore(Protocol):
+    """Live answers judged: a side record of the thread, one row per answer (the index of its
+    post), never read into a prompt."""
+
+    def claim_judging(
+        self, key: ThreadKey, answer: int, model: str | None, judge_model: str
+    ) -> bool:
+        """The answer taken to be judged, once: False when it was taken before (by this
+        process or another, before a restart), or the thread is not in the store."""
+        ...
+
+    def record_verdict(self, key: ThreadKey, answer: int, judged: JudgeCall) -> None:
+        """What the judge said of a claimed answer, and its call's figures."""
+        ...
+
+    def verdict_counts(
+        self, since: datetime | None = None, until: datetime | None = None
+    ) -> list[VerdictCount]:
+        """The verdicts given at or after `since` and before `until`, counted by channel,
+        answering model, judge model and verdict."""
+        ...
+
+    def recent_verdicts(self, limit: int, since: datetime | None = None) -> list[VerdictRow]:
+        """The newest `limit` verdicts (at or after `since`), newest first."""
         ...

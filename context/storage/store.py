@@ -17,6 +17,7 @@ from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
+from context.storage.verdicts import SqlVerdicts
 
 
 class SqlStore(
@@ -30,6 +31,7 @@ class SqlStore(
     SqlHousekeeping,
     SqlStops,
     SqlEvalRuns,
+    SqlVerdicts,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

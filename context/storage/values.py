@@ -181,6 +181,9 @@ class UsageRow:
     cached_tokens: int
     output_tokens: int
     answers: int
+    # Of `calls`, those a live judge made (ASSISTANT_JUDGE_SAMPLE): a row is either the
+    # answers' calls or the judge's.
+    judge_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -220,3 +223,42 @@ class EvalRunRow:
     created_at: str
     label: str
     manifest: str | None
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """What a live judge said of an answer (`verdict` None: it could not judge, `reason`
+    says why) and what its model call used (None: not known)."""
+
+    verdict: str | None
+    reason: str
+    latency_ms: float | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class VerdictCount:
+    """How many answers of a channel, answered by `model`, a judge gave `verdict` (None: no
+    verdict: the judge failed, or is still at it)."""
+
+    team: str
+    channel: str
+    model: str | None
+    judge_model: str
+    verdict: str | None
+    count: int
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One answer judged: the thread, the index of its post, and what the judge said."""
+
+    key: ThreadKey
+    answer: int
+    judged_at: str
+    model: str | None
+    judge_model: str
+    verdict: str | None
+    reason: str | None

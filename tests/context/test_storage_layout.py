@@ -27,6 +27,7 @@ from context.storage import (
     Store,
     ThreadKey,
     ThreadMessage,
+    VerdictStore,
     open_store,
 )
 from context.storage.channels import SqlChannels
@@ -41,6 +42,7 @@ from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
 from context.storage.store import SqlStore
+from context.storage.verdicts import SqlVerdicts
 from context.toolcalls import FinishRequest
 
 TS = "2025-04-04T12:33:00Z"
@@ -57,6 +59,7 @@ CONCERNS = [
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
     (EvalRunStore, SqlEvalRuns),
+    (VerdictStore, SqlVerdicts),
 ]
 
 
@@ -108,7 +111,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "begin_eval_run", "add_eval_run_logs", "add_eval_run_results", "finish_eval_run",
         "eval_runs", "eval_run", "eval_run_logs", "eval_run_results", "eval_run_result",
         "delete_eval_run",  # eval runs kept with an id
-    }  # fmt: skip
+    } | {"claim_judging", "record_verdict", "verdict_counts", "recent_verdicts"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("protocol", "repository"), CONCERNS, ids=lambda c: c.__name__)
