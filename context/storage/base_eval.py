@@ -1,6 +1,7 @@
 """The Protocols of what evaluation keeps in the store: eval runs with an id (`EvalRunStore`)
-and live answers' verdicts (`VerdictStore`). Part of `Store` (`context.storage.base`). The store keeps the eval's JSON as text and never
-reads into it: its format is assistant/eval/runs.py's."""
+and live answers' verdicts (`VerdictStore`). Part of `Store` (`context.storage.base`). The
+store keeps the eval's JSON as text and never reads into it: its format is
+assistant/eval/runs.py's."""
 
 from __future__ import annotations
 
