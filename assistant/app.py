@@ -37,6 +37,7 @@ from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.sessions import AgentSessions
 from assistant.run.core.slack_outage import SlackOutages
+from assistant.run.judging.live import LiveJudge
 from assistant.run.loop.agent import Agent, SlackSide
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.images import ImageParts
@@ -83,6 +84,7 @@ class Assistant:
     telemetry: Telemetry | None = None  # when the OTEL_* variables ask for it
     mcp: McpServers | None = None  # ASSISTANT_MCP_FILE's servers, when it names any
     background: set[asyncio.Task[None]] = field(default_factory=set)  # the model check
+    judge: LiveJudge | None = None  # ASSISTANT_JUDGE_SAMPLE over 0: live answers judged
 
     @property
     def client(self) -> AsyncWebClient:
@@ -145,6 +147,8 @@ class Assistant:
         await asyncio.gather(*self.background, return_exceptions=True)
         if self.scheduler is not None:
             await self.scheduler.stop()
+        if self.judge is not None:  # after the runs, which start its tasks
+            await self.judge.close()
         await self.channel_names.close()
         await self.model.close()
         if self.mcp is not None:  # the stdio servers' processes end with their connections
@@ -250,6 +254,12 @@ def create_assistant(
         mcp = McpServers(
             configs, settings.tools.mcp_call_seconds, settings.tools.max_mcp_result_bytes
         )
+    judge = None
+    if runs and settings.model.judge_sample > 0:
+        observer = telemetry.judged if telemetry is not None else None
+        judge = LiveJudge(
+            store, model, settings.model.judge_sample, settings.model.judge_model, observer
+        )
     scheduler = (
         _scheduler(
             settings,
@@ -265,6 +275,7 @@ def create_assistant(
             identity,
             telemetry,
             mcp,
+            judge,
         )
         if runs
         else None
@@ -325,6 +336,7 @@ def create_assistant(
         identity=identity,
         telemetry=telemetry,
         mcp=mcp,
+        judge=judge,
     )
 
 
@@ -342,6 +354,7 @@ def _scheduler(
     identity: BotIdentity | None,
     telemetry: Telemetry | None = None,
     mcp: McpServers | None = None,
+    judge: LiveJudge | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.model.stream == "auto" else None
@@ -398,9 +411,11 @@ def _scheduler(
     )
     # With one bot token, only its own workspace's threads (another's token is not ours).
     answers_team = identity.serves if identity is not None else None
+    # The live judge's wrapper inside telemetry's: the judging starts once the run has ended.
+    answer = judge.after(runs.run) if judge is not None else runs.run
     if telemetry is None:
         return RunScheduler(
-            runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped, answers_team=answers_team
+            answer, store, lease, tidy=runs.tidy, stopped=runs.stopped, answers_team=answers_team
         )
-    run, stop = telemetry.runs(runs.run), telemetry.stops(runs.stopped)
+    run, stop = telemetry.runs(answer), telemetry.stops(runs.stopped)
     return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop, answers_team=answers_team)

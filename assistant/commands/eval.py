@@ -37,6 +37,7 @@ from assistant.commands.io import (
 )
 from assistant.commands.replay import model_settings, read_persona
 from assistant.commands.stored import existing_store, store_if_any
+from assistant.commands.verdicts import register as register_verdicts
 from assistant.eval.ask import Answer, Asker, Config
 from assistant.eval.cases import Case, cases_of
 from assistant.eval.report import Run
@@ -60,9 +61,9 @@ CONFIRM_CALLS = 200  # a run over this many model calls is estimated and asks to
 
 
 class _EvalParser(argparse.ArgumentParser):
-    """`eval [INPUT…]`, `eval rescore RUN`, `eval diff RUN_A RUN_B` and `eval runs`: the
-    first word picks the parser (argparse cannot give one parser both a list of INPUTs and
-    subcommands)."""
+    """`eval [INPUT…]`, `eval rescore RUN`, `eval diff RUN_A RUN_B`, `eval runs` and `eval
+    verdicts`: the first word picks the parser (argparse cannot give one parser both a list
+    of INPUTs and subcommands)."""
 
     words: dict[str, argparse.ArgumentParser]
 
@@ -85,7 +86,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "2 for bad input. Needs OPENAI_API_KEY, unless --demo-model. "
         "Every run is kept in the store (unless --no-store) with an id: `assistant eval runs` "
         "lists them; `assistant eval rescore RUN` scores a kept run (an id, or a --save-run "
-        "directory) again; `assistant eval diff RUN_A RUN_B` compares two (see their --help).",
+        "directory) again; `assistant eval diff RUN_A RUN_B` compares two; `assistant eval "
+        "verdicts` reports the live judge's verdicts (see their --help).",
     )
     # The class argparse gave it, made the one that dispatches `rescore` and `diff`.
     parser.__class__ = _EvalParser
@@ -112,7 +114,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "remove runs. A run stays until deleted.",
     )
     register_runs(runs)
-    parser.words = {"rescore": rescore, "diff": diff, "runs": runs}
+    verdicts = argparse.ArgumentParser(
+        prog=f"{parser.prog} verdicts",
+        description="What the live judge (ASSISTANT_JUDGE_SAMPLE) said of the answers it "
+        "judged, by channel and answering model: good, acceptable, poor, or failed (no "
+        "verdict); --recent N lists the newest with the judge's reasons.",
+    )
+    register_verdicts(verdicts)
+    parser.words = {"rescore": rescore, "diff": diff, "runs": runs, "verdicts": verdicts}
     parser.add_argument(
         "inputs",
         nargs="*",

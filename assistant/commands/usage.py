@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from assistant.commands import CliError, when
 from assistant.commands.io import one_line
 from assistant.commands.stored import existing_store
+from assistant.commands.verdicts import run_verdicts
 from assistant.settings.environment import SettingsError, load_usage_settings
 from assistant.settings.prices import PriceTable
 from context.render import printable
@@ -57,6 +58,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--by", choices=USAGE_GROUPS, help="one line per workspace, channel, user, UTC day or model"
     )
     usage.add_argument("--json", action="store_true", help="the report as one JSON object")
+    usage.add_argument(
+        "--judged",
+        action="store_true",
+        help="instead: the live judge's verdicts (ASSISTANT_JUDGE_SAMPLE) by channel and "
+        "model, as `assistant eval verdicts`",
+    )
     usage.set_defaults(handler=run_usage)
 
 
@@ -99,6 +106,10 @@ class Group:
 
 
 def run_usage(args: argparse.Namespace) -> int:
+    if args.judged:
+        if args.by is not None:
+            raise CliError("--judged reports by channel and model: no --by")
+        return run_verdicts(args)
     if args.since is not None and args.until is not None and args.since >= args.until:
         raise CliError(
             f"--since {when.shown(args.since)} is not before --until {when.shown(args.until)}"
