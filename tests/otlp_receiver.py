@@ -44,6 +44,8 @@ class Span:
     links: list[tuple[str, str]]  # (trace id, span id)
     status_code: int
     resource: dict[str, Any]
+    # (name, attributes) of each of its events, in order
+    events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass
@@ -79,6 +81,10 @@ class Collector:
                             links=[(ln.trace_id.hex(), ln.span_id.hex()) for ln in span.links],
                             status_code=span.status.code,
                             resource=resource,
+                            events=[
+                                (e.name, {a.key: value_of(a.value) for a in e.attributes})
+                                for e in span.events
+                            ],
                         )
                     )
         with self._changed:
