@@ -1,7 +1,7 @@
 """`assistant eval rescore RUN`, `assistant eval diff RUN_A RUN_B` and `assistant eval runs`:
 a kept run (in the store with an id, or `assistant eval --save-run DIR`) scored again without
 asking the model, two kept runs side by side, and the runs the store keeps
-(docs/evaluation.md, "Kept runs")."""
+(docs/evaluation.md, "Saved runs")."""
 
 from __future__ import annotations
 

@@ -100,7 +100,7 @@ def run_verdicts(args: argparse.Namespace) -> int:
             f"--since {when.shown(args.since)} is not before --until {when.shown(args.until)}"
         )
     recent_count = getattr(args, "recent", None)
-    with existing_store("verdicts") as store:
+    with existing_store("usage" if getattr(args, "judged", False) else "eval") as store:
         lines = lines_of(store.verdict_counts(args.since, args.until))
         recent = store.recent_verdicts(recent_count, args.since) if recent_count else []
     if args.json:

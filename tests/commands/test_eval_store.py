@@ -1,4 +1,4 @@
-"""Eval runs kept in the store with an id (docs/evaluation.md, "Kept runs"): every `assistant
+"""Eval runs kept in the store with an id (docs/evaluation.md, "Saved runs"): every `assistant
 eval` kept there as well as, with --save-run, on disk; listed by `eval runs`, scored again and
 compared by id as by directory, deleted. In process (tests/cli.py), against the fake model
 over HTTP and a real SQLite store."""
