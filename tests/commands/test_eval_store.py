@@ -6,14 +6,16 @@ over HTTP and a real SQLite store."""
 from __future__ import annotations
 
 import json
+import shlex
 import sqlite3
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from context.storage import open_store
-from tests.cli import invoke
+from tests.cli import ROOT, invoke
 from tests.eval.logs import POST, history_call, log_json, post_call
 from tests.process import clean_env
 
@@ -159,3 +161,50 @@ def test_no_store_keeps_nothing_and_a_missing_store_is_said(env, model, log_file
     assert "no store at" in missing.stderr and "nothing kept there" in missing.stderr
     assert not (tmp_path / "none.db").exists()  # eval never makes a store
     assert assistant(env, tmp_path, "runs", "--delete", "x").returncode == 2
+
+
+def sh_blocks(heading: str) -> list[list[list[str]]]:
+    """Each ```sh block of a section of docs/evaluation.md, as the words of its lines."""
+    text = (ROOT / "docs" / "evaluation.md").read_text(encoding="utf-8")
+    section = text[text.index(heading) :]
+    section = section[: section.index("\n### ", 1)]
+    blocks = section.split("```sh\n")[1:]
+    return [[shlex.split(line) for line in b[: b.index("\n```")].splitlines()] for b in blocks]
+
+
+def test_the_documented_workflows_run_on_the_demo_thread(tmp_path):
+    """ "Before a model change" by ids, and "Watching live quality", as docs/evaluation.md
+    writes them."""
+    by_directory, by_id = sh_blocks("### Before a model change")
+    [live] = sh_blocks("### Watching live quality")
+    assert live[0] == ["ASSISTANT_JUDGE_SAMPLE=1", "assistant", "demo"]
+    database = tmp_path / "demo.db"
+    played = invoke(
+        ("demo", "--database", str(database)),
+        env=clean_env(ASSISTANT_JUDGE_SAMPLE="1"),
+        cwd=tmp_path,
+    )
+    assert played.returncode == 0, played.stderr
+    env = clean_env(DATABASE_URL=f"sqlite:///{database}")
+    for words in by_directory[1:] + by_id + live[1:]:
+        assert words[0] == "assistant", words
+        done = invoke(tuple(words[1:]), env=env, cwd=tmp_path)
+        assert done.returncode == 0, (words, done.stderr.decode())
+        assert b"Traceback" not in done.stderr
+        if words[1:3] == ["eval", "runs"]:
+            listed = done.stdout.decode().splitlines()
+            assert [line.split()[0] for line in listed[1:-1]] == ["3", "2", "1"]
+        if words[1:3] == ["eval", "verdicts"]:
+            assert "2 answers judged" in done.stdout.decode()
+            assert "demo-model" in done.stdout.decode()
+        if words[1:3] == ["eval", "diff"]:
+            assert "0 regressed, 0 improved, 6 unchanged" in done.stderr.decode()
+    store = open_store(f"sqlite:///{database}")
+    try:
+        verdicts = store.recent_verdicts(10)
+        assert [v.verdict for v in verdicts] == ["good", "good"]
+        # A side record of the thread: purged with it.
+        store.purge(datetime.now(UTC) + timedelta(days=1))
+        assert store.recent_verdicts(10) == []
+    finally:
+        store.close()
