@@ -81,7 +81,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run every recorded decision again against a model configuration and score it",
         description="Each assistant decision in the given logs becomes a case: the log as it "
         "stood before it, the recorded step as the reference. Each case is asked of the model "
-        "(one step, nothing carried out, nothing posted, no store written) and scored. Exit "
+        "(one step, nothing carried out, nothing posted, no thread written) and scored. Exit "
         "status 0, 1 when a trial could not ask the model or the pass rate is below --min-pass, "
         "2 for bad input. Needs OPENAI_API_KEY, unless --demo-model. "
         "Every run is kept in the store (unless --no-store) with an id: `assistant eval runs` "
