@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 
 from context.storage.engine import Repository
 from context.storage.tables import (
@@ -17,6 +17,15 @@ from context.storage.tables import (
 from context.storage.values import EvalRunRow
 
 PAGE = 500  # rows a read returns: a page of results is at most a few MB
+
+_results = eval_run_results_table.c
+# Read once a case by `eval diff` (twice for B): built once, as the hot statements of the log
+# are (`tables.THREAD`), so a read costs SQLite's answer, not a statement's compilation.
+_ONE_RESULT = select(_results.result).where(
+    _results.run_id == bindparam("run"),
+    _results.config == bindparam("of_config"),
+    _results.number == bindparam("at"),
+)
 
 
 class SqlEvalRuns(Repository):
@@ -108,12 +117,9 @@ class SqlEvalRuns(Repository):
             after = page[-1].number
 
     def eval_run_result(self, run_id: int, config: int, number: int) -> str | None:
-        results = eval_run_results_table.c
         with self._db.read() as connection:
             found: str | None = connection.scalar(
-                select(results.result).where(
-                    results.run_id == run_id, results.config == config, results.number == number
-                )
+                _ONE_RESULT, {"run": run_id, "of_config": config, "at": number}
             )
         return found
 
