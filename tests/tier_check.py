@@ -75,9 +75,10 @@ def _watch_fork() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # The interpreter's own `uname -p`, run once and cached: the openai client asks it
-    # (platform.platform(), for its headers) the first time a process makes a request, which
-    # would blame whichever test of the tier did that first.
+    # The standard library runs `uname -p` once per process, the first time anything reads the
+    # whole of platform.uname() (the openai client does, for its headers): asked now, before the
+    # watch, so that the first test of each worker to call the model is not taken for one that
+    # starts a process.
     platform.processor()
     _watch_popen()
     _watch_fork()
