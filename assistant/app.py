@@ -39,6 +39,7 @@ from assistant.run.core.recorder import Recorder
 from assistant.run.core.sessions import AgentSessions
 from assistant.run.core.slack_outage import SlackOutages
 from assistant.run.core.spend import Spending, tell_who_set_it, utc_now
+from assistant.run.judging.live import LiveJudge
 from assistant.run.loop.agent import Agent, SlackSide
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.run.loop.images import ImageParts
@@ -89,6 +90,7 @@ class Assistant:
     # The `auth: user` servers' sign-in callback (the HTTP app's /mcp/oauth/callback).
     sign_in_callback: SignInCallback | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)  # the model check
+    judge: LiveJudge | None = None  # ASSISTANT_JUDGE_SAMPLE over 0: live answers judged
 
     @property
     def client(self) -> AsyncWebClient:
@@ -151,6 +153,8 @@ class Assistant:
         await asyncio.gather(*self.background, return_exceptions=True)
         if self.scheduler is not None:
             await self.scheduler.stop()
+        if self.judge is not None:  # after the runs, which start its tasks
+            await self.judge.close()
         await self.channel_names.close()
         await self.model.close()
         if self.mcp is not None:  # the stdio servers' processes end with their connections
@@ -261,6 +265,12 @@ def create_assistant(
     sign_ins = _sign_ins(settings, store)
     if mcp is not None:
         mcp.sign_ins = sign_ins
+    judge = None
+    if runs and settings.model.judge_sample > 0:
+        observer = telemetry.judged if telemetry is not None else None
+        judge = LiveJudge(
+            store, model, settings.model.judge_sample, settings.model.judge_model, observer
+        )
     scheduler = (
         _scheduler(
             settings,
@@ -277,6 +287,7 @@ def create_assistant(
             telemetry,
             mcp,
             clock,
+            judge,
         )
         if runs
         else None
@@ -348,6 +359,7 @@ def create_assistant(
         telemetry=telemetry,
         mcp=mcp,
         sign_in_callback=callback,
+        judge=judge,
     )
 
 
@@ -379,6 +391,7 @@ def _scheduler(
     telemetry: Telemetry | None = None,
     mcp: McpServers | None = None,
     clock: Callable[[], datetime] = utc_now,
+    judge: LiveJudge | None = None,
 ) -> RunScheduler:
     """This process's runs: each workspace's agent, and the scheduler that claims threads."""
     streaming = SlackStreaming() if settings.model.stream == "auto" else None
@@ -442,9 +455,11 @@ def _scheduler(
     )
     # With one bot token, only its own workspace's threads (another's token is not ours).
     answers_team = identity.serves if identity is not None else None
+    # The live judge's wrapper inside telemetry's: the judging starts once the run has ended.
+    answer = judge.after(runs.run) if judge is not None else runs.run
     if telemetry is None:
         return RunScheduler(
-            runs.run, store, lease, tidy=runs.tidy, stopped=runs.stopped, answers_team=answers_team
+            answer, store, lease, tidy=runs.tidy, stopped=runs.stopped, answers_team=answers_team
         )
-    run, stop = telemetry.runs(runs.run), telemetry.stops(runs.stopped)
+    run, stop = telemetry.runs(answer), telemetry.stops(runs.stopped)
     return RunScheduler(run, store, lease, tidy=runs.tidy, stopped=stop, answers_team=answers_team)

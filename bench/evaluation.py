@@ -2,11 +2,14 @@
 run as an operator would (the real command, a subprocess, `--concurrency 8`, with `--json`,
 `--report` and `--save-run`, so every result is written out and the run kept) against the fake
 model answering at once, in this process; then the saved run scored again (`eval rescore`) and
-compared with itself (`eval diff`), neither asking the model. Figures: cases a second (goal:
+compared with itself (`eval diff`), neither asking the model. Every run is also kept in a
+SQLite store (the default of `assistant eval`: `DATABASE_URL` names one), and the large run
+compared with itself by its id there too. Figures: cases a second (goal:
 at least 50 on 2 cores), the command's CPU a case, and its memory: peak RSS, and the RSS
 sampled from /proc while it runs, at 10,000 cases against 1,000 (goal: bounded, the cases
 read from disk a log at a time and the results spooled and saved to disk: at most 64 MiB more
-for 10 times the cases); the saved run's size, and the peak RSS of rescore and diff on it."""
+for 10 times the cases); the saved run's size on disk and in the store, and the peak RSS of
+rescore and diff on it."""
 
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from assistant.fakes.openai.server import FakeOpenAI
 from bench.report import Figure
 from context.entry import UserContent
 from context.log import ContextLog
+from context.storage import open_store
 from context.toolcalls import FinishRequest, PostMessage
 
 FULL = {"logs": 1_000, "small": 100}
@@ -33,6 +37,7 @@ DECISIONS = 10  # per log: a question, then a post and a finish (one decision), 
 GOAL_RATE = 50.0
 GOAL_GROWTH_MIB = 64
 SAMPLE_SECONDS = 0.1
+STORE = "store.db"  # where every run is kept, as `assistant eval` keeps it by default
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -58,14 +63,15 @@ def run_eval(
 ) -> tuple[float, float, float, float]:
     """(wall seconds, CPU seconds, peak RSS, RSS late in the run, both in MiB) of one
     `assistant eval` run (`args`: instead of a run of the set in `directory`, saved in
-    `out/run-NAME`). The peak is mostly the start (the tokenizer's tables); the RSS sampled
-    while it runs is what the cases add."""
+    `out/run-NAME`), kept in the store `out/store.db` too. The peak is mostly the start (the
+    tokenizer's tables); the RSS sampled while it runs is what the cases add."""
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ASSISTANT_"))},
         "PYTHONPATH": str(ROOT),
         "OPENAI_API_KEY": ids.OPENAI_API_KEY,
         "OPENAI_BASE_URL": model.base_url,
         "OPENAI_MAX_RETRIES": "0",
+        "DATABASE_URL": f"sqlite:///{out / STORE}",
     }
     command = [sys.executable, "-m", "assistant.cli", "eval"]
     if args is None:
@@ -118,16 +124,21 @@ def run(smoke: bool) -> list[Figure]:
         FakeOpenAI(default=answer) as model,
     ):
         small, large = Path(scratch) / "small", Path(scratch) / "large"
+        open_store(f"sqlite:///{Path(scratch) / STORE}").close()
         small_cases = write_set(small, sizes["small"])
         large_cases = write_set(large, sizes["logs"])
         _, _, small_peak, small_late = run_eval(small, model, Path(scratch))
         wall, cpu, large_peak, large_late = run_eval(large, model, Path(scratch))
+        stored_mib = sum(f.stat().st_size for f in Path(scratch).glob(f"{STORE}*")) / 2**20
         saved = str(Path(scratch) / "run-large")
         report = str(Path(scratch) / "again.md")
         rescore = ["rescore", saved, "--json", "--report", report]
         rescore_wall, _, rescore_peak, _ = run_eval(large, model, Path(scratch), rescore)
         diff = ["diff", saved, saved, "--json", "--report", report]
         diff_wall, _, diff_peak, _ = run_eval(large, model, Path(scratch), diff)
+        # The small run is 1 in the store, the large one 2.
+        by_id = ["diff", "2", "2", "--json", "--report", report]
+        id_wall, _, id_peak, _ = run_eval(large, model, Path(scratch), by_id)
         saved_mib = sum(f.stat().st_size for f in Path(saved).rglob("*") if f.is_file()) / 2**20
     rate = large_cases / wall
     growth = large_late - small_late
@@ -165,6 +176,10 @@ def run(smoke: bool) -> list[Figure]:
         ),
         Figure("the saved run on disk", f"{saved_mib:.1f} MiB at {large_cases:,} cases"),
         Figure(
+            "the store (SQLite) after both runs",
+            f"{stored_mib:.1f} MiB at {small_cases + large_cases:,} cases",
+        ),
+        Figure(
             f"eval rescore of the saved run: peak RSS, {large_cases:,} cases",
             f"{rescore_peak:.0f} MiB ({large_cases / rescore_wall:.0f} cases a second)",
             f"<= the run's + {GOAL_GROWTH_MIB} MiB",
@@ -175,5 +190,11 @@ def run(smoke: bool) -> list[Figure]:
             f"{diff_peak:.0f} MiB ({diff_wall:.1f} s)",
             f"<= the run's + {GOAL_GROWTH_MIB} MiB",
             None if smoke else diff_peak <= large_peak + GOAL_GROWTH_MIB,
+        ),
+        Figure(
+            f"eval diff of the stored run with itself, by id: peak RSS, {large_cases:,} cases",
+            f"{id_peak:.0f} MiB ({id_wall:.1f} s)",
+            f"<= the run's + {GOAL_GROWTH_MIB} MiB",
+            None if smoke else id_peak <= large_peak + GOAL_GROWTH_MIB,
         ),
     ]

@@ -128,6 +128,13 @@ class RunningApp:
         future = asyncio.run_coroutine_threadsafe(scheduler.wait_idle(), self._loop)
         future.result(TIMEOUT)
 
+    def wait_judged(self) -> None:
+        """Until the live judge (ASSISTANT_JUDGE_SAMPLE) has ended what the runs so far
+        started (call once those runs have ended: `wait_idle`)."""
+        judge = self.assistant.judge
+        assert judge is not None, "the app judges no answer: ASSISTANT_JUDGE_SAMPLE is 0"
+        asyncio.run_coroutine_threadsafe(judge.wait(), self._loop).result(TIMEOUT)
+
     def wait_listeners(self) -> None:
         """Until Bolt's listeners for the events sent so far have returned. Bolt acks an event
         first and runs its listener afterwards, so an event that records nothing gives no

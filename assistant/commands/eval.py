@@ -17,7 +17,15 @@ from pathlib import Path
 from typing import TextIO
 
 from assistant.commands import CliError, when
-from assistant.commands.eval_runs import exit_status, register_diff, register_rescore, show
+from assistant.commands.eval_runs import (
+    exit_status,
+    finish_run,
+    keep_run,
+    register_diff,
+    register_rescore,
+    register_runs,
+    show,
+)
 from assistant.commands.io import (
     check_writable,
     file_or_thread,
@@ -28,16 +36,17 @@ from assistant.commands.io import (
     write_redaction_key,
 )
 from assistant.commands.replay import model_settings, read_persona
-from assistant.commands.stored import existing_store
+from assistant.commands.stored import existing_store, store_if_any
+from assistant.commands.verdicts import register as register_verdicts
 from assistant.eval.ask import Answer, Asker, Config
 from assistant.eval.cases import Case, cases_of
-from assistant.eval.judge import Judge
 from assistant.eval.report import Run
 from assistant.eval.runner import CaseResult, Limits, Totals, run_cases
-from assistant.eval.runs import EvalRunError, ResultsWriter, RunWriter, config_entries
+from assistant.eval.runs import EvalRunError, KeptRun, ResultsSink, config_entries
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
 from assistant.eval.spool import ResultSpool
 from assistant.model.client import ModelClient
+from assistant.model.judging import Judge
 from assistant.run.core.prompt import PromptBudget
 from assistant.settings.environment import Settings, SettingsError, load_usage_settings
 from context.channels import merged
@@ -52,8 +61,9 @@ CONFIRM_CALLS = 200  # a run over this many model calls is estimated and asks to
 
 
 class _EvalParser(argparse.ArgumentParser):
-    """`eval [INPUT…]`, `eval rescore RUN` and `eval diff RUN_A RUN_B`: the first word picks
-    the parser (argparse cannot give one parser both a list of INPUTs and subcommands)."""
+    """`eval [INPUT…]`, `eval rescore RUN`, `eval diff RUN_A RUN_B`, `eval runs` and `eval
+    verdicts`: the first word picks the parser (argparse cannot give one parser both a list
+    of INPUTs and subcommands)."""
 
     words: dict[str, argparse.ArgumentParser]
 
@@ -71,11 +81,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="run every recorded decision again against a model configuration and score it",
         description="Each assistant decision in the given logs becomes a case: the log as it "
         "stood before it, the recorded step as the reference. Each case is asked of the model "
-        "(one step, nothing carried out, nothing posted, no store written) and scored. Exit "
+        "(one step, nothing carried out, nothing posted, no thread written) and scored. Exit "
         "status 0, 1 when a trial could not ask the model or the pass rate is below --min-pass, "
         "2 for bad input. Needs OPENAI_API_KEY, unless --demo-model. "
-        "`assistant eval rescore RUN` scores a run saved with --save-run again; "
-        "`assistant eval diff RUN_A RUN_B` compares two (see their --help).",
+        "Every run is kept in the store (unless --no-store) with an id: `assistant eval runs` "
+        "lists them; `assistant eval rescore RUN` scores a kept run (an id, or a --save-run "
+        "directory) again; `assistant eval diff RUN_A RUN_B` compares two; `assistant eval "
+        "verdicts` reports the live judge's verdicts (see their --help).",
     )
     # The class argparse gave it, made the one that dispatches `rescore` and `diff`.
     parser.__class__ = _EvalParser
@@ -95,7 +107,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "input.",
     )
     register_diff(diff)
-    parser.words = {"rescore": rescore, "diff": diff}
+    runs = argparse.ArgumentParser(
+        prog=f"{parser.prog} runs",
+        description="The eval runs kept in the store (DATABASE_URL), newest first: id, when, "
+        "the inputs, the configurations and their pass rates; --delete and --delete-before "
+        "remove runs. A run stays until deleted.",
+    )
+    register_runs(runs)
+    verdicts = argparse.ArgumentParser(
+        prog=f"{parser.prog} verdicts",
+        description="What the live judge (ASSISTANT_JUDGE_SAMPLE) said of the answers it "
+        "judged, by channel and answering model: good, acceptable, poor, or failed (no "
+        "verdict); --recent N lists the newest with the judge's reasons.",
+    )
+    register_verdicts(verdicts)
+    parser.words = {"rescore": rescore, "diff": diff, "runs": runs, "verdicts": verdicts}
     parser.add_argument(
         "inputs",
         nargs="*",
@@ -182,9 +208,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser.add_argument(
         "--save-run",
         metavar="DIR",
-        help="keep the run in the new directory DIR: its configuration, cases and every "
+        help="keep the run in the new directory DIR too: its configuration, cases and every "
         "trial's answer and scores (keys and tokens replaced), for `eval rescore` and "
         "`eval diff`",
+    )
+    parser.add_argument(
+        "--no-store",
+        action="store_true",
+        help="do not keep the run in the store (it is kept there with an id by default)",
     )
     parser.add_argument(
         "--concurrency",
@@ -454,21 +485,34 @@ def _say_stopped(runs: list[Run]) -> None:
 
 def _run_writer(
     args: argparse.Namespace, sources: Sources, store: Store | None, stack: contextlib.ExitStack
-) -> RunWriter | None:
-    """With --save-run: the run's directory, its cases written before the model is asked."""
-    if not args.save_run:
+) -> KeptRun | None:
+    """Where the run is kept (the store unless --no-store, the directory of --save-run), its
+    cases written before the model is asked."""
+    if not args.no_store and store is None:
+        store = stack.enter_context(store_if_any("eval"))
+    kept = keep_run(stack, None if args.no_store else store, args.save_run, _label(args))
+    if kept is None:
         return None
     try:
-        writer = RunWriter(Path(args.save_run))
-        stack.callback(writer.close)
-        writer.write_cases(sources.logs(store))
+        kept.write_cases(sources.logs(store))
     except EvalRunError as exc:
         raise CliError(str(exc)) from None
-    return writer
+    return kept
+
+
+def _label(args: argparse.Namespace) -> str:
+    """The run's inputs, as `eval runs` lists them."""
+    words = list(args.inputs)
+    if args.all:
+        words.append("--all")
+        for name in ("team", "channel", "feedback"):
+            if getattr(args, name):
+                words.append(f"--{name} {getattr(args, name)}")
+    return " ".join(words)
 
 
 def _finish_run(
-    writer: RunWriter, args: argparse.Namespace, runs: list[Run], settings: Settings
+    kept: KeptRun, args: argparse.Namespace, runs: list[Run], settings: Settings
 ) -> None:
     manifest = {
         "trials": args.trials,
@@ -478,11 +522,7 @@ def _finish_run(
         "stopped": next((r.totals.stopped for r in runs if r.totals.stopped), None),
         "configs": config_entries(runs, args.trials),
     }
-    try:
-        writer.finish(manifest)
-    except EvalRunError as exc:
-        raise CliError(str(exc)) from None
-    print(f"eval: the run is saved in {args.save_run}", file=sys.stderr)
+    finish_run(kept, manifest, args.save_run, "the run")
 
 
 def _limits(args: argparse.Namespace, config: Config) -> Limits:
@@ -665,7 +705,7 @@ async def _run(
     store: Store | None,
     args: argparse.Namespace,
     spool: ResultSpool,
-    saved: ResultsWriter | None = None,
+    saved: ResultsSink | None = None,
 ) -> Run:
     """The configuration's run: each case's result spooled (and saved, with --save-run) as
     it ends, the totals kept."""
@@ -698,9 +738,9 @@ async def _run(
             done,
             totals,
             judge,
-            shown=bool(args.json or args.report or args.save_run),
+            shown=bool(args.json or args.report or saved is not None),
             limits=limits,
-            keep_answers=bool(args.save_run),
+            keep_answers=saved is not None,
         )
     progress.end()
     return Run(config, spool, totals, mode)

@@ -1,48 +1,57 @@
-"""`assistant eval rescore RUN` and `assistant eval diff RUN_A RUN_B`: a saved run
-(`assistant eval --save-run DIR`) scored again without asking the model, and two saved runs
-side by side (docs/evaluation.md, "Saved runs")."""
+"""`assistant eval rescore RUN`, `assistant eval diff RUN_A RUN_B` and `assistant eval runs`:
+a kept run (in the store with an id, or `assistant eval --save-run DIR`) scored again without
+asking the model, two kept runs side by side, and the runs the store keeps
+(docs/evaluation.md, "Saved runs")."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import json
 import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from assistant.commands import CliError
-from assistant.commands.io import check_writable, named
+from assistant.commands import CliError, when
+from assistant.commands.io import check_writable, named, one_line
 from assistant.commands.replay import model_settings
+from assistant.commands.stored import existing_store, store_if_any
 from assistant.eval.ask import Config
 from assistant.eval.diff import Diff
 from assistant.eval.diff import markdown as diff_markdown
 from assistant.eval.diff import table as diff_table
 from assistant.eval.diff import write_json as diff_json
-from assistant.eval.judge import Judge
 from assistant.eval.report import Run, markdown, summary_line, table, write_json
 from assistant.eval.runner import CaseResult, Limits, Totals, run_cases
 from assistant.eval.runs import (
+    DirectoryRun,
     EvalRunError,
-    ResultsReader,
-    ResultsWriter,
+    KeptRun,
+    Results,
+    ResultsSink,
     RunWriter,
+    SavedRun,
     StoredAnswers,
+    StoredRun,
+    StoredRunWriter,
     config_entries,
     read_cases,
-    read_manifest,
 )
-from assistant.eval.sets import read_set
 from assistant.eval.spool import ResultSpool, Rows
 from assistant.model.client import ModelClient
+from assistant.model.judging import Judge
 from assistant.run.core.post_limits import PostCaps
 from assistant.settings.environment import Settings
 from context.render import printable
+from context.storage import EvalRunRow, Store
 
 
 def register_rescore(parser: argparse.ArgumentParser, count: Any, rate: Any) -> None:
-    parser.add_argument("run", metavar="RUN", help="a run saved with `eval --save-run DIR`")
+    parser.add_argument(
+        "run", metavar="RUN", help="a kept run: its id in the store, or a `--save-run` directory"
+    )
     parser.add_argument(
         "--judge",
         metavar="MODEL",
@@ -70,12 +79,19 @@ def register_rescore(parser: argparse.ArgumentParser, count: Any, rate: Any) -> 
     parser.add_argument(
         "--save-run", metavar="DIR", help="keep the run scored again in the new directory DIR"
     )
+    parser.add_argument(
+        "--no-store", action="store_true", help="do not keep the run scored again in the store"
+    )
     parser.set_defaults(handler=run_rescore)
 
 
 def register_diff(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_a", metavar="RUN_A", help="a saved run: the one before")
-    parser.add_argument("run_b", metavar="RUN_B", help="a saved run: the one after")
+    parser.add_argument(
+        "run_a", metavar="RUN_A", help="a kept run (an id or a directory): the one before"
+    )
+    parser.add_argument(
+        "run_b", metavar="RUN_B", help="a kept run (an id or a directory): the one after"
+    )
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON")
     parser.add_argument("--report", metavar="FILE", help="write a Markdown report to FILE")
     parser.add_argument(
@@ -86,11 +102,79 @@ def register_diff(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=run_diff)
 
 
-def _manifest(text: str) -> dict[str, Any]:
+def register_runs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the runs as JSON")
+    parser.add_argument(
+        "--delete",
+        metavar="ID",
+        type=_run_id,
+        nargs="+",
+        help="delete these runs (their cases, answers and scores) from the store",
+    )
+    parser.add_argument(
+        "--delete-before",
+        metavar="WHEN",
+        type=when.since,
+        help="delete the runs begun before WHEN (30d, or a UTC date or time)",
+    )
+    parser.set_defaults(handler=run_runs)
+
+
+def _run_id(text: str) -> int:
+    if not (text.isascii() and text.isdigit()) or len(text) > 18 or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"not a run's id: {text!r}")
+    return int(text)
+
+
+def is_run_id(text: str) -> bool:
+    """A run's id (a whole number) rather than a directory: a directory named as a number is
+    named `./7`."""
+    return text.isascii() and text.isdigit() and len(text) <= 18 and not Path(text).exists()
+
+
+def open_run(text: str, stack: contextlib.ExitStack, store: list[Store]) -> SavedRun:
+    """The run RUN names: an id in the store (opened once, kept in `store`) or a directory."""
     try:
-        return read_manifest(Path(text))
+        if is_run_id(text):
+            if not store:
+                store.append(stack.enter_context(existing_store("eval")))
+            return StoredRun(store[0], int(text))
+        return DirectoryRun(Path(text))
     except EvalRunError as exc:
         raise CliError(str(exc)) from None
+
+
+def keep_run(
+    stack: contextlib.ExitStack,
+    store: Store | None,
+    save_run: str | None,
+    label: str,
+) -> KeptRun | None:
+    """Where a new run is kept: the store (when there is one), the directory of --save-run."""
+    kept = KeptRun()
+    try:
+        if save_run:
+            writer = RunWriter(Path(save_run))
+            stack.callback(writer.close)
+            kept.add(writer)
+        if store is not None:
+            stored = StoredRunWriter(store, label)
+            stack.callback(stored.close)
+            kept.add(stored)
+    except EvalRunError as exc:
+        raise CliError(str(exc)) from None
+    return kept if kept.sinks else None
+
+
+def finish_run(kept: KeptRun, manifest: dict[str, Any], save_run: str | None, what: str) -> None:
+    try:
+        kept.finish(manifest)
+    except EvalRunError as exc:
+        raise CliError(str(exc)) from None
+    if save_run:
+        print(f"eval: {what} is saved in {save_run}", file=sys.stderr)
+    if kept.stored is not None:
+        print(f"eval: {what} is kept in the store as run {kept.stored.id}", file=sys.stderr)
 
 
 def _caps(manifest: dict[str, Any], where: str) -> PostCaps:
@@ -136,24 +220,26 @@ def _check_judge(args: argparse.Namespace) -> None:
 
 def run_rescore(args: argparse.Namespace) -> int:
     _check_judge(args)
-    directory = Path(args.run)
-    manifest = _manifest(args.run)
-    where = f"{directory / 'manifest.json'}"
-    caps = _caps(manifest, where)
-    trials: int = manifest["trials"]
-    beat = manifest.get("trials_beat")
-    if beat is not None and (type(beat) is not int or beat < 1):
-        raise CliError(f"{where}: `trials_beat` must be null or a count")
     if args.report:
         check_writable(args.report)
     with contextlib.ExitStack() as stack:
+        opened: list[Store] = []
+        saved_run = open_run(args.run, stack, opened)
+        manifest = saved_run.manifest
+        where = f"{saved_run.name}: manifest"
+        caps = _caps(manifest, where)
+        trials: int = manifest["trials"]
+        beat = manifest.get("trials_beat")
+        if beat is not None and (type(beat) is not int or beat < 1):
+            raise CliError(f"{where}: `trials_beat` must be null or a count")
         settings = model_settings(stack, None, args.demo_model) if args.judge else None
-        saved = None
-        if args.save_run:
+        store = None
+        if not args.no_store:
+            store = opened[0] if opened else stack.enter_context(store_if_any("eval"))
+        kept = keep_run(stack, store, args.save_run, f"rescore {saved_run.name}")
+        if kept is not None:
             try:
-                saved = RunWriter(Path(args.save_run))
-                stack.callback(saved.close)
-                saved.write_cases(read_set(directory / "cases"))
+                kept.write_cases(saved_run.logs())
             except EvalRunError as exc:
                 raise CliError(str(exc)) from None
         runs = []
@@ -161,31 +247,27 @@ def run_rescore(args: argparse.Namespace) -> int:
             spool = ResultSpool()
             stack.callback(spool.close)
             try:
-                reader = ResultsReader(directory, entry["results"])
+                reader = saved_run.results(number)
             except EvalRunError as exc:
                 raise CliError(str(exc)) from None
             stack.callback(reader.close)
-            results = saved.results(number) if saved is not None else None
-            rescoring = Rescoring(directory, reader, trials, beat, caps, settings)
+            results = kept.results(number) if kept is not None else None
+            rescoring = Rescoring(saved_run, reader, trials, beat, caps, settings)
             try:
                 run = asyncio.run(rescoring.run(_config(entry), args, spool, results))
             except EvalRunError as exc:
                 raise CliError(str(exc)) from None
             runs.append(replace(run, mode=str(entry.get("tool_mode", "tools"))))
-        if saved is not None:
+        if kept is not None:
             document = {
                 key: value for key, value in manifest.items() if key not in ("format", "version")
             }
             document |= {
                 "judge": args.judge,
-                "rescored_from": str(directory),
+                "rescored_from": saved_run.name,
                 "configs": config_entries(runs, trials),
             }
-            try:
-                saved.finish(document)
-            except EvalRunError as exc:
-                raise CliError(str(exc)) from None
-            print(f"eval: the run scored again is saved in {args.save_run}", file=sys.stderr)
+            finish_run(kept, document, args.save_run, "the run scored again")
         args.trials = trials
         show(args, runs)
     return exit_status(runs, args.min_pass, trials)
@@ -211,14 +293,14 @@ class Rescoring:
 
     def __init__(
         self,
-        directory: Path,
-        reader: ResultsReader,
+        saved: SavedRun,
+        reader: Results,
         trials: int,
         beat: int | None,
         caps: PostCaps,
         settings: Settings | None,
     ) -> None:
-        self.directory, self.reader, self.trials = directory, reader, trials
+        self.saved, self.reader, self.trials = saved, reader, trials
         self.limits = Limits(beat_trials=beat)
         self.caps, self.settings = caps, settings
 
@@ -227,7 +309,7 @@ class Rescoring:
         config: Config,
         args: argparse.Namespace,
         spool: ResultSpool,
-        saved: ResultsWriter | None,
+        saved: ResultsSink | None,
     ) -> Run:
         asker = StoredAnswers(config)
         totals = Totals()
@@ -240,7 +322,7 @@ class Rescoring:
         def trials_of(case: Any) -> int:
             return self.limits.trials_of(case, self.trials)
 
-        cases = asker.cases(read_cases(self.directory), self.reader, trials_of)
+        cases = asker.cases(read_cases(self.saved), self.reader, trials_of)
         async with contextlib.AsyncExitStack() as stack:
             judge = None
             if args.judge and self.settings is not None:
@@ -267,13 +349,15 @@ class Rescoring:
 def run_diff(args: argparse.Namespace) -> int:
     if args.report:
         check_writable(args.report)
-    manifests = [_manifest(args.run_a), _manifest(args.run_b)]
-    firsts = [manifest["configs"][0] for manifest in manifests]
     with contextlib.ExitStack() as stack:
+        opened: list[Store] = []
+        saved = [open_run(args.run_a, stack, opened), open_run(args.run_b, stack, opened)]
+        manifests = [run.manifest for run in saved]
+        firsts = [manifest["configs"][0] for manifest in manifests]
         readers = []
-        for text, entry in zip((args.run_a, args.run_b), firsts, strict=True):
+        for run in saved:
             try:
-                reader = ResultsReader(Path(text), entry["results"])
+                reader = run.results(1)
             except EvalRunError as exc:
                 raise CliError(str(exc)) from None
             stack.callback(reader.close)
@@ -282,10 +366,8 @@ def run_diff(args: argparse.Namespace) -> int:
             diff = Diff(readers[0], readers[1])
             labels = (printable(firsts[0]["name"]), printable(firsts[1]["name"]))
             summaries = [
-                f"{side} {printable(text)}: {_summary(entry, manifest)}"
-                for side, text, entry, manifest in zip(
-                    "AB", (args.run_a, args.run_b), firsts, manifests, strict=True
-                )
+                f"{side} {printable(run.name)}: {_summary(entry, manifest)}"
+                for side, run, entry, manifest in zip("AB", saved, firsts, manifests, strict=True)
             ]
             if args.report:
                 try:
@@ -308,6 +390,95 @@ def run_diff(args: argparse.Namespace) -> int:
     if regressed and args.fail_on_regression:
         print(f"eval diff: {regressed} cases regressed", file=sys.stderr)
         return 1
+    return 0
+
+
+def run_runs(args: argparse.Namespace) -> int:
+    """`assistant eval runs`: the runs the store keeps, newest first; or some deleted."""
+    with existing_store("eval") as store:
+        if args.delete or args.delete_before is not None:
+            return _delete_runs(store, args)
+        rows = store.eval_runs()
+    listed = [_listed(row) for row in rows]
+    if args.json:
+        print(printable(json.dumps({"runs": listed}, ensure_ascii=False)))
+        return 0
+    head = ["id", "when", "set", "configs", "pass@1", "pass^k", "status"]
+    lines = [head] + [
+        [
+            str(item["id"]),
+            str(item["created_at"])[:19].replace("T", " "),
+            one_line(str(item["label"]))[:60],
+            ", ".join(one_line(str(c["name"])) for c in item["configs"]),
+            " / ".join(_rate_shown(c["pass@1"]) for c in item["configs"]) or "-",
+            " / ".join(_rate_shown(c["pass^k"]) for c in item["configs"]) or "-",
+            str(item["status"]),
+        ]
+        for item in listed
+    ]
+    widths = [max(len(line[n]) for line in lines) for n in range(len(head))]
+    for line in lines:
+        print("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip())
+    print(f"{len(listed)} runs kept")
+    return 0
+
+
+def _rate_shown(value: object) -> str:
+    return f"{value:.2f}" if isinstance(value, float | int) else "-"
+
+
+def _listed(row: EvalRunRow) -> dict[str, Any]:
+    """A run as `eval runs` lists it, from its manifest (unfinished: none yet)."""
+    item: dict[str, Any] = {
+        "id": row.id,
+        "created_at": row.created_at,
+        "label": row.label,
+        "status": "unfinished",
+        "trials": None,
+        "configs": [],
+    }
+    if row.manifest is None:
+        return item
+    try:
+        manifest = json.loads(row.manifest)
+    except ValueError:
+        return item | {"status": "unreadable"}
+    if not isinstance(manifest, dict):
+        return item | {"status": "unreadable"}
+    found = manifest.get("configs")
+    configs: list[Any] = found if isinstance(found, list) else []
+    stopped = manifest.get("stopped")
+    item["status"] = "stopped" if isinstance(stopped, str) else "finished"
+    if isinstance(manifest.get("rescored_from"), str):
+        item["rescored_from"] = manifest["rescored_from"]
+    item["trials"] = manifest.get("trials") if type(manifest.get("trials")) is int else None
+    for config in configs:
+        if not isinstance(config, dict):
+            continue
+        figures = config.get("summary")
+        summary: dict[str, Any] = figures if isinstance(figures, dict) else {}
+        item["configs"].append(
+            {
+                "name": str(config.get("name") or config.get("model") or ""),
+                "model": str(config.get("model") or ""),
+                "cases": _int(summary.get("cases")),
+                "pass@1": _float(summary.get("pass@1")),
+                "pass^k": _float(summary.get("pass^k")),
+            }
+        )
+    return item
+
+
+def _delete_runs(store: Store, args: argparse.Namespace) -> int:
+    ids = list(args.delete or [])
+    if args.delete_before is not None:
+        cutoff = when.shown(args.delete_before)
+        ids += [row.id for row in store.eval_runs() if row.created_at < cutoff]
+    missing = [run_id for run_id in args.delete or [] if store.eval_run(run_id) is None]
+    if missing:
+        raise CliError(f"no eval run {missing[0]} in the store (see `assistant eval runs`)")
+    deleted = sum(store.delete_eval_run(run_id) for run_id in dict.fromkeys(ids))
+    print(f"eval runs: {deleted} runs deleted")
     return 0
 
 

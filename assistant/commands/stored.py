@@ -26,6 +26,21 @@ from context.urls import shown_url
 @contextmanager
 def existing_store(command: str) -> Iterator[Store]:
     """The store DATABASE_URL names, said on stderr (`shown_url`); never a new one."""
+    with _store(command, required=True) as store:
+        assert store is not None
+        yield store
+
+
+@contextmanager
+def store_if_any(command: str) -> Iterator[Store | None]:
+    """As `existing_store`, but None (said on stderr) when DATABASE_URL names no store yet:
+    for a command that keeps something there when it can (`assistant eval`'s runs)."""
+    with _store(command, required=False) as store:
+        yield store
+
+
+@contextmanager
+def _store(command: str, required: bool) -> Iterator[Store | None]:
     try:
         url = database_url(load_store_settings().database_url)
     except SettingsError as exc:
@@ -39,8 +54,12 @@ def existing_store(command: str) -> Iterator[Store]:
         raise CliError(f"cannot open the store at {where}: {store_error(exc)}") from None
     except StoreUnavailable as exc:
         raise CliError(str(exc)) from None
-    if store is None:
+    if store is None and required:
         raise CliError(f"no store at {where} (check DATABASE_URL)")
+    if store is None:
+        print(f"assistant {command}: no store at {where}: nothing kept there", file=sys.stderr)
+        yield None
+        return
     print(f"assistant {command}: store {where}", file=sys.stderr, flush=True)
     try:
         yield store

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from assistant.commands import CliError, when
 from assistant.commands.io import one_line
 from assistant.commands.stored import existing_store
+from assistant.commands.verdicts import run_verdicts
 from assistant.settings.environment import SettingsError, load_usage_settings
 from assistant.settings.prices import PriceTable
 from context.channels import WORKSPACE_DEFAULT, merged
@@ -20,7 +21,8 @@ from context.spend import MICRO, Unit, limits_of, periods, shown_amount
 from context.storage import Store, UsageRow
 from context.storage.usage import USAGE_GROUPS
 
-COUNTS = ("calls", "answers", "input_tokens", "cached_tokens", "output_tokens")
+# `judge_calls`: of the calls, a live judge's (ASSISTANT_JUDGE_SAMPLE).
+COUNTS = ("calls", "judge_calls", "answers", "input_tokens", "cached_tokens", "output_tokens")
 # The JSON keys of each grouping's values, in the order `UsageRow.group` holds them.
 GROUP_KEYS = {
     None: (),
@@ -39,6 +41,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="what the model calls cost, by workspace, channel, user, day or model",
         description="Sum the model calls recorded in the store (DATABASE_URL): calls, input "
         "tokens (cached ones included), cached and output tokens, answers (runs ended), and "
+        "the calls of the live judge among the calls (ASSISTANT_JUDGE_SAMPLE), and "
         "their estimated cost in US dollars from ASSISTANT_PRICES (tokens only without it).",
     )
     usage.add_argument(
@@ -58,6 +61,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--by", choices=USAGE_GROUPS, help="one line per workspace, channel, user, UTC day or model"
     )
     usage.add_argument("--json", action="store_true", help="the report as one JSON object")
+    usage.add_argument(
+        "--judged",
+        action="store_true",
+        help="instead: the live judge's verdicts (ASSISTANT_JUDGE_SAMPLE) by channel and "
+        "model, as `assistant eval verdicts`",
+    )
     usage.set_defaults(handler=run_usage)
 
 
@@ -88,18 +97,22 @@ class Group:
             counts["answers"] = None  # a run's end has no model: see the total
         return {**dict(zip(keys, self.values, strict=True)), **counts, "cost_usd": cost}
 
-    def cells(self, by: str | None) -> list[str]:
-        """The line of the text report."""
+    def cells(self, by: str | None, names: tuple[str, ...] = COUNTS) -> list[str]:
+        """The line of the text report: its label, then the counts `names`."""
         # Names come from Slack and the model's server: escaped as the trace escapes them.
         label = "/".join(value or UNKNOWN for value in self.values) if self.values else "total"
         label = one_line(label)
-        counts = [f"{self.counts[name]:,}" for name in COUNTS]
+        counts = [f"{self.counts[name]:,}" for name in names]
         if by == "model" and self.values:
-            counts[COUNTS.index("answers")] = "-"
+            counts[names.index("answers")] = "-"
         return [label, *counts, "-" if self.cost is None else f"{self.cost:.4f}"]
 
 
 def run_usage(args: argparse.Namespace) -> int:
+    if args.judged:
+        if args.by is not None:
+            raise CliError("--judged reports by channel and model: no --by")
+        return run_verdicts(args)
     if args.since is not None and args.until is not None and args.since >= args.until:
         raise CliError(
             f"--since {when.shown(args.since)} is not before --until {when.shown(args.until)}"
@@ -244,8 +257,10 @@ def print_table(
     since = when.shown(args.since) if args.since else "the start"
     until = when.shown(args.until) if args.until else "now"
     print(f"usage from {since} to {until}" + (f", by {args.by}" if args.by else ""))
-    header = [args.by or "", *(name.replace("_", " ") for name in COUNTS), "cost (USD)"]
-    lines = [header, *(group.cells(args.by) for group in [*groups, total])]
+    # The judge's column only where a live judge made calls (ASSISTANT_JUDGE_SAMPLE).
+    names = tuple(n for n in COUNTS if n != "judge_calls" or total.counts["judge_calls"])
+    header = [args.by or "", *(name.replace("_", " ") for name in names), "cost (USD)"]
+    lines = [header, *(group.cells(args.by, names) for group in [*groups, total])]
     widths = [max(len(line[n]) for line in lines) for n in range(len(header))]
     for line in lines:
         cells = [line[0].ljust(widths[0])]

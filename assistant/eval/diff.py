@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from assistant.eval.runner import CaseResult
-from assistant.eval.runs import ResultsReader
+from assistant.eval.runs import Results
 from assistant.replay.markdown import fenced, inline
 from context.render import printable
 
@@ -45,7 +45,7 @@ class Diff:
     """The rows, worst first: the cases that regressed most, then those unchanged, then those
     that improved; then the cases only one run has, each in its run's order."""
 
-    def __init__(self, a: ResultsReader, b: ResultsReader) -> None:
+    def __init__(self, a: Results, b: Results) -> None:
         self._a, self._b = a, b
         offsets: dict[str, int] = {}
         for offset, result in b:

@@ -15,8 +15,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from assistant.eval.ask import Answer, Config
 from assistant.eval.cases import Case, Feedback
-from assistant.eval.judge import Judge
 from assistant.eval.scores import Trial, judged, kind_of, posts, question_of, score, wilson
+from assistant.model.judging import Judge
 from assistant.model.tool_calls import ToolCallError
 from assistant.run.core.post_limits import PostCaps
 from context.entry import make_entry

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field, replace
 
 from assistant.eval.ask import Answer
 from assistant.eval.cases import Case
-from assistant.eval.judge import JudgeFailed, Judgement
 from assistant.eval.language import language_of
+from assistant.model.judging import JudgeFailed, Judgement
 from assistant.model.tool_calls import ToolCallError
 from assistant.run.core.post_limits import PostCaps, PostLimits
 from context.entry import UserEntry

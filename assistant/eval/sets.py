@@ -49,13 +49,7 @@ class SetWriter:
         if not cases:
             return
         name = f"logs/{len(self.files) + 1:05d}.json"
-        document = {
-            "source": source,
-            "model": cases[0].model,
-            "log": [entry.as_dict() for entry in log],
-            "cases": [case.as_json() for case in cases],
-        }
-        self._write(name, document)
+        self._write(name, log_document(source, log, cases))
         self.files.append(name)
         self.cases += len(cases)
 
@@ -102,8 +96,22 @@ def read_set(directory: Path) -> Iterator[tuple[str, list[Entry], list[Case]]]:
         yield read_log_file(directory / name)
 
 
+def log_document(source: str, log: Sequence[Entry], cases: Sequence[Case]) -> dict[str, Any]:
+    """A log with its cases, as a set's log file holds it (and a run kept in the store)."""
+    return {
+        "source": source,
+        "model": cases[0].model if cases else None,
+        "log": [entry.as_dict() for entry in log],
+        "cases": [case.as_json() for case in cases],
+    }
+
+
 def read_log_file(path: Path) -> tuple[str, list[Entry], list[Case]]:
-    document = _json_file(path)
+    return log_of_document(_json_file(path), str(path))
+
+
+def log_of_document(document: object, path: str) -> tuple[str, list[Entry], list[Case]]:
+    """A log file's document checked (`path` names it in the errors): its log and cases."""
     if not isinstance(document, dict):
         raise EvalSetError(f"{path}: must be an object with source, log and cases")
     source, log, cases = document.get("source"), document.get("log"), document.get("cases")

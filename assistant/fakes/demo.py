@@ -7,8 +7,9 @@ without mentioning it. The model is not a script of replies in order but a rule 
 each request carries (the newest person's message and what was done since), so it answers
 the same way live, in a replay of the whole log, or of the log cut at any entry. It also
 judges (`assistant eval --demo-model --judge demo-model`), by a rule as plain: the same post
-again is as good, any other worse. Anything else it is asked gets a plain-text answer that
-says what it is: never an error of its own.
+again is as good, any other worse; and live answers (ASSISTANT_JUDGE_SAMPLE): its own are
+good, its word that a question is outside the script poor. Anything else it is asked gets a
+plain-text answer that says what it is: never an error of its own.
 
 It goes by `DEMO_MODEL`, the name the demo's settings give it, so that no log, report or
 usage figure of a demo names a real model.
@@ -73,6 +74,8 @@ def demo_reply(body: dict[str, Any]) -> Completion:
         log = None
     if isinstance(log, dict) and {"REFERENCE", "CANDIDATE"} <= log.keys():
         return _verdict(log["REFERENCE"], log["CANDIDATE"])
+    if isinstance(log, dict) and {"question", "ANSWER"} <= log.keys():
+        return _live_verdict(log["ANSWER"])
     if not isinstance(log, list) or not all(isinstance(e, dict) for e in log):
         return plain_text(OUTSIDE_SCRIPT)
     asked = next((e for e in reversed(log) if e.get("role") == "user"), None)
@@ -105,7 +108,7 @@ def demo_reply(body: dict[str, Any]) -> Completion:
 
 
 def _verdict(reference: Any, candidate: Any) -> Completion:
-    """The judge's answer (assistant.eval.judge): the same post again is as good as the
+    """The judge's answer (assistant.model.judging): the same post again is as good as the
     recorded one; the script cannot tell a better one, so any other is worse."""
     same = str(reference).strip() == str(candidate).strip()
     verdict = {
@@ -113,6 +116,19 @@ def _verdict(reference: Any, candidate: Any) -> Completion:
         "reason": "The same reply as the recorded one."
         if same
         else "The demo's scripted judge takes any change from the recorded reply as worse.",
+    }
+    return plain_text(json.dumps(verdict))
+
+
+def _live_verdict(answer: Any) -> Completion:
+    """The live judge's answer (ASSISTANT_JUDGE_SAMPLE, assistant.model.judging): the script's
+    own answers are good; its word that a question is outside the script is poor."""
+    outside = str(answer).strip() == OUTSIDE_SCRIPT
+    verdict = {
+        "verdict": "poor" if outside else "good",
+        "reason": "The question is outside the demo's script."
+        if outside
+        else "The demo's scripted judge takes the script's own answers as good.",
     }
     return plain_text(json.dumps(verdict))
 

@@ -300,13 +300,14 @@ class ModelClient:
         learned = self.limits.answer_tokens(self.asked(model))
         return self._answer_tokens if learned is None else learned
 
-    async def ask_json(self, instructions: str, text: str) -> ModelReply:
-        """One plain answer in JSON mode (`assistant eval --judge`): `instructions` as the
-        system message, `text` as the user's, temperature 0, no tools; with the client's
-        attempts and deadline. Raises ModelError."""
-        return await self._on_own_loop(self._ask_json(instructions, text))
+    async def ask_json(self, instructions: str, text: str, model: str | None = None) -> ModelReply:
+        """One plain answer in JSON mode (a judge's: `assistant eval --judge`, live answers
+        judged): `instructions` as the system message, `text` as the user's, temperature 0,
+        no tools; of `model` (default the client's); with the client's attempts and deadline.
+        Raises ModelError."""
+        return await self._on_own_loop(self._ask_json(instructions, text, model))
 
-    async def _ask_json(self, instructions: str, text: str) -> ModelReply:
+    async def _ask_json(self, instructions: str, text: str, model: str | None) -> ModelReply:
         started = time.perf_counter()
         body = {
             "messages": [
@@ -315,7 +316,7 @@ class ModelClient:
             ],
             "response_format": {"type": "json_object"},
             "temperature": 0,
-            **self._model_args(None),
+            **self._model_args(model),
         }
 
         async def attempt() -> ModelReply:
@@ -325,7 +326,7 @@ class ModelClient:
                 )
             return reply_of(completion, (time.perf_counter() - started) * 1000)
 
-        return await self._run(attempt, model=self._model)
+        return await self._run(attempt, model=model or self._model)
 
     def _learning(
         self, images: Sequence[ImagePart], model: str | None, estimate: int | None

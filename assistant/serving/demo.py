@@ -234,6 +234,8 @@ async def _play(settings: Settings, slack: FakeSlack, trace: TextIO, real: bool)
                 await _deliver(assistant, event)
             await asyncio.wait_for(assistant.scheduler.wait_idle(), timeout)
         assert parent is not None
+        if assistant.judge is not None:  # ASSISTANT_JUDGE_SAMPLE: the verdicts kept before
+            await asyncio.wait_for(assistant.judge.wait(), timeout)  # the app closes
         key = ThreadKey(ids.TEAM_ID, ids.CHANNEL_ID, parent)
         return Played(key, *answered(assistant.store.entries(key)))
     except TimeoutError:

@@ -137,6 +137,12 @@ class ModelSettings(Variables):
     prices: Annotated[PriceTable | None, NoDecode] = Field(None, alias="assistant_prices")
 
     _prices = field_validator("prices", mode="before")(parse_prices)
+    # Live answers judged (docs/evaluation.md, "Watching live quality"): the share of answers
+    # a judge scores after they are posted, and its model (None: the answering model's).
+    judge_sample: float = Field(0.0, alias="assistant_judge_sample", ge=0.0, le=1.0)
+    judge_model: str | None = Field(
+        None, alias="assistant_judge_model", min_length=1, max_length=100
+    )
 
     def prompt_budget(self) -> PromptBudget:
         """What the log may take of each prompt (ASSISTANT_CONTEXT_TOKENS and

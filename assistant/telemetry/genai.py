@@ -42,6 +42,12 @@ TOOL_RESULT = "gen_ai.tool.call.result"
 INPUT_MESSAGES = "gen_ai.input.messages"
 OUTPUT_MESSAGES = "gen_ai.output.messages"
 ERROR_TYPE = "error.type"
+# A live judge's verdict (ASSISTANT_JUDGE_SAMPLE): the conventions' evaluation event.
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+EVALUATION_NAME = "gen_ai.evaluation.name"
+EVALUATION_LABEL = "gen_ai.evaluation.score.label"
+EVALUATION_EXPLANATION = "gen_ai.evaluation.explanation"
+EVALUATION_ANSWER = "answer_quality"  # our evaluation's name: LIVE_RUBRIC's verdict
 
 # The app's own attributes, beside the conventions'.
 ENTRY_INDEX = "assistant.entry.index"

@@ -31,6 +31,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from assistant.model.observer import CallWatch
 from assistant.run.core.recorder import Recording
 from assistant.run.core.requests import AnswerRequest
+from assistant.run.judging.live import Verdict
 from assistant.run.scheduling.scheduler import RunFunction, StopFunction
 from assistant.slack.connection import slack_error_type
 from assistant.telemetry import genai
@@ -262,6 +263,36 @@ class Telemetry:
                 "assistant.feedback.vote": vote,
             },
         )
+        span.end()
+
+    def judged(self, verdict: Verdict) -> None:
+        """A live judge's verdict (ASSISTANT_JUDGE_SAMPLE): a span in the answer's trace (a
+        child of its postMessage's execute_tool span), with the semantic conventions'
+        `gen_ai.evaluation.result` event; the judge's reason only when message content is
+        captured (it may quote the answer)."""
+        span = self.tracer.start_span(
+            "evaluate answer",
+            context=context_of(verdict.trace_context),
+            kind=SpanKind.INTERNAL,
+            attributes={
+                genai.CONVERSATION: str(verdict.key),
+                genai.ENTRY_INDEX: verdict.answer,
+                genai.REQUEST_MODEL: verdict.judge_model,
+            },
+        )
+        event: dict[str, Any] = {
+            genai.EVALUATION_NAME: genai.EVALUATION_ANSWER,
+            genai.EVALUATION_LABEL: verdict.verdict or "none",
+            genai.REQUEST_MODEL: verdict.judge_model,
+        }
+        if verdict.model is not None:
+            event[genai.RESPONSE_MODEL] = verdict.model
+        if verdict.verdict is None:
+            event[genai.ERROR_TYPE] = "judge_failed"
+            span.set_status(Status(StatusCode.ERROR))
+        if self._capture:
+            event[genai.EVALUATION_EXPLANATION] = genai.printable(verdict.reason)
+        span.add_event(genai.EVALUATION_EVENT, event)
         span.end()
 
 

@@ -6,13 +6,14 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
-  `ModelRefusalStore`, `GrantStore`, `Housekeeping`, `StopStore`, `SpendStore`, and `Store`,
-  all of them.
+  `ModelRefusalStore`, `GrantStore`, `Housekeeping`, `StopStore`, `SpendStore`,
+  `McpConnectionStore`, `EvalRunStore`, `VerdictStore`, and `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
 - `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `grants`,
-  `housekeeping`, `stops`, `spend`: one repository per concern.
+  `housekeeping`, `stops`, `spend`, `mcp_connections`, `eval_runs`, `verdicts`: one repository
+  per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -36,6 +37,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from context.storage.base import (
     ChannelStore,
+    EvalRunStore,
     GrantStore,
     Housekeeping,
     ImageStore,
@@ -47,11 +49,14 @@ from context.storage.base import (
     SpendStore,
     StopStore,
     Store,
+    VerdictStore,
 )
 from context.storage.values import (
     EntryMeta,
+    EvalRunRow,
     Grant,
     ImageRef,
+    JudgeCall,
     ModelRefusal,
     Opening,
     OpenStream,
@@ -62,6 +67,8 @@ from context.storage.values import (
     ThreadMessage,
     ThreadSummary,
     UsageRow,
+    VerdictCount,
+    VerdictRow,
     Viewing,
     Vote,
 )
@@ -71,11 +78,14 @@ __all__ = [
     "DEFAULT_URL",
     "ChannelStore",
     "EntryMeta",
+    "EvalRunRow",
+    "EvalRunStore",
     "Grant",
     "GrantStore",
     "Housekeeping",
     "ImageRef",
     "ImageStore",
+    "JudgeCall",
     "LogStore",
     "MessageCopies",
     "ModelRefusal",
@@ -95,6 +105,9 @@ __all__ = [
     "ThreadMessage",
     "ThreadSummary",
     "UsageRow",
+    "VerdictCount",
+    "VerdictRow",
+    "VerdictStore",
     "Viewing",
     "Vote",
     "database_url",

@@ -3,8 +3,9 @@
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
 `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-`StopStore`, `SpendStore`, `McpConnectionStore`); `Store` is all of them, for code that uses
-the whole store. Code that needs one concern can ask for its Protocol alone.
+`StopStore`, `SpendStore`, `McpConnectionStore`, `EvalRunStore`, `VerdictStore`); `Store` is
+all of them, for code that uses the whole store. Code that needs one concern can ask for its
+Protocol alone.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
 from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning80
+from context.storage.base_eval import EvalRunStore as EvalRunStore
+from context.storage.base_eval import VerdictStore as VerdictStore
 from context.storage.base_mcp import McpConnectionStore as McpConnectionStore
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import GrantStore as GrantStore
@@ -215,7 +218,8 @@ class Housekeeping(Protocol):
         """The model calls (their model and tokens) and the runs ended (answers) recorded at
         or after `since` and before `until`, summed in the database by model and by `by`:
         "workspace", "channel", "user" (the person asking), "day" (UTC) or "model"; None, one
-        group. ValueError for another `by`."""
+        group. A live judge's calls are rows of their own (`UsageRow.judge_calls`). ValueError
+        for another `by`."""
         ...
 
 
@@ -266,6 +270,8 @@ class Store(
     StopStore,
     SpendStore,
     McpConnectionStore,
+    EvalRunStore,
+    VerdictStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

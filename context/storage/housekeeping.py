@@ -15,13 +15,14 @@ from context.storage.tables import (
     entry_images_table,
     feedback_votes_table,
     is_thread,
+    judged_answers_table,
     moment,
     panel_threads_table,
     thread_messages_table,
     thread_values,
     threads_table,
 )
-from context.storage.usage import usage_query
+from context.storage.usage import judge_usage_query, usage_query
 from context.storage.values import EntryMeta, ThreadKey, ThreadSummary, UsageRow
 
 _META_COLUMNS = [entries_table.c[field.name] for field in fields(EntryMeta)]
@@ -34,6 +35,7 @@ _THREAD_TABLES = (
     entry_images_table,
     panel_threads_table,
     feedback_votes_table,
+    judged_answers_table,
 )
 
 
@@ -135,22 +137,28 @@ class SqlHousekeeping(Repository):
     def usage(
         self, by: str | None = None, since: datetime | None = None, until: datetime | None = None
     ) -> list[UsageRow]:
-        query = usage_query(by, since, until)
-        with self._db.read() as connection:
-            rows = connection.execute(query).all()
-        width = len(query.selected_columns) - 6  # the group's columns come first
-        return [
-            UsageRow(
-                group=tuple(row[:width]) if by != "model" else (row.model,),
-                model=row.model,
-                calls=row.calls,
-                input_tokens=int(row.prompt_tokens),
-                cached_tokens=int(row.cached_tokens),
-                output_tokens=int(row.completion_tokens),
-                answers=int(row.answers),
-            )
-            for row in rows
-        ]
+        found = []
+        for judge, query in (
+            (False, usage_query(by, since, until)),
+            (True, judge_usage_query(by, since, until)),
+        ):
+            with self._db.read() as connection:
+                rows = connection.execute(query).all()
+            width = len(query.selected_columns) - 6  # the group's columns come first
+            found += [
+                UsageRow(
+                    group=tuple(row[:width]) if by != "model" else (row.model,),
+                    model=row.model,
+                    calls=row.calls,
+                    input_tokens=int(row.prompt_tokens),
+                    cached_tokens=int(row.cached_tokens),
+                    output_tokens=int(row.completion_tokens),
+                    answers=0 if judge else int(row.answers),
+                    judge_calls=row.calls if judge else 0,
+                )
+                for row in rows
+            ]
+        return found
 
 
 def _whole_seconds(stamp: str) -> str:

@@ -9,6 +9,7 @@ from sqlalchemy.engine import URL, Engine
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
+from context.storage.eval_runs import SqlEvalRuns
 from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
@@ -19,6 +20,7 @@ from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.spend import SqlSpend
 from context.storage.stops import SqlStops
+from context.storage.verdicts import SqlVerdicts
 
 
 class SqlStore(
@@ -34,6 +36,8 @@ class SqlStore(
     SqlStops,
     SqlSpend,
     SqlMcpConnections,
+    SqlEvalRuns,
+    SqlVerdicts,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

@@ -331,6 +331,76 @@ mcp_clients_table = Table(
     PrimaryKeyConstraint("server", "issuer", name="pk_mcp_clients"),
 )
 
+# Eval runs kept in the store (`assistant eval`, migration 0023_eval_runs): a run's row, its
+# cases (each log as an eval set's log file holds it) and each configuration's results (a
+# case's line as a saved run's results file holds it). `manifest` is written when the run
+# ends: NULL while it runs, or for a run cut short. The JSON is the eval's own format
+# (assistant/eval/runs.py); the store keeps it as text, never reads into it.
+eval_runs_table = Table(
+    "eval_runs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("created_at", String, nullable=False),  # `moment` text
+    Column("label", Text, nullable=False),  # the inputs, as `assistant eval runs` shows them
+    Column("manifest", Text),
+)
+
+eval_run_logs_table = Table(
+    "eval_run_logs",
+    metadata,
+    Column(
+        "run_id",
+        Integer,
+        ForeignKey("eval_runs.id", name="fk_eval_run_logs_run"),
+        nullable=False,
+    ),
+    Column("number", Integer, nullable=False),
+    Column("document", Text, nullable=False),
+    PrimaryKeyConstraint("run_id", "number", name="pk_eval_run_logs"),
+)
+
+eval_run_results_table = Table(
+    "eval_run_results",
+    metadata,
+    Column(
+        "run_id",
+        Integer,
+        ForeignKey("eval_runs.id", name="fk_eval_run_results_run"),
+        nullable=False,
+    ),
+    Column("config", Integer, nullable=False),  # 1, or 2 for --against's
+    Column("number", Integer, nullable=False),  # the case's place, from 1
+    Column("result", Text, nullable=False),
+    PrimaryKeyConstraint("run_id", "config", "number", name="pk_eval_run_results"),
+)
+
+# Live answers judged (ASSISTANT_JUDGE_SAMPLE, migration 0023_eval_runs): one row per answer
+# (the index of its post), so that an answer is judged at most once however often a process
+# restarts. A side record of the thread: the log and the prompt never read it. `verdict` is
+# NULL when the judge could not be asked or gave no verdict (`reason` says why); the judge's
+# call is counted in `assistant usage` from its tokens here.
+judged_answers_table = Table(
+    "judged_answers",
+    metadata,
+    Column(
+        "thread_id",
+        Integer,
+        ForeignKey("threads.id", name="fk_judged_answers_thread"),
+        nullable=False,
+    ),
+    Column("answer_idx", Integer, nullable=False),
+    Column("judged_at", String, nullable=False),  # `moment` text
+    Column("model", String),  # the model that answered
+    Column("judge_model", String, nullable=False),
+    Column("verdict", String),
+    Column("reason", Text),
+    Column("latency_ms", Integer),
+    Column("prompt_tokens", Integer),
+    Column("cached_tokens", Integer),
+    Column("completion_tokens", Integer),
+    PrimaryKeyConstraint("thread_id", "answer_idx", name="pk_judged_answers"),
+)
+
 # `is_thread` for statements built once (the hot ones: building a statement and its cache key
 # costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are
 # not the columns': an UPDATE takes a parameter named as a column for its SET.

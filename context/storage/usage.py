@@ -3,6 +3,8 @@ person each entry is by or for, which the log writes with every entry (migration
 
 A model call's figures sit on the first entry of its reply (`latency_ms` set; `set_usage`);
 the entry that ends a run has `ends_run`. Both are counted by the time they were recorded.
+A live judge's call (ASSISTANT_JUDGE_SAMPLE) sits on its verdict's row (`judged_answers`),
+counted by the time it was judged and marked as the judge's (`judge_usage_query`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from sqlalchemy import BindParameter, Select, case, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
 from context.entry import Content, UserContent
-from context.storage.tables import entries_table, moment, threads_table
+from context.storage.tables import entries_table, judged_answers_table, moment, threads_table
 
 # What `assistant usage --by` may group by; None is one group, the whole window.
 USAGE_GROUPS = ("workspace", "channel", "user", "day", "model")
@@ -86,3 +88,41 @@ def usage_query(
     if until is not None:
         query = query.where(entries.recorded_at < moment(until))
     return query.group_by(*groups, entries.model)
+
+
+def judge_usage_query(
+    by: str | None, since: datetime | None, until: datetime | None
+) -> Select[*tuple[Any, ...]]:
+    """As `usage_query`, for the live judge's calls (no answers): a verdict's row grouped as
+    the answer it judged (its thread's workspace and channel, the person it answered)."""
+    judged, entries = judged_answers_table.c, entries_table.c
+    columns: list[ColumnElement[str | None]]
+    if by == "day":
+        columns = [func.substr(judged.judged_at, 1, 10)]
+    elif by == "user":
+        columns = [entries.person]
+    else:
+        columns = _group_columns(by)
+    groups = [column.label(f"group_{n}") for n, column in enumerate(columns)]
+    query = select(
+        *groups,
+        judged.judge_model.label("model"),
+        func.count(judged.latency_ms).label("calls"),
+        *(
+            func.coalesce(func.sum(judged[name]), 0).label(name)
+            for name in ("prompt_tokens", "cached_tokens", "completion_tokens")
+        ),
+        func.count(judged.latency_ms).label("answers"),  # read as the judge's calls
+    ).where(judged.latency_ms.isnot(None))
+    source = judged_answers_table.join(threads_table)
+    if by == "user":
+        source = source.join(
+            entries_table,
+            (entries.thread_id == judged.thread_id) & (entries.idx == judged.answer_idx),
+        )
+    query = query.select_from(source)
+    if since is not None:
+        query = query.where(judged.judged_at >= moment(since))
+    if until is not None:
+        query = query.where(judged.judged_at < moment(until))
+    return query.group_by(*groups, judged.judge_model)

@@ -206,6 +206,9 @@ class UsageRow:
     cached_tokens: int
     output_tokens: int
     answers: int
+    # Of `calls`, those a live judge made (ASSISTANT_JUDGE_SAMPLE): a row is either the
+    # answers' calls or the judge's.
+    judge_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -234,3 +237,53 @@ class Vote:
     answer: int
     user: str
     vote: str  # "good" or "bad"
+
+
+@dataclass(frozen=True)
+class EvalRunRow:
+    """An eval run kept in the store: its id, when it began, what it ran (`label`) and its
+    manifest (the JSON of a saved run's manifest.json), None until the run ended."""
+
+    id: int
+    created_at: str
+    label: str
+    manifest: str | None
+
+
+@dataclass(frozen=True)
+class JudgeCall:
+    """What a live judge said of an answer (`verdict` None: it could not judge, `reason`
+    says why) and what its model call used (None: not known)."""
+
+    verdict: str | None
+    reason: str
+    latency_ms: float | None = None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class VerdictCount:
+    """How many answers of a channel, answered by `model`, a judge gave `verdict` (None: no
+    verdict: the judge failed, or is still at it)."""
+
+    team: str
+    channel: str
+    model: str | None
+    judge_model: str
+    verdict: str | None
+    count: int
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One answer judged: the thread, the index of its post, and what the judge said."""
+
+    key: ThreadKey
+    answer: int
+    judged_at: str
+    model: str | None
+    judge_model: str
+    verdict: str | None
+    reason: str | None

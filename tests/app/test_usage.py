@@ -88,6 +88,7 @@ def report(url: str, *args: str, cwd, prices: str | None = None) -> dict[str, An
 def counts(calls: int, answers: int | None, tokens: tuple[int, int, int]) -> dict[str, Any]:
     return {
         "calls": calls,
+        "judge_calls": 0,
         "answers": answers,
         "input_tokens": tokens[0],
         "cached_tokens": tokens[1],

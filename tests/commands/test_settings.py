@@ -68,6 +68,14 @@ def test_wrong_values_are_named_along_with_the_missing_ones(command, tmp_path):
     assert "abc" not in result.stderr  # the message names the variable, not the value
 
 
+def test_a_judge_sample_outside_0_to_1_and_a_judge_model_too_long_are_named(tmp_path):
+    result = start("serve", tmp_path, ASSISTANT_JUDGE_SAMPLE="1.5", ASSISTANT_JUDGE_MODEL="m" * 101)
+    assert result.returncode == 2
+    found = problems(result.stderr, "serve")
+    assert "1" in found["ASSISTANT_JUDGE_SAMPLE"]
+    assert "ASSISTANT_JUDGE_MODEL" in found
+
+
 @pytest.mark.parametrize("command", ["run", "serve"])
 def test_secret_values_never_appear_when_something_else_is_wrong(command, tmp_path):
     present = (REQUIRED[command] - {"OPENAI_API_KEY"}) | {"SLACK_SIGNING_SECRET"}

@@ -12,6 +12,7 @@ from context.entry import UserContent
 from context.storage import (
     ChannelStore,
     EntryMeta,
+    EvalRunStore,
     GrantStore,
     Housekeeping,
     ImageRef,
@@ -27,12 +28,14 @@ from context.storage import (
     Store,
     ThreadKey,
     ThreadMessage,
+    VerdictStore,
     open_store,
 )
 from context.storage.base_mcp import McpConnectionStore
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
 from context.storage.engine import Database
+from context.storage.eval_runs import SqlEvalRuns
 from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
@@ -43,6 +46,7 @@ from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
 from context.storage.store import SqlStore
+from context.storage.verdicts import SqlVerdicts
 from context.toolcalls import FinishRequest
 
 TS = "2025-04-04T12:33:00Z"
@@ -60,6 +64,8 @@ CONCERNS = [
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
     (McpConnectionStore, SqlMcpConnections),
+    (EvalRunStore, SqlEvalRuns),
+    (VerdictStore, SqlVerdicts),
 ]
 
 
@@ -112,7 +118,11 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "save_sign_in", "take_sign_in", "take_sign_ins",  # MCP sign-ins under way
         "save_connection", "mcp_connection", "mcp_connections", "delete_connection",
         "save_mcp_client", "mcp_client",
-    }  # fmt: skip
+    } | {
+        "begin_eval_run", "add_eval_run_logs", "add_eval_run_results", "finish_eval_run",
+        "eval_runs", "eval_run", "eval_run_logs", "eval_run_results", "eval_run_result",
+        "delete_eval_run",  # eval runs kept with an id
+    } | {"claim_judging", "record_verdict", "verdict_counts", "recent_verdicts"}  # fmt: skip
 
 
 @pytest.mark.parametrize(("protocol", "repository"), CONCERNS, ids=lambda c: c.__name__)

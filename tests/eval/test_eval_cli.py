@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from assistant.eval.judge import RUBRIC
 from assistant.eval.scores import wilson
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
 from assistant.fakes.openai.server import FakeOpenAI
 from assistant.model.instructions import SYSTEM_MESSAGE
+from assistant.model.judging import RUBRIC
 from context.channels import ChannelConfig
 from context.entry import UserContent
 from context.storage import ThreadKey, open_store

@@ -233,7 +233,8 @@ def test_every_room_may_import_only_rooms_below_it():
 # import no named sub-room. `assistant` itself is ordered by ALLOWED above.
 SUB_ROOMS: dict[str, list[str]] = {
     # run/: what applies in a channel; what every part of a run uses; approvals; what Slack
-    # shows; streamed posts; the tools; the agent loop; the stop button; the scheduler.
+    # shows; streamed posts; the tools; the agent loop; the stop button; the scheduler; the
+    # live judge.
     "assistant.run": [
         "channels",
         "core",
@@ -244,6 +245,7 @@ SUB_ROOMS: dict[str, list[str]] = {
         "loop",
         "stopping",
         "scheduling",
+        "judging",  # live answers judged, after the scheduler's runs
     ],
     # The fakes' base: ids, the background server, Slack's signed deliveries (requests.py).
     "assistant.fakes": ["openai", "slack", "events", "demo"],
