@@ -20,6 +20,16 @@ asked; what it says is right for the conversation; it is in the language of the 
 keeps the people and links that matter; it is short and readable in Slack. Answer with a JSON \
 object only: {"verdict": "better" | "as good" | "worse", "reason": "one sentence"}."""
 
+# A trajectory case's (`assistant eval --trajectory`): the judge reads the whole path, each
+# tool call with its arguments and each post, as the console trace shows them.
+PATH_RUBRIC = """You judge a Slack assistant's whole answer, the path of tool calls it took \
+(reading the thread, calling tools, posting, finishing), against the path it took before \
+(REFERENCE) for the same question. Judge CANDIDATE against REFERENCE on, in order: its posts \
+answer the question asked; it read or called what it needed and nothing it did not; what it \
+posts is right for the conversation and in the language of the question; it keeps the people \
+and links that matter; it is short and readable in Slack. Answer with a JSON object only: \
+{"verdict": "better" | "as good" | "worse", "reason": "one sentence"}."""
+
 Verdict = Literal["better", "as good", "worse"]
 
 
@@ -42,13 +52,15 @@ class Judge:
     def __init__(self, model: ModelClient) -> None:
         self._model = model
 
-    async def judge(self, question: str, reference: str, candidate: str) -> Judgement | JudgeFailed:
+    async def judge(
+        self, question: str, reference: str, candidate: str, rubric: str = RUBRIC
+    ) -> Judgement | JudgeFailed:
         asked = json.dumps(
             {"question": question, "REFERENCE": reference, "CANDIDATE": candidate},
             ensure_ascii=False,
         )
         try:
-            reply = await self._model.ask_json(RUBRIC, asked)
+            reply = await self._model.ask_json(rubric, asked)
         except ModelError as exc:
             return JudgeFailed(f"the judge could not be asked: {exc}")
         try:

@@ -15,7 +15,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from assistant.eval.ask import Answer, Config
 from assistant.eval.cases import Case, Feedback
-from assistant.eval.judge import Judge
+from assistant.eval.judge import PATH_RUBRIC, RUBRIC, Judge
 from assistant.eval.scores import Trial, judged, kind_of, posts, question_of, score, wilson
 from assistant.eval.trajectory import Match, paths, score_trajectory
 from assistant.model.tool_calls import ToolCallError
@@ -326,7 +326,8 @@ async def run_cases(
                 trial = score(case, answer, caps)
                 compared = posts(case, answer) if judge is not None else None
             if judge is not None and compared is not None:
-                judgement = await judge.judge(question_of(case), *compared)
+                rubric = PATH_RUBRIC if match is not None else RUBRIC
+                judgement = await judge.judge(question_of(case), *compared, rubric)
                 trial = judged(case, trial, judgement)
             result = open_cases[number][1]
             totals.prompt_tokens += answer.prompt_tokens
