@@ -176,7 +176,7 @@ def recorded_results(case: Case) -> list[tuple[ToolCall, str]]:
     return found
 
 
-class _Path:
+class RecordedTools:
     """One trial's tools: every read and MCP call answered from the recording."""
 
     def __init__(self, case: Case) -> None:
@@ -266,7 +266,7 @@ class TrajectoryAsker(Asker):
         store = self._store
         for entry in entries:
             store.append(key, entry.content, entry.timestamp)
-        path = _Path(case)
+        path = RecordedTools(case)
         cap, capped_by = self.cap_of(case)
         box = recorded_toolbox(path.tools(), case.log, path.answered, search=True)
         agent = Agent(
