@@ -263,14 +263,16 @@ class TrajectoryAsker(Asker):
         model = self.model_of(case)
         budget = self._budget(model or self.config.model)
         key = ThreadKey("eval", "trajectory", str(next(self._numbers)))
-        store = self._store
-        for entry in entries:
-            store.append(key, entry.content, entry.timestamp)
+        recorder = Recorder(self._store, NoTrace())
+        store = recorder.store
+        # The store's writes run in the recorder's threads, as a run's do: the other trials'
+        # steps go on meanwhile.
+        await recorder.call(_write_log, store, key, entries)
         path = RecordedTools(case)
         cap, capped_by = self.cap_of(case)
         box = recorded_toolbox(path.tools(), case.log, path.answered, search=True)
         agent = Agent(
-            Recorder(store, NoTrace()),
+            recorder,
             _ChannelModel(self._client, model) if model is not None else self._client,
             max_steps=cap,
             budget=budget,
@@ -279,23 +281,23 @@ class TrajectoryAsker(Asker):
             fixed_tools=box,
         )
         await agent.run(key, [AnswerRequest(index=len(entries) - 1, message_ts="")])
-        added = store.entries(key, len(entries))
-        figures = store.metadata(key, len(entries))
+        added = await recorder.read(store.entries, key, len(entries))
+        figures = await recorder.read(store.metadata, key, len(entries))
         prompt_tokens = sum(meta.prompt_tokens or 0 for meta in figures)
         completion_tokens = sum(meta.completion_tokens or 0 for meta in figures)
         steps = sum(meta.model is not None for meta in figures)
         calls: list[ToolCall] = [e.content for e in added if isinstance(e, AssistantEntry)]
         last = added[-1] if added else None
-        ended = "finishRequest"
+        finished = any(isinstance(call, FinishRequest) for call in calls)
+        ended = "finishRequest" if finished else "no finishRequest"
         failure = None
         if isinstance(last, SystemEntry) and last.content.startswith(FAILURE_PREFIX):
             reason = last.content.removeprefix(FAILURE_PREFIX).split("\n", 1)[0]
             if reason.startswith(_STEP_CAP):
                 ended = capped_by
-            elif not calls:
-                failure = reason  # the model could not be asked, or the prompt did not fit
             else:
-                ended = reason
+                # The model could not be asked, or the prompt did not fit: not a result.
+                failure = reason
         return Answer(
             list(calls),
             None,
@@ -305,6 +307,13 @@ class TrajectoryAsker(Asker):
             steps=steps,
             ended=ended,
         )
+
+
+def _write_log(store: Store, key: ThreadKey, entries: Sequence[Entry]) -> None:
+    """The log before the case, in a new scratch thread: the same rules place each entry at
+    the same index and turn."""
+    for entry in entries:
+        store.append(key, entry.content, entry.timestamp)
 
 
 class _ChannelModel:

@@ -159,3 +159,15 @@ def test_the_demo_thread_before_a_prompt_change(tmp_path):
         "postMessage",
         "finishRequest",
     ]
+
+
+def test_a_model_that_fails_mid_path_is_an_error_not_a_result(env, model, log_file, tmp_path):
+    model.script(replies.tool_calls(history_call()), replies.error(500))
+    result = run_assistant(
+        "eval", str(log_file), "--trajectory", "--json", "--concurrency", "1",
+        env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert document["summary"][0]["errors"] == 1
+    assert only_score(document)["kind"] == "error"
