@@ -209,7 +209,7 @@ async def _not_sent(call: ToolCall, ctx: RunContext, index: int) -> str | None:
 class TrajectoryAsker(Asker):
     """Asks a configuration each case as a whole answer: the run's `Agent` on a scratch
     store (one thread a trial), the model called through the caller's client, its path
-    returned as the answer's calls. `async with` it: the scratch store lives until then."""
+    returned as the answer's calls. Use it `with`: the scratch store lives until then."""
 
     def __init__(
         self,
