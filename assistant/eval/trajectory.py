@@ -18,7 +18,7 @@ import json
 import math
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -30,6 +30,11 @@ from assistant.eval.cases import Case, feedback_of
 from assistant.eval.scores import Trial, kind_of, post_checks
 from assistant.eval.scores import _over_caps as over_caps
 from assistant.model.client import ModelClient
+from assistant.model.completion import ModelReply
+from assistant.model.limits import ModelLimits, ServerWindow
+from assistant.model.request import ImagePart
+from assistant.model.stream import StepEvent
+from assistant.model.tool_calls import TOOL_SCHEMAS, Tools
 from assistant.run.approvals.entries import BEFORE_RESULT
 from assistant.run.core.post_limits import PostCaps
 from assistant.run.core.prompt import PromptBudget
@@ -328,19 +333,33 @@ class _ChannelModel:
         return self._client.where
 
     @property
-    def limits(self) -> Any:
+    def limits(self) -> ModelLimits:
         return self._client.limits
 
-    async def window(self, model: str | None) -> Any:
+    async def window(self, model: str | None) -> ServerWindow | None:
         return await self._client.window(model or self._model)
 
-    async def next_step(self, prompt_text: str, *args: Any, **kwargs: Any) -> Any:
-        kwargs["model"] = kwargs.get("model") or self._model
-        return await self._client.next_step(prompt_text, *args, **kwargs)
+    async def next_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
+        estimate: int | None = None,
+    ) -> ModelReply:
+        return await self._client.next_step(
+            prompt_text, images, model or self._model, tools, estimate
+        )
 
-    def stream_step(self, prompt_text: str, *args: Any, **kwargs: Any) -> Any:
-        kwargs["model"] = kwargs.get("model") or self._model
-        return self._client.stream_step(prompt_text, *args, **kwargs)
+    def stream_step(
+        self,
+        prompt_text: str,
+        images: Sequence[ImagePart] = (),
+        model: str | None = None,
+        tools: Tools = TOOL_SCHEMAS,
+        estimate: int | None = None,
+    ) -> AsyncIterator[StepEvent]:
+        return self._client.stream_step(prompt_text, images, model or self._model, tools, estimate)
 
 
 def score_trajectory(case: Case, answer: Answer, caps: PostCaps, match: Match) -> Trial:

@@ -11,7 +11,9 @@ import pytest
 from assistant.eval.trajectory import NOT_AVAILABLE
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
-from tests.eval.logs import POST, history_call, log_json, post_call
+from context.channels import ChannelConfig
+from context.storage import open_store
+from tests.eval.logs import POST, THREAD, history_call, log_json, post_call, store_thread
 from tests.harness import prompt_log
 from tests.process import clean_env, run_assistant
 
@@ -171,3 +173,26 @@ def test_a_model_that_fails_mid_path_is_an_error_not_a_result(env, model, log_fi
     document = json.loads(result.stdout)
     assert document["summary"][0]["errors"] == 1
     assert only_score(document)["kind"] == "error"
+
+
+def test_every_step_asks_the_channel_s_own_model(env, model, store_url, tmp_path):
+    """As a run in the channel would; a stored thread's vote on the post carries over."""
+    store = open_store(store_url)
+    try:
+        store_thread(store, vote="bad")
+        own = ChannelConfig(team=THREAD.team, channel=THREAD.channel, model="gpt-channel")
+        store.set_channel_config(own)
+    finally:
+        store.close()
+    model.script(
+        replies.tool_calls(history_call()),
+        replies.tool_calls(post_call("Que tal um ramen, <@U0BOB>? https://example.com/risoto")),
+        replies.tool_calls(FINISH),
+    )
+    env = {**env, "DATABASE_URL": store_url}
+    document = trajectory(env, tmp_path, str(THREAD))
+    assert [r["model"] for r in model.requests] == ["gpt-channel"] * 3
+    [case] = document["cases"]
+    assert case["results"][0]["feedback"] == "beat"
+    # A path to beat passes when it is not the recorded one again: another post.
+    assert only_score(document)["passed"]
