@@ -9,30 +9,36 @@ at least 50 on 2 cores), the command's CPU a case, and its memory: peak RSS, and
 sampled from /proc while it runs, at 10,000 cases against 1,000 (goal: bounded, the cases
 read from disk a log at a time and the results spooled and saved to disk: at most 64 MiB more
 for 10 times the cases); the saved run's size on disk and in the store, and the peak RSS of
-rescore and diff on it."""
+rescore and diff on it. Then trajectory cases (`--trajectory`, 1,000 answers of a history
+read, a post and a finish) against a fake model that reads the thread first and then answers:
+model steps a second, each step the run's own agent loop on the eval's scratch store."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from assistant.eval.cases import cases_of
 from assistant.eval.sets import SetWriter
+from assistant.eval.trajectory import trajectory_cases
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
+from assistant.fakes.openai.responses import Response
 from assistant.fakes.openai.server import FakeOpenAI
 from bench.report import Figure
 from context.entry import UserContent
 from context.log import ContextLog
 from context.storage import open_store
-from context.toolcalls import FinishRequest, PostMessage
+from context.toolcalls import FinishRequest, GetThreadHistory, PostMessage
 
-FULL = {"logs": 1_000, "small": 100}
-SMOKE = {"logs": 20, "small": 2}
+FULL = {"logs": 1_000, "small": 100, "paths": 100}
+SMOKE = {"logs": 20, "small": 2, "paths": 2}
 DECISIONS = 10  # per log: a question, then a post and a finish (one decision), ten times
 GOAL_RATE = 50.0
 GOAL_GROWTH_MIB = 64
@@ -56,6 +62,40 @@ def write_set(directory: Path, logs: int) -> int:
         writer.add(f"bench-{number}", entries, list(cases_of(f"bench-{number}", entries)))
     writer.finish()
     return writer.cases
+
+
+def write_trajectory_set(directory: Path, logs: int) -> int:
+    """Logs of ten answers each: a question, a history read and its result, a post, a finish;
+    a trajectory case per answer."""
+    writer = SetWriter(directory)
+    for number in range(logs):
+        log = ContextLog()
+        log.append("You are Aya, a helpful assistant.", "2025-04-04T12:00:00Z")
+        for turn in range(DECISIONS):
+            question = f"Question {turn} of thread {number}: where does the release stand?"
+            log.append(UserContent(userid="<@U0BENCH01>", text=question), "2025-04-04T12:01:00Z")
+            log.append(GetThreadHistory(reasoning="Context first"), "2025-04-04T12:02:00Z")
+            history = f"Thread history (1 message):\n<@U0BENCH01>: {question}"
+            log.append(history, "2025-04-04T12:02:01Z")
+            answer = "The migration is approved; we ship on Thursday after the rollback check."
+            log.append(PostMessage(text=answer, reasoning="Summing up"), "2025-04-04T12:03:00Z")
+            log.append(FinishRequest(reasoning="Answered"), "2025-04-04T12:04:00Z")
+        entries = list(log.entries)
+        writer.add(f"path-{number}", entries, list(trajectory_cases(f"path-{number}", entries)))
+    writer.finish()
+    return writer.cases
+
+
+def reads_then_answers(body: dict[str, Any]) -> Response:
+    """The fake model of a trajectory: a person's message last in the log, it reads the thread;
+    else it posts and finishes."""
+    log = json.loads(body["messages"][1]["content"])
+    if log and log[-1]["role"] == "user":
+        return replies.tool_calls(("getThreadHistory", {"reasoning": "Context first"}))
+    return replies.tool_calls(
+        ("postMessage", {"text": "Approved; we ship on Thursday.", "reasoning": "r"}),
+        ("finishRequest", {"reasoning": "done"}),
+    )
 
 
 def run_eval(
@@ -140,6 +180,23 @@ def run(smoke: bool) -> list[Figure]:
         by_id = ["diff", "2", "2", "--json", "--report", report]
         id_wall, _, id_peak, _ = run_eval(large, model, Path(scratch), by_id)
         saved_mib = sum(f.stat().st_size for f in Path(saved).rglob("*") if f.is_file()) / 2**20
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-eval-paths-") as scratch,
+        FakeOpenAI(default=reads_then_answers) as path_model,
+    ):
+        paths = Path(scratch) / "paths"
+        path_cases = write_trajectory_set(paths, sizes["paths"])
+        command = [str(paths), "--trajectory", "--yes", "--concurrency", "8", "--json"]
+        command += ["--save-run", str(Path(scratch) / "run-paths")]
+        path_wall, path_cpu, path_peak, _ = run_eval(paths, path_model, Path(scratch), command)
+        # The model steps the paths took, as the saved run counts them (not the server's
+        # probe before the first case).
+        results = (Path(scratch) / "run-paths" / "results-1.jsonl").read_text("utf-8")
+        steps = sum(
+            answer["steps"]
+            for line in results.splitlines()
+            for answer in json.loads(line)["answers"]
+        )
     rate = large_cases / wall
     growth = large_late - small_late
     return [
@@ -178,6 +235,15 @@ def run(smoke: bool) -> list[Figure]:
         Figure(
             "the store (SQLite) after both runs",
             f"{stored_mib:.1f} MiB at {small_cases + large_cases:,} cases",
+        ),
+        Figure(
+            "trajectory cases (--trajectory, --concurrency 8, --json --save-run)",
+            f"{path_cases:,}, {steps:,} model steps",
+        ),
+        Figure(
+            "trajectory steps a second (the command's whole run, its start included)",
+            f"{steps / path_wall:.0f} ({path_cases / path_wall:.0f} cases a second, "
+            f"{path_cpu / steps * 1000:.2f} ms CPU a step, peak RSS {path_peak:.0f} MiB)",
         ),
         Figure(
             f"eval rescore of the saved run: peak RSS, {large_cases:,} cases",

@@ -39,12 +39,19 @@ from assistant.commands.replay import model_settings, read_persona
 from assistant.commands.stored import existing_store, store_if_any
 from assistant.commands.verdicts import register as register_verdicts
 from assistant.eval.ask import Answer, Asker, Config
-from assistant.eval.cases import Case, cases_of
+from assistant.eval.cases import Case, Feedback, cases_of
 from assistant.eval.report import Run
 from assistant.eval.runner import CaseResult, Limits, Totals, run_cases
 from assistant.eval.runs import EvalRunError, KeptRun, ResultsSink, config_entries
 from assistant.eval.sets import EvalSetError, SetWriter, is_eval_set, read_manifest, read_set
 from assistant.eval.spool import ResultSpool
+from assistant.eval.trajectory import (
+    DEFAULT_LENGTH_FACTOR,
+    MODES,
+    Match,
+    TrajectoryAsker,
+    trajectory_cases,
+)
 from assistant.model.client import ModelClient
 from assistant.model.judging import Judge
 from assistant.run.core.prompt import PromptBudget
@@ -57,6 +64,8 @@ from context.validate import validate_log
 
 MAX_TRIALS = 100
 MAX_CONCURRENCY = 64
+MAX_STEPS = 100  # as ASSISTANT_MAX_STEPS allows
+MAX_LENGTH_FACTOR = 100.0
 CONFIRM_CALLS = 200  # a run over this many model calls is estimated and asks to go on
 
 
@@ -224,6 +233,37 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=4,
         help="model calls at once (4)",
     )
+    parser.add_argument(
+        "--trajectory",
+        action="store_true",
+        help="a case per person's message: the model runs onward step by step, its tools "
+        "answered from the recording, nothing carried out or posted; scored by trajectory "
+        "match (--match)",
+    )
+    parser.add_argument(
+        "--match",
+        choices=MODES,
+        help="with --trajectory: strict (the same calls in order, the default), unordered, "
+        "subset (no call the recording lacks) or superset (every recorded call made)",
+    )
+    parser.add_argument(
+        "--match-args",
+        action="store_true",
+        help="with --trajectory: calls match only with the same arguments (a post's text aside)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        metavar="N",
+        type=_count(MAX_STEPS),
+        help="with --trajectory: stop a path after N model calls (ASSISTANT_MAX_STEPS, 8)",
+    )
+    parser.add_argument(
+        "--length-factor",
+        metavar="X",
+        type=_length_factor,
+        help="with --trajectory: stop a path after X times the recorded answer's calls "
+        f"({DEFAULT_LENGTH_FACTOR:g})",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--report", metavar="FILE", help="write a Markdown report to FILE")
     parser.add_argument(
@@ -289,6 +329,13 @@ def _dollars(text: str) -> float:
     return value
 
 
+def _length_factor(text: str) -> float:
+    value = _fraction(text, MAX_LENGTH_FACTOR)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be over 0: a path of no step is no path")
+    return value
+
+
 def _rate(text: str) -> float:
     return _fraction(text, 1)
 
@@ -304,6 +351,7 @@ class Sources:
     paths: list[Path]  # log files, in order (directories expanded)
     sets: list[Path]  # eval sets
     threads: list[ThreadKey]
+    trajectory: bool = False  # a case per person's message, its whole answer the reference
 
     def known_total(self) -> int | None:
         """The number of cases, when the inputs are eval sets alone (their manifests say)."""
@@ -315,41 +363,56 @@ class Sources:
             return None
 
     def cases(self, store: Store | None) -> Iterator[Case]:
-        for path in self.paths:
-            yield from cases_of(str(path), _log_file(path))
-        for directory in self.sets:
-            try:
-                for _, _, cases in read_set(directory):
-                    yield from cases
-            except EvalSetError as exc:
-                raise CliError(str(exc)) from None
-        for key in self.threads:
-            assert store is not None
-            yield from _thread_cases(store, key)
+        for _, _, cases in self.logs(store):
+            yield from cases
 
     def logs(self, store: Store | None) -> Iterator[tuple[str, list[Entry], list[Case]]]:
         """Each log with its cases (for --save)."""
         for path in self.paths:
             entries = _log_file(path)
-            yield str(path), entries, list(cases_of(str(path), entries))
+            yield str(path), entries, list(self._cases_of(str(path), entries))
         for directory in self.sets:
             try:
-                yield from read_set(directory)
+                for source, entries, cases in read_set(directory):
+                    if self.trajectory:
+                        cases = _as_trajectories(source, entries, cases)
+                    yield source, entries, cases
             except EvalSetError as exc:
                 raise CliError(str(exc)) from None
         for key in self.threads:
             assert store is not None
             entries = store.entries(key)
-            yield str(key), entries, list(_thread_cases(store, key, entries))
+            yield str(key), entries, list(_thread_cases(store, key, entries, self.trajectory))
+
+    def _cases_of(self, source: str, entries: list[Entry]) -> Iterator[Case]:
+        if self.trajectory:
+            return trajectory_cases(source, entries)
+        return cases_of(source, entries)
+
+
+def _as_trajectories(source: str, entries: list[Entry], cases: list[Case]) -> list[Case]:
+    """A set's log as trajectory cases (a set saved with --trajectory holds them already):
+    the people's feedback on a step carried to the answer that holds it."""
+    model = cases[0].model if cases else None
+    found = []
+    for case in trajectory_cases(source, entries, model=model):
+        indexes = {entry.index for entry in case.reference}
+        said = {c.feedback for c in cases if c.reference[0].index in indexes}
+        feedback: Feedback | None = "beat" if "beat" in said else "keep" if "keep" in said else None
+        found.append(replace(case, feedback=feedback))
+    return found
 
 
 def _thread_cases(
-    store: Store, key: ThreadKey, entries: list[Entry] | None = None
+    store: Store, key: ThreadKey, entries: list[Entry] | None = None, trajectory: bool = False
 ) -> Iterator[Case]:
     entries = store.entries(key) if entries is None else entries
     # The model a run in the thread's channel asks now: the channel's own, if it sets one.
     model = merged(*store.channel_configs_in_force(key.team, key.channel))["model"]
     assert model is None or isinstance(model, str)
+    if trajectory:
+        yield from trajectory_cases(str(key), entries, store.votes(key), model)
+        return
     yield from cases_of(str(key), entries, store.metadata(key), store.votes(key), model)
 
 
@@ -389,7 +452,7 @@ def _sources(args: argparse.Namespace, store: Store | None) -> Sources:
                 raise CliError(f"no thread {key} in the store (see `assistant threads`)")
         if args.all:
             threads += _matching(store, args)
-    return Sources(paths, sets, threads)
+    return Sources(paths, sets, threads, bool(args.trajectory))
 
 
 def _matching(store: Store, args: argparse.Namespace) -> list[ThreadKey]:
@@ -423,6 +486,11 @@ def _check_args(args: argparse.Namespace) -> None:
         raise CliError("--team, --channel, --since, --until and --feedback filter --all")
     if args.redact_key and not args.save:
         raise CliError("--redact-key redacts a set written with --save")
+    path_options = [args.match, args.max_steps, args.length_factor]
+    if not args.trajectory and (args.match_args or any(v is not None for v in path_options)):
+        raise CliError(
+            "--match, --match-args, --max-steps and --length-factor go with --trajectory"
+        )
     if args.save_run and args.save:
         raise CliError("--save writes a set and runs nothing; --save-run keeps a run")
     if args.against and (args.max_tokens or args.max_cost):
@@ -520,9 +588,27 @@ def _finish_run(
         "judge": args.judge,
         "caps": dataclasses.asdict(settings.answers.post_caps()),
         "stopped": next((r.totals.stopped for r in runs if r.totals.stopped), None),
+        "trajectory": _trajectory(args, settings),
         "configs": config_entries(runs, args.trials),
     }
     finish_run(kept, manifest, args.save_run, "the run")
+
+
+def _match(args: argparse.Namespace) -> Match | None:
+    if not args.trajectory:
+        return None
+    return Match(args.match or "strict", bool(args.match_args))
+
+
+def _trajectory(args: argparse.Namespace, settings: Settings) -> dict[str, object] | None:
+    """How trajectory cases were run and scored, as a saved run's manifest keeps it."""
+    match = _match(args)
+    if match is None:
+        return None
+    return match.describe() | {
+        "max_steps": args.max_steps or settings.answers.max_steps,
+        "length_factor": args.length_factor or DEFAULT_LENGTH_FACTOR,
+    }
 
 
 def _limits(args: argparse.Namespace, config: Config) -> Limits:
@@ -723,7 +809,20 @@ async def _run(
     async with contextlib.AsyncExitStack() as stack:
         model = await stack.enter_async_context(ModelClient(Asker.options(config, options)))
         mode = await _probed(model, config, settings.model.check == "on")
-        asker = Asker(config, model, _budgets(config, settings))
+        asker: Asker
+        if args.trajectory:
+            asker = stack.enter_context(
+                TrajectoryAsker(
+                    config,
+                    model,
+                    _budgets(config, settings),
+                    args.max_steps or settings.answers.max_steps,
+                    args.length_factor or DEFAULT_LENGTH_FACTOR,
+                    settings.answers.post_caps(),
+                )
+            )
+        else:
+            asker = Asker(config, model, _budgets(config, settings))
         judge = None
         if args.judge:
             base_url = args.judge_base_url or config.base_url or options.base_url
@@ -741,6 +840,7 @@ async def _run(
             shown=bool(args.json or args.report or saved is not None),
             limits=limits,
             keep_answers=saved is not None,
+            match=_match(args),
         )
     progress.end()
     return Run(config, spool, totals, mode)

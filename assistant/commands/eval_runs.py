@@ -40,6 +40,7 @@ from assistant.eval.runs import (
     read_cases,
 )
 from assistant.eval.spool import ResultSpool, Rows
+from assistant.eval.trajectory import MODES, Match
 from assistant.model.client import ModelClient
 from assistant.model.judging import Judge
 from assistant.run.core.post_limits import PostCaps
@@ -77,12 +78,37 @@ def register_rescore(parser: argparse.ArgumentParser, count: Any, rate: Any) -> 
         help="exit 1 when pass^k over the cases is below RATE (0 to 1)",
     )
     parser.add_argument(
+        "--match",
+        choices=MODES,
+        help="a trajectory run (`eval --trajectory`): score its paths in this mode instead",
+    )
+    parser.add_argument(
+        "--match-args",
+        action="store_true",
+        help="a trajectory run: calls match only with the same arguments",
+    )
+    parser.add_argument(
         "--save-run", metavar="DIR", help="keep the run scored again in the new directory DIR"
     )
     parser.add_argument(
         "--no-store", action="store_true", help="do not keep the run scored again in the store"
     )
     parser.set_defaults(handler=run_rescore)
+
+
+def _match_of(manifest: dict[str, Any], args: argparse.Namespace, where: str) -> Match | None:
+    """A trajectory run's match (its manifest's `trajectory`), changed by --match and
+    --match-args; None for a run of one-step cases."""
+    saved = manifest.get("trajectory")
+    if saved is None:
+        if args.match is not None or args.match_args:
+            raise CliError(f"{where}: --match and --match-args score a trajectory run; not this")
+        return None
+    mode = saved.get("match") if isinstance(saved, dict) else None
+    arguments = saved.get("match_args") if isinstance(saved, dict) else None
+    if mode not in MODES or not isinstance(arguments, bool):
+        raise CliError(f"{where}: `trajectory` must hold the run's `match` and `match_args`")
+    return Match(args.match or mode, arguments or args.match_args)
 
 
 def register_diff(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +258,7 @@ def run_rescore(args: argparse.Namespace) -> int:
         beat = manifest.get("trials_beat")
         if beat is not None and (type(beat) is not int or beat < 1):
             raise CliError(f"{where}: `trials_beat` must be null or a count")
+        match = _match_of(manifest, args, where)
         settings = model_settings(stack, None, args.demo_model) if args.judge else None
         store = None
         if not args.no_store:
@@ -252,7 +279,7 @@ def run_rescore(args: argparse.Namespace) -> int:
                 raise CliError(str(exc)) from None
             stack.callback(reader.close)
             results = kept.results(number) if kept is not None else None
-            rescoring = Rescoring(saved_run, reader, trials, beat, caps, settings)
+            rescoring = Rescoring(saved_run, reader, trials, beat, caps, settings, match)
             try:
                 run = asyncio.run(rescoring.run(_config(entry), args, spool, results))
             except EvalRunError as exc:
@@ -262,6 +289,8 @@ def run_rescore(args: argparse.Namespace) -> int:
             document = {
                 key: value for key, value in manifest.items() if key not in ("format", "version")
             }
+            if match is not None:
+                document["trajectory"] = manifest["trajectory"] | match.describe()
             document |= {
                 "judge": args.judge,
                 "rescored_from": saved_run.name,
@@ -299,8 +328,10 @@ class Rescoring:
         beat: int | None,
         caps: PostCaps,
         settings: Settings | None,
+        match: Match | None = None,
     ) -> None:
         self.saved, self.reader, self.trials = saved, reader, trials
+        self.match = match
         self.limits = Limits(beat_trials=beat)
         self.caps, self.settings = caps, settings
 
@@ -342,6 +373,7 @@ class Rescoring:
                 shown=True,
                 limits=self.limits,
                 keep_answers=True,
+                match=self.match,
             )
         return Run(config, spool, totals)
 

@@ -64,6 +64,10 @@ class Answer:
     failure: str | None = None  # the model could not be asked, or the prompt did not fit
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    # A trajectory case's (`assistant/eval/trajectory.py`): its model calls, and how its path
+    # ended (finishRequest, "step cap", "length", or the run's reason); None for one step.
+    steps: int | None = None
+    ended: str | None = None
 
 
 class Asker:

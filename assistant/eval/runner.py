@@ -16,7 +16,8 @@ from pydantic import TypeAdapter, ValidationError
 from assistant.eval.ask import Answer, Config
 from assistant.eval.cases import Case, Feedback
 from assistant.eval.scores import Trial, judged, kind_of, posts, question_of, score, wilson
-from assistant.model.judging import Judge
+from assistant.eval.trajectory import Match, paths, score_trajectory
+from assistant.model.judging import PATH_RUBRIC, RUBRIC, Judge
 from assistant.model.tool_calls import ToolCallError
 from assistant.run.core.post_limits import PostCaps
 from context.entry import make_entry
@@ -24,6 +25,7 @@ from context.render import printable, render_entry
 from context.toolcalls import AssistantContent, ToolCall
 
 _CALL: TypeAdapter[ToolCall] = TypeAdapter(AssistantContent)
+ENDED_CHARS = 2_000  # how a trajectory ended: a word, or the run's one-line reason
 
 
 class Asks(Protocol):
@@ -195,13 +197,16 @@ def answer_json(answer: Answer) -> dict[str, Any]:
         else {"call": call.model_dump(mode="json")}
         for call in answer.calls
     ]
-    return {
+    found: dict[str, Any] = {
         "calls": calls,
         "text": answer.text,
         "failure": answer.failure,
         "prompt_tokens": answer.prompt_tokens,
         "completion_tokens": answer.completion_tokens,
     }
+    if answer.steps is not None:  # a trajectory's: how long it went and how it ended
+        found |= {"steps": answer.steps, "ended": answer.ended}
+    return found
 
 
 def answer_of(data: object) -> Answer:
@@ -225,7 +230,12 @@ def answer_of(data: object) -> Answer:
         raise ValueError("an answer's `text` and `failure` must be strings or null")
     if not all(type(v) is int and v >= 0 for v in tokens):
         raise ValueError("an answer's token counts must be whole numbers")
-    return Answer(calls, text, failure, *tokens)  # type: ignore[arg-type]
+    steps, ended = data.get("steps"), data.get("ended")
+    if not (steps is None or (type(steps) is int and steps >= 0)):
+        raise ValueError("an answer's `steps` must be null or a whole number")
+    if not (ended is None or (isinstance(ended, str) and len(ended) <= ENDED_CHARS)):
+        raise ValueError("an answer's `ended` must be null or a short string")
+    return Answer(calls, text, failure, *tokens, steps=steps, ended=ended)  # type: ignore[arg-type]
 
 
 def shown_step(case: Case, answer: Answer) -> str:
@@ -258,11 +268,14 @@ async def run_cases(
     shown: bool = True,
     limits: Limits | None = None,
     keep_answers: bool = False,
+    match: Match | None = None,
 ) -> None:
     """Each case's result to `done`, in the order the cases came, added to `totals`.
     `shown`: keep each case's two steps rendered (for --json and the report);
     `keep_answers`: each trial's answer too (for a saved run). Stopped by `limits`, the
-    cases that had all their trials are handed on and `totals.stopped` says why."""
+    cases that had all their trials are handed on and `totals.stopped` says why.
+    `match`: the cases are trajectories, scored by trajectory match and judged on their
+    whole paths (`assistant/eval/trajectory.py`)."""
     limits = limits or Limits()
     units = _units(cases, trials, limits)
     open_cases: dict[int, tuple[Case, CaseResult]] = {}
@@ -306,10 +319,15 @@ async def run_cases(
                         CaseResult(number, case.id, case.feedback, kind, reference),
                     )
             answer = await asker.ask(case)
-            trial = score(case, answer, caps)
-            compared = posts(case, answer) if judge is not None else None
+            if match is not None:
+                trial = score_trajectory(case, answer, caps, match)
+                compared = paths(case, answer) if judge is not None else None
+            else:
+                trial = score(case, answer, caps)
+                compared = posts(case, answer) if judge is not None else None
             if judge is not None and compared is not None:
-                judgement = await judge.judge(question_of(case), *compared)
+                rubric = PATH_RUBRIC if match is not None else RUBRIC
+                judgement = await judge.judge(question_of(case), *compared, rubric)
                 trial = judged(case, trial, judgement)
             result = open_cases[number][1]
             totals.prompt_tokens += answer.prompt_tokens

@@ -34,6 +34,14 @@ LIVE_RUBRIC = f"""You judge a Slack assistant's reply (ANSWER) to a question ask
 thread. Judge ANSWER on, in order: {CRITERIA} Answer with a JSON object only: \
 {{"verdict": "good" | "acceptable" | "poor", "reason": "one sentence"}}."""
 
+# A trajectory case's (`assistant eval --trajectory`): the judge reads the whole path, each
+# tool call with its arguments and each post, as the console trace shows them.
+PATH_RUBRIC = f"""You judge a Slack assistant's whole answer, the path of tool calls it took \
+(reading the thread, calling tools, posting, finishing), against the path it took before \
+(REFERENCE) for the same question. Judge CANDIDATE against REFERENCE on, in order: it read or \
+called what it needed and nothing it did not; its posts: {CRITERIA} Answer with a JSON object \
+only: {{"verdict": "better" | "as good" | "worse", "reason": "one sentence"}}."""
+
 Verdict = Literal["better", "as good", "worse"]
 LiveVerdict = Literal["good", "acceptable", "poor"]
 LIVE_VERDICTS: tuple[LiveVerdict, ...] = ("good", "acceptable", "poor")
@@ -65,13 +73,15 @@ class Judge:
     def __init__(self, model: ModelClient) -> None:
         self._model = model
 
-    async def judge(self, question: str, reference: str, candidate: str) -> Judgement | JudgeFailed:
+    async def judge(
+        self, question: str, reference: str, candidate: str, rubric: str = RUBRIC
+    ) -> Judgement | JudgeFailed:
         asked = json.dumps(
             {"question": question, "REFERENCE": reference, "CANDIDATE": candidate},
             ensure_ascii=False,
         )
         try:
-            reply = await self._model.ask_json(RUBRIC, asked)
+            reply = await self._model.ask_json(rubric, asked)
         except ModelError as exc:
             return JudgeFailed(f"the judge could not be asked: {exc}")
         try:
