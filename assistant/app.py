@@ -268,8 +268,16 @@ def create_assistant(
     judge = None
     if runs and settings.model.judge_sample > 0:
         observer = telemetry.judged if telemetry is not None else None
+        # Its calls count in the channels' spend limits; the 80% notice is left to the runs.
+        spending = Spending(store, settings.model.name, settings.model.prices, clock)
         judge = LiveJudge(
-            store, model, settings.model.judge_sample, settings.model.judge_model, observer
+            store,
+            model,
+            settings.model.judge_sample,
+            settings.model.judge_model,
+            observer,
+            spending,
+            channels,
         )
     scheduler = (
         _scheduler(

@@ -494,6 +494,12 @@ class ModelClient:
         """The model a call with `model` asks: the channel's, else ASSISTANT_MODEL."""
         return self._model if model is None else model
 
+    def answer_cap(self, model: str | None = None) -> int:
+        """The most tokens an answer of `model` (default the client's) may take."""
+        name = self.asked(model)
+        learned = self.limits.answer_tokens(name)
+        return learned if learned is not None else self._answer_tokens
+
     def _model_args(self, model: str | None) -> dict[str, Any]:
         """The model and the answer's cap in the argument that model takes."""
         name = self.asked(model)

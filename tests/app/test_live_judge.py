@@ -205,3 +205,71 @@ def test_the_verdict_is_an_evaluation_event_on_the_answers_trace(otel, make_app,
             },
         )
     ]  # the reason only where message content is captured
+
+
+def _token_budget(app, tokens: int) -> None:
+    from assistant.fakes import ids
+    from context.channels import ChannelConfig
+
+    config = ChannelConfig(
+        team=ids.TEAM_ID, channel=ids.CHANNEL_ID, updated_by="U0ADMIN", daily_token_budget=tokens
+    )
+    app.assistant.store.set_channel_config(config)
+
+
+def _spent_today(app) -> tuple[int, int]:
+    from datetime import UTC, datetime
+
+    from assistant.fakes import ids
+    from context.spend import periods
+
+    day = periods(datetime.now(UTC))[0].name
+    rows = app.assistant.store.spend(ids.TEAM_ID, [day])
+    [(spent, reserved)] = [(row[4], row[5]) for row in rows if row[1] == ids.CHANNEL_ID]
+    return spent, reserved
+
+
+def test_the_judges_call_counts_in_the_channels_budget(make_app, slack, model):
+    """A token budget (no ASSISTANT_PRICES): the judge's call is held and counted as the
+    run's is, its hold replaced by the usage it reported."""
+    app = make_app(assistant_judge_sample=1, assistant_answer_tokens=500)
+    _token_budget(app, 1_000_000)
+    run_usage = {"prompt_tokens": 1_000, "completion_tokens": 100, "total_tokens": 1_100}
+    model.script(
+        replies.tool_calls(
+            ("postMessage", {"text": "At Rosa's.", "reasoning": "answer"}),
+            ("finishRequest", {"reasoning": "done"}),
+            usage=run_usage,
+        )
+    )
+    model.default = Judge(slack)
+    assert app.send_event(mention(slack, "where do we eat?")).status == 200
+    app.wait_handled()
+    app.wait_judged()
+    assert _spent_today(app) == (1_100 + JUDGE_USAGE["total_tokens"], 0)
+    [verdict] = app.assistant.store.recent_verdicts(10)
+    assert verdict.verdict == "good"
+
+
+def test_an_answer_is_not_judged_where_the_judge_would_pass_the_budget(make_app, slack, model):
+    """The answering model priced (its calls in dollars: no dollar budget), the judge's not
+    (its calls in tokens): a token budget smaller than the judge's worst case leaves the
+    answer unjudged, the model never asked, nothing said in the thread."""
+    app = make_app(
+        assistant_judge_sample=1,
+        assistant_judge_model="judge-unpriced",
+        assistant_answer_tokens=500,
+        assistant_prices={"gpt-4o-mini": {"input": 1.0, "output": 1.0}},
+    )
+    _token_budget(app, 100)
+    judge = Judge(slack)
+    model.default = judge
+    event = ask(app, slack, model, "where do we eat?", "At Rosa's.")
+    app.wait_judged()
+
+    assert judge.asked == []
+    assert posts(slack) == ["At Rosa's."]
+    [verdict] = app.assistant.store.recent_verdicts(10)
+    assert verdict.verdict is None
+    assert verdict.reason == "not judged: the channel's daily budget is reached"
+    assert app.log(thread_of(event))[-1]["content"]["toolCall"] == "finishRequest"

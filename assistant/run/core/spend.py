@@ -139,10 +139,12 @@ class Spending:
         limits: SpendLimits,
         team: str,
         channel: str,
+        quiet: bool = False,
     ) -> None:
         """The call's real usage counted in place of its hold: what the server reported;
         nothing for a request the server refused whole (a model, a prompt too long, images);
-        else (no usage reported, a call cut off or timed out) the worst case held."""
+        else (no usage reported, a call cut off or timed out) the worst case held. `quiet`:
+        no 80% notice is sent or marked sent (a run's next call sends it)."""
         used = held.hold.amount
         if reply is None and isinstance(failed, REFUSED_WHOLE):
             used = 0
@@ -155,7 +157,8 @@ class Spending:
                 reply.completion_tokens or 0,
             )
         store = async_store(self.store)
-        warnings = await store.write(self.store.settle, held.hold, used, held.limits)
+        bounds = () if quiet else held.limits
+        warnings = await store.write(self.store.settle, held.hold, used, bounds)
         for warning in warnings:
             log.warning(
                 "%s/%s has spent %d of its %s budget of %d (%s) for %s",

@@ -13,7 +13,10 @@ posted them has ended (docs/evaluation.md, "Watching live quality").
 - Its verdict is a side record of the thread (`judged_answers`), never an entry of the log: the
   next prompt does not read it. A failure is one log line (and a verdict of None with its
   reason), never a word in the thread.
-- Its call counts in `assistant usage` (`judge_calls`) from the figures kept with the verdict.
+- Its call counts in `assistant usage` (`judge_calls`) from the figures kept with the verdict,
+  and in the channel's spend limits as any model call does (docs/operations.md#spend-limits):
+  held before it is asked, its usage counted after; a channel whose budget it would pass is
+  not judged (one log line).
 """
 
 from __future__ import annotations
@@ -30,12 +33,17 @@ from pydantic import ValidationError
 
 from assistant.model.attempts import ModelError
 from assistant.model.client import ModelClient
+from assistant.model.completion import ModelReply
 from assistant.model.judging import LIVE_RUBRIC, LiveJudgement
+from assistant.run.channels.channel_rules import Channels
 from assistant.run.core.requests import AnswerRequest
+from assistant.run.core.spend import Spending
 from assistant.run.scheduling.scheduler import RunFunction
 from context.entry import AssistantEntry, Entry, UserEntry
+from context.spend import BudgetReached
 from context.storage import EntryMeta, JudgeCall, Store, ThreadKey
 from context.storage.async_store import async_store
+from context.tokens import counter_for
 from context.toolcalls import PostMessage
 
 log = logging.getLogger(__name__)
@@ -81,10 +89,14 @@ class LiveJudge:
         share: float,
         judge_model: str | None,
         observer: VerdictObserver | None = None,
+        spending: Spending | None = None,
+        channels: Channels | None = None,
     ) -> None:
         self._store, self._model, self._share = store, model, share
         self._judge_model = judge_model
         self.observer = observer
+        # The channel's spend limits the judge's calls count in (None: not counted there).
+        self._spending, self._channels = spending, channels
         self._tasks: set[asyncio.Task[None]] = set()
 
     def after(self, run: RunFunction) -> RunFunction:
@@ -159,7 +171,7 @@ class LiveJudge:
             {"question": _question(entries, post.index), "ANSWER": post.content.text},
             ensure_ascii=False,
         )
-        judged = await self._ask(asked, judge_model)
+        judged = await self._within_budget(key, asked, judge_model)
         if judged.verdict is None:
             log.warning("live judge: %s@%d: %s", key, post.index, judged.reason)
         await store.write(self._store.record_verdict, key, post.index, judged)
@@ -171,18 +183,52 @@ class LiveJudge:
                 )
             )
 
+    async def _within_budget(self, key: ThreadKey, asked: str, judge_model: str) -> JudgeCall:
+        """The judge asked, its call held to the channel's spend limits as a run's are."""
+        spending, channels = self._spending, self._channels
+        limits = None
+        if spending is not None and channels is not None:
+            limits = (await channels.rules(key.team, key.channel)).limits
+        if spending is None or limits is None or not limits.any:
+            return await self._ask(asked, judge_model)
+        counter = counter_for(judge_model)
+        prompt = counter.count(LIVE_RUBRIC) + counter.count(asked)
+        cap = self._model.answer_cap(judge_model)
+        held = await spending.reserve(key.team, key.channel, limits, judge_model, prompt, cap)
+        if isinstance(held, BudgetReached):
+            return JudgeCall(
+                None, f"not judged: the channel's {held.period.kind} budget is reached"
+            )
+        reply: ModelReply | None = None
+        failed: BaseException | None = None
+        try:
+            judged, reply = await self._asked(asked, judge_model)
+            return judged
+        except BaseException as exc:
+            failed = exc
+            raise
+        finally:
+            if held is not None:
+                # Quiet: the 80% notice is the runs' to send (their DM needs the workspace).
+                await spending.settle(
+                    held, reply, failed, limits, key.team, key.channel, quiet=True
+                )
+
     async def _ask(self, asked: str, judge_model: str) -> JudgeCall:
+        return (await self._asked(asked, judge_model))[0]
+
+    async def _asked(self, asked: str, judge_model: str) -> tuple[JudgeCall, ModelReply | None]:
         try:
             reply = await self._model.ask_json(LIVE_RUBRIC, asked, judge_model)
         except ModelError as exc:
-            return JudgeCall(None, f"the judge could not be asked: {_said(exc)}")
+            return JudgeCall(None, f"the judge could not be asked: {_said(exc)}"), None
         try:
             judgement = LiveJudgement.model_validate_json(reply.text or "")
             verdict, reason = judgement.verdict, judgement.reason
         except ValidationError:
             shown = (reply.text or "nothing")[:200]
             verdict, reason = None, f"the judge's answer is not a verdict: {shown!r}"
-        return JudgeCall(
+        called = JudgeCall(
             verdict,
             reason,
             reply.latency_ms,
@@ -190,6 +236,7 @@ class LiveJudge:
             reply.cached_tokens,
             reply.completion_tokens,
         )
+        return called, reply
 
 
 def _posted(entry: Entry, meta: EntryMeta | None) -> bool:
