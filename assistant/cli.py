@@ -16,6 +16,7 @@ from assistant.commands import (
     eval,
     logs,
     replay,
+    routines,
     slack,
     threads,
     usage,
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, usage, channels, slack, check, replay, eval, demo):
+    for group in (logs, threads, usage, channels, routines, slack, check, replay, eval, demo):
         group.register(commands)
     return parser
 

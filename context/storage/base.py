@@ -16,6 +16,7 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
+from context.storage.base_routines import RoutineStore as RoutineStore
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
 from context.storage.base_slack import PanelStore as PanelStore
@@ -226,6 +227,7 @@ class Store(
     ModelRefusalStore,
     Housekeeping,
     StopStore,
+    RoutineStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

@@ -14,6 +14,7 @@ from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
+from context.storage.routines import SqlRoutines
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
 
@@ -28,6 +29,7 @@ class SqlStore(
     SqlModelRefusals,
     SqlHousekeeping,
     SqlStops,
+    SqlRoutines,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

@@ -21,6 +21,7 @@ from context.storage import (
     Opening,
     PanelStore,
     Pending,
+    RoutineStore,
     RunStore,
     StopStore,
     Store,
@@ -36,6 +37,7 @@ from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
+from context.storage.routines import SqlRoutines
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
 from context.storage.store import SqlStore
@@ -54,6 +56,7 @@ CONCERNS = [
     (ModelRefusalStore, SqlModelRefusals),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
+    (RoutineStore, SqlRoutines),
 ]
 
 
@@ -101,6 +104,9 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
         "trace_context",  # telemetry
+    } | {
+        "add_routine", "routine", "routines", "due_routines", "claim_routine", "routine_ran",
+        "pause_routine", "resume_routine", "set_routine_due", "delete_routine",  # routines
     }  # fmt: skip
 
 
