@@ -24,9 +24,9 @@ from context.render import printable
 from context.storage import Routine
 from context.storage.tables import moment
 
-_TEAM = re.compile(r"[TE][A-Z0-9]{2,20}")
-_CHANNEL = re.compile(r"[CGD][A-Z0-9]{2,20}")
-_USER = re.compile(r"[UW][A-Z0-9]{2,20}")
+_TEAM = re.compile(r"[TE][A-Z0-9]{1,20}")
+_CHANNEL = re.compile(r"[CGD][A-Z0-9]{1,20}")
+_USER = re.compile(r"[UW][A-Z0-9]{1,20}")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
