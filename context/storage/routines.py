@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Row, and_, bindparam, false, select
+from sqlalchemy import Integer, Row, String, and_, bindparam, false, select
 
 from context.storage.engine import Repository
 from context.storage.tables import now, routines_table
@@ -16,9 +16,9 @@ _table = routines_table
 # The one query each tick makes: the index on next_due answers it (bench/routines_due.py).
 _DUE = (
     select(_table)
-    .where(_table.c.next_due <= bindparam("at"), _table.c.paused == false())
+    .where(_table.c.next_due <= bindparam("at", type_=String), _table.c.paused == false())
     .order_by(_table.c.next_due, _table.c.id)
-    .limit(bindparam("limit"))
+    .limit(bindparam("limit", type_=Integer))
 )
 
 

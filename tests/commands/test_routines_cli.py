@@ -23,8 +23,9 @@ def lines(env: dict[str, str]) -> list[list[str]]:
 
 
 def test_add_list_pause_resume_run_now_delete(env):
-    added = run_cli("routines", "add", "T1", "C1", "--prompt", "Summarize the week.",
-                    "--cron", "0 9 * * 1", "--tz", "Europe/Paris", "--creator", "U1", env=env)  # fmt: skip
+    weekly = ("--cron", "0 9 * * 1", "--tz", "Europe/Paris", "--creator", "U1")
+    added = run_cli("routines", "add", "T1", "C1", "--prompt", "Summarize the week.", *weekly,
+                    env=env)  # fmt: skip
     assert added.returncode == 0, added.stderr
     once = run_cli("routines", "add", "T1", "C2", "--prompt", "Remind us.",
                    "--at", "2999-01-01T09:00+01:00", env=env)  # fmt: skip
@@ -61,20 +62,20 @@ def test_add_list_pause_resume_run_now_delete(env):
         (
             ["add", "T1", "C1", "--prompt", "x", "--cron", "0 9 * * *", "--tz", "../../etc/passwd"],
             "is not an IANA time zone",
-        ),  # fmt: skip
+        ),
         (["add", "T1", "C1", "--prompt", "x", "--at", "2020-01-01T00:00Z"], "has passed"),
         (["add", "T1", "C1", "--prompt", "x", "--at", "2999-01-01T09:00"], "has no offset"),
         (
             ["add", "T1", "C1", "--prompt", "x", "--at", "2999-01-01T09:00Z", "--tz", "UTC"],
             "--tz goes with --cron",
-        ),  # fmt: skip
+        ),
         (["add", "T1", "C1\x1b[2J", "--prompt", "x", "--cron", "* * * * *"], "not a channel id"),
         (["add", "T1", "C1", "--prompt", " ", "--cron", "* * * * *"], "--prompt must be"),
         (["add", "T1", "C1", "--prompt", "x" * 5000, "--cron", "* * * * *"], "--prompt must be"),
         (
             ["add", "T1", "C1", "--prompt", "x", "--cron", "* * * * *", "--creator", "bob"],
             "not a user id",
-        ),  # fmt: skip
+        ),
         (["pause", "7"], "no routine 7"),
         (["resume", "7"], "no routine 7"),
         (["delete", "7"], "no routine 7"),
