@@ -28,7 +28,7 @@ INDEX = "ix_routines_next_due"
 
 
 def rows(count: int, now: datetime) -> list[dict[str, object]]:
-    made = []
+    made: list[dict[str, object]] = []
     for n in range(count):
         due = now - timedelta(minutes=n + 1) if n < DUE else now + timedelta(days=30 * n / count)
         once = n % 10 == 0
