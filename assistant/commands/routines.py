@@ -47,7 +47,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     when.add_argument("--at", metavar="ISO-8601", help="once, e.g. 2026-12-01T09:00+01:00")
     adding.add_argument("--tz", metavar="ZONE", help="the IANA zone of --cron (default UTC)")
     adding.add_argument(
-        "--creator", metavar="USER", help="the person it runs as (U…): their access applies"
+        "--creator",
+        metavar="USER",
+        required=True,
+        help="the person it runs as (U…): the channel's access rules apply to them",
     )
     adding.set_defaults(handler=run_add)
 
@@ -81,7 +84,7 @@ def _checked(pattern: re.Pattern[str], text: str, what: str) -> str:
 def run_add(args: argparse.Namespace) -> int:
     team = _checked(_TEAM, args.team, "workspace id (T…)")
     channel = _checked(_CHANNEL, args.channel, "channel id (C…)")
-    creator = None if args.creator is None else _checked(_USER, args.creator, "user id (U…)")
+    creator = _checked(_USER, args.creator, "user id (U…)")
     prompt = args.prompt.strip()
     if not prompt or len(prompt) > MAX_PROMPT:
         raise CliError(f"--prompt must be 1 to {MAX_PROMPT} characters")

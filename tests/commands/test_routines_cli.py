@@ -27,14 +27,14 @@ def test_add_list_pause_resume_run_now_delete(env):
     added = run_cli("routines", "add", "T1", "C1", "--prompt", "Summarize the week.", *weekly,
                     env=env)  # fmt: skip
     assert added.returncode == 0, added.stderr
-    once = run_cli("routines", "add", "T1", "C2", "--prompt", "Remind us.",
+    once = run_cli("routines", "add", "T1", "C2", "--prompt", "Remind us.", "--creator", "U2",
                    "--at", "2999-01-01T09:00+01:00", env=env)  # fmt: skip
     assert once.returncode == 0, once.stderr
     first, second = lines(env)
     assert first[:4] == ["1", "T1", "C1", 'cron "0 9 * * 1" Europe/Paris']
     assert first[4].startswith("next ") and first[5] == "last never" and first[6] == "by U1"
     assert second[3] == "once 2999-01-01T08:00:00.000000Z"
-    assert second[4] == "next 2999-01-01T08:00:00.000000Z" and second[6] == "by an operator"
+    assert second[4] == "next 2999-01-01T08:00:00.000000Z" and second[6] == "by U2"
 
     assert run_cli("routines", "pause", "1", env=env).returncode == 0
     assert lines(env)[0][4] == "paused (paused from the command line)"
@@ -58,20 +58,62 @@ def test_add_list_pause_resume_run_now_delete(env):
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["add", "T1", "C1", "--prompt", "x", "--cron", "61 * * * *"], "is not a cron expression"),
         (
-            ["add", "T1", "C1", "--prompt", "x", "--cron", "0 9 * * *", "--tz", "../../etc/passwd"],
+            ["add", "T1", "C1", "--prompt", "x", "--creator", "U1", "--cron", "61 * * * *"],
+            "is not a cron expression",
+        ),
+        (
+            [
+                "add",
+                "T1",
+                "C1",
+                "--prompt",
+                "x",
+                "--creator",
+                "U1",
+                "--cron",
+                "0 9 * * *",
+                "--tz",
+                "../../etc/passwd",
+            ],
             "is not an IANA time zone",
         ),
-        (["add", "T1", "C1", "--prompt", "x", "--at", "2020-01-01T00:00Z"], "has passed"),
-        (["add", "T1", "C1", "--prompt", "x", "--at", "2999-01-01T09:00"], "has no offset"),
         (
-            ["add", "T1", "C1", "--prompt", "x", "--at", "2999-01-01T09:00Z", "--tz", "UTC"],
+            ["add", "T1", "C1", "--prompt", "x", "--creator", "U1", "--at", "2020-01-01T00:00Z"],
+            "has passed",
+        ),
+        (
+            ["add", "T1", "C1", "--prompt", "x", "--creator", "U1", "--at", "2999-01-01T09:00"],
+            "has no offset",
+        ),
+        (
+            [
+                "add",
+                "T1",
+                "C1",
+                "--prompt",
+                "x",
+                "--creator",
+                "U1",
+                "--at",
+                "2999-01-01T09:00Z",
+                "--tz",
+                "UTC",
+            ],
             "--tz goes with --cron",
         ),
-        (["add", "T1", "C1\x1b[2J", "--prompt", "x", "--cron", "* * * * *"], "not a channel id"),
-        (["add", "T1", "C1", "--prompt", " ", "--cron", "* * * * *"], "--prompt must be"),
-        (["add", "T1", "C1", "--prompt", "x" * 5000, "--cron", "* * * * *"], "--prompt must be"),
+        (
+            ["add", "T1", "C1\x1b[2J", "--prompt", "x", "--creator", "U1", "--cron", "* * * * *"],
+            "not a channel id",
+        ),
+        (
+            ["add", "T1", "C1", "--prompt", " ", "--creator", "U1", "--cron", "* * * * *"],
+            "--prompt must be",
+        ),
+        (
+            ["add", "T1", "C1", "--prompt", "x" * 5000, "--creator", "U1", "--cron", "* * * * *"],
+            "--prompt must be",
+        ),
         (
             ["add", "T1", "C1", "--prompt", "x", "--cron", "* * * * *", "--creator", "bob"],
             "not a user id",
