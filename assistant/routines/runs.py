@@ -107,7 +107,10 @@ class RoutineRuns:
         )
         if entry is None:
             raise RuntimeError(f"the thread {key} has a log already")
-        self.request(key, AnswerRequest(entry.index, ts, self.bot_user_id, addressed=True))
+        self.request(
+            key,
+            AnswerRequest(entry.index, ts, self.bot_user_id, addressed=True, routine=routine.id),
+        )
         return ts
 
     async def _tell(self, client: AsyncWebClient | None, routine: Routine, reason: str) -> None:

@@ -14,9 +14,11 @@ from assistant.fakes import ids
 from assistant.routines.runs import entry_text, heading
 from context.storage import Routine, ThreadKey, open_store
 from context.storage.tables import moment
+from tests.app.test_telemetry import otel, receiver, runs
 from tests.harness import script_answers
 
 pytestmark = [pytest.mark.listeners]
+__all__ = ["otel", "receiver"]  # fixtures of test_telemetry, used here
 
 
 def due_routine(url: str, creator: str = ids.USER_ID) -> Routine:
@@ -65,3 +67,14 @@ def test_a_creator_who_left_pauses_the_routine_and_nothing_is_posted(make_app, s
         store.close()
     assert kept is not None and kept.paused and "left the workspace" in (kept.paused_reason or "")
     assert len(slack.calls_to("chat.postMessage")) == 1
+
+
+def test_the_runs_span_names_the_routine(otel, make_app, slack, model, tmp_path):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    routine = due_routine(url)
+    slack.add_user(ids.USER_ID, "ada")
+    script_answers(model)
+    make_app(database_url=url)
+    [run] = otel.wait_for(runs)
+    assert run.attributes["assistant.routine.id"] == routine.id
+    assert run.attributes["assistant.run.outcome"] == "finished"
