@@ -12,6 +12,7 @@ import pytest
 
 from assistant.fakes import ids
 from assistant.routines.runs import entry_text, heading
+from context.channels import ChannelConfig
 from context.storage import Routine, ThreadKey, open_store
 from context.storage.tables import moment
 from tests.app.test_telemetry import otel, receiver, runs
@@ -78,3 +79,50 @@ def test_the_runs_span_names_the_routine(otel, make_app, slack, model, tmp_path)
     [run] = otel.wait_for(runs)
     assert run.attributes["assistant.routine.id"] == routine.id
     assert run.attributes["assistant.run.outcome"] == "finished"
+
+
+def test_a_creator_the_channel_no_longer_admits_pauses_it(make_app, slack, model, tmp_path):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    routine = due_routine(url)
+    store = open_store(url)
+    try:  # only someone else may use the bot in the channel now
+        store.set_channel_config(ChannelConfig(team=ids.TEAM_ID, channel=ids.CHANNEL_ID,
+                                               access="listed", users=("U0SOMEONE1",)))  # fmt: skip
+    finally:
+        store.close()
+    slack.add_user(ids.USER_ID, "ada")
+    make_app(database_url=url)
+    (dm,) = slack.wait_for_call("chat.postMessage")
+    assert dm.params["channel"] == ids.USER_ID and "may no longer use the bot" in dm.params["text"]
+    assert stored(url, routine.id).paused
+
+
+def test_failed_starts_in_a_row_pause_it_and_tell_the_creator(make_app, slack, model, tmp_path):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    routine = due_routine(url)
+    store = open_store(url)
+    try:  # already failed once before: this failure is the second in a row
+        store.routine_ran(routine.id, None, "failed: Slack said channel_not_found", False, 2)
+    finally:
+        store.close()
+    slack.add_user(ids.USER_ID, "ada")
+    slack.fail("chat.postMessage", "channel_not_found")
+    make_app(database_url=url, assistant_routine_failures=2)
+    dm = slack.wait_for_call("chat.postMessage", count=2)[-1]
+    assert dm.params["channel"] == ids.USER_ID and "2 failed runs in a row" in dm.params["text"]
+    kept = stored(url, routine.id)
+    assert (
+        kept.paused
+        and kept.failures == 2
+        and kept.last_outcome == ("failed: Slack said channel_not_found")
+    )
+
+
+def stored(url: str, routine_id: int) -> Routine:
+    store = open_store(url)
+    try:
+        kept = store.routine(routine_id)
+    finally:
+        store.close()
+    assert kept is not None
+    return kept
