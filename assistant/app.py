@@ -33,6 +33,8 @@ from assistant.panel.home import AppHome
 from assistant.panel.legacy_view import check_manifest
 from assistant.panel.messages_tab import MessagesTab
 from assistant.panel.session_titles import SessionTitles
+from assistant.routines.runs import RoutineRuns
+from assistant.routines.ticker import RoutineTicker
 from assistant.run.channels.channel_rules import Channels
 from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
@@ -222,6 +224,7 @@ def create_assistant(
     role, which records events and runs nothing, not even what is owed (the workers do).
     `clock`: the time the spend limits count by (tests move the day on)."""
     store = open_store(settings.storage.database_url)
+    background: set[asyncio.Task[None]] = set()
     check_manifest(MANIFEST)  # one warning if it still declares Slack's legacy assistant view
     app, workspaces, identity = create_bolt_app(settings, store, identity)
     channel_names = ChannelNames(workspaces.client)
@@ -302,6 +305,21 @@ def create_assistant(
     )
     if scheduler is not None and resume:
         scheduler.start()
+        routines = RoutineRuns(
+            store,
+            recorder,
+            scheduler.request,
+            channels,
+            workspaces.client,
+            channel_access.of,
+            settings.answers.routine_failures,
+        )
+        # Where the runs are (`serve`, `run`, `worker`): each tick claimed in the database,
+        # so that any number of these processes run one tick once. Cancelled by `close`.
+        ticking = RoutineTicker(store).run(
+            settings.answers.routine_tick_seconds, asyncio.Event(), routines.start
+        )
+        background.add(asyncio.create_task(ticking))
     # Events are recorded before Slack gets its acknowledgement: their store calls get
     # threads of their own, so that they never wait behind the runs' (a few ms each, but
     # hundreds of them under load).
@@ -368,6 +386,7 @@ def create_assistant(
         mcp=mcp,
         sign_in_callback=callback,
         judge=judge,
+        background=background,
     )
 
 

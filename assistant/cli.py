@@ -17,6 +17,7 @@ from assistant.commands import (
     logs,
     mcp,
     replay,
+    routines,
     slack,
     threads,
     usage,
@@ -34,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, usage, channels, mcp, slack, check, replay, eval, demo):
+    for group in (logs, threads, usage, channels, routines, mcp, slack, check, replay, eval, demo):
         group.register(commands)
     return parser
 

@@ -41,6 +41,7 @@ BENCHMARKS = {
     "mcp_sign_in": "bench.mcp_sign_in",
     "big_log": "bench.big_log",
     "budgets": "bench.budgets",
+    "routines": "bench.routines",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.

@@ -209,6 +209,11 @@ class AnswerSettings(Variables):
     max_bot_exchanges_per_thread: int = Field(
         5, alias="assistant_max_bot_exchanges_per_thread", ge=1, le=1000
     )
+    # Routines (assistant/routines/): how often the processes that run answers look for the
+    # due ones, and how many failed starts in a row pause one.
+    routine_tick_seconds: float = Field(30.0, alias="assistant_routine_tick_seconds", ge=1.0,
+                                        le=3600.0)  # fmt: skip
+    routine_failures: int = Field(3, alias="assistant_routine_failures", ge=1, le=100)
 
     def post_caps(self) -> PostCaps:
         """What one run may post (see `assistant.run.core.post_limits`)."""

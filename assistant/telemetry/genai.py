@@ -55,6 +55,7 @@ SLACK_TS = "slack.message.ts"
 SLACK_ERROR = "slack.error"
 STEPS = "assistant.run.progress.steps"
 OUTCOME = "assistant.run.outcome"
+ROUTINE = "assistant.routine.id"  # the routine a run answers, when a routine started it
 
 PROVIDER_OPENAI = "openai"
 

@@ -137,6 +137,9 @@ class Telemetry:
                     genai.CONVERSATION: str(key),
                 },
             )
+            routines = sorted({r.routine for r in requests if r.routine is not None})
+            if routines:
+                span.set_attribute(genai.ROUTINE, routines[0])
             state = _Run(span, key)
             token = _RUN.set(state)
             try:

@@ -21,6 +21,7 @@ from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning8
 from context.storage.base_eval import EvalRunStore as EvalRunStore
 from context.storage.base_eval import VerdictStore as VerdictStore
 from context.storage.base_mcp import McpConnectionStore as McpConnectionStore
+from context.storage.base_routines import RoutineStore as RoutineStore
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import GrantStore as GrantStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
@@ -272,6 +273,7 @@ class Store(
     McpConnectionStore,
     EvalRunStore,
     VerdictStore,
+    RoutineStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

@@ -17,6 +17,7 @@ from context.storage.log import SqlLog
 from context.storage.mcp_connections import SqlMcpConnections
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
+from context.storage.routines import SqlRoutines
 from context.storage.runs import SqlRuns
 from context.storage.spend import SqlSpend
 from context.storage.stops import SqlStops
@@ -38,6 +39,7 @@ class SqlStore(
     SqlMcpConnections,
     SqlEvalRuns,
     SqlVerdicts,
+    SqlRoutines,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

@@ -400,6 +400,31 @@ judged_answers_table = Table(
     Column("completion_tokens", Integer),
     PrimaryKeyConstraint("thread_id", "answer_idx", name="pk_judged_answers"),
 )
+# Routines (migration 0019_routines): a prompt answered in a channel on a schedule, a cron
+# expression in an IANA zone or one ISO-8601 time (`context.storage.routines`). Times are `now`
+# strings; next_due is NULL once a one-time routine ran. Each tick claims a routine by moving
+# next_due on (an UPDATE that checks the old value), so the index on it finds the due ones.
+routines_table = Table(
+    "routines",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("prompt", Text, nullable=False),
+    Column("creator", String),
+    Column("cron", String),
+    Column("tz", String),
+    Column("at", String),
+    Column("next_due", String),
+    Column("paused", Boolean, nullable=False, server_default=false()),
+    Column("paused_reason", Text),
+    Column("last_run_at", String),
+    Column("last_thread_ts", String),
+    Column("last_outcome", String),
+    Column("failures", Integer, nullable=False, server_default="0"),
+    Column("created_at", String, nullable=False),
+)
+Index("ix_routines_next_due", routines_table.c.next_due)
 
 # `is_thread` for statements built once (the hot ones: building a statement and its cache key
 # costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are

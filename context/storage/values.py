@@ -287,3 +287,27 @@ class VerdictRow:
     judge_model: str
     verdict: str | None
     reason: str | None
+
+
+@dataclass(frozen=True)
+class Routine:
+    """A routine's row (`RoutineStore`). Times are `now`-style UTC strings; `next_due` is None
+    once a one-time routine ran; `cron` (with `tz`) or `at`, one or the other; `creator` None
+    for one an operator added from the command line."""
+
+    id: int
+    team: str
+    channel: str
+    prompt: str
+    creator: str | None
+    cron: str | None
+    tz: str | None
+    at: str | None
+    next_due: str | None
+    paused: bool = False
+    paused_reason: str | None = None
+    last_run_at: str | None = None
+    last_thread_ts: str | None = None
+    last_outcome: str | None = None
+    failures: int = 0
+    created_at: str = ""

@@ -23,6 +23,7 @@ from context.storage import (
     Opening,
     PanelStore,
     Pending,
+    RoutineStore,
     RunStore,
     StopStore,
     Store,
@@ -43,6 +44,7 @@ from context.storage.log import SqlLog
 from context.storage.mcp_connections import SqlMcpConnections
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
+from context.storage.routines import SqlRoutines
 from context.storage.runs import SqlRuns
 from context.storage.stops import SqlStops
 from context.storage.store import SqlStore
@@ -66,6 +68,7 @@ CONCERNS = [
     (McpConnectionStore, SqlMcpConnections),
     (EvalRunStore, SqlEvalRuns),
     (VerdictStore, SqlVerdicts),
+    (RoutineStore, SqlRoutines),
 ]
 
 
@@ -122,7 +125,10 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "begin_eval_run", "add_eval_run_logs", "add_eval_run_results", "finish_eval_run",
         "eval_runs", "eval_run", "eval_run_logs", "eval_run_results", "eval_run_result",
         "delete_eval_run",  # eval runs kept with an id
-    } | {"claim_judging", "record_verdict", "verdict_counts", "recent_verdicts"}  # fmt: skip
+    } | {"claim_judging", "record_verdict", "verdict_counts", "recent_verdicts"} | {
+        "add_routine", "routine", "routines", "due_routines", "claim_routine", "routine_ran",
+        "pause_routine", "resume_routine", "set_routine_due", "delete_routine",  # routines
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(("protocol", "repository"), CONCERNS, ids=lambda c: c.__name__)

@@ -120,6 +120,8 @@ ALLOWED: dict[str, set[str]] = {
     "model": {"context"},
     "mcp": {"context"},  # the MCP edge: the SDK's client, the servers' tools
     "run": {"i18n", "mcp", "slack", "model", "context"},
+    # Routines: when each is due, the tick that claims it; their runs go through `run`.
+    "routines": {"i18n", "run", "mcp", "slack", "model", "context"},
     # OpenTelemetry: it watches runs, model calls and Slack through their small protocols.
     "telemetry": {"run", "mcp", "slack", "model", "context"},
     "settings": {"i18n", "run", "mcp", "slack", "model", "context"},
@@ -128,6 +130,7 @@ ALLOWED: dict[str, set[str]] = {
     "replay": {"i18n", "settings", "run", "mcp", "slack", "model", "context"},
     "eval": {"i18n", "replay", "settings", "run", "mcp", "slack", "model", "context"},
     "wiring": {
+        "routines",
         "i18n",
         "panel",
         "intake",
@@ -139,10 +142,11 @@ ALLOWED: dict[str, set[str]] = {
         "model",
         "context",
     },
-    "serving": {"wiring", "settings", "telemetry", "slack", "context", "fakes"},
+    "serving": {"wiring", "routines", "settings", "telemetry", "slack", "context", "fakes"},
     # The CLI: everything, and the fakes for `replay --demo-model`.
     "commands": {
         "serving",
+        "routines",
         "eval",
         "replay",
         "wiring",
@@ -174,6 +178,7 @@ def room_of(module: str) -> str | None:
         "model",
         "mcp",
         "run",
+        "routines",
         "intake",
         "panel",
         "replay",

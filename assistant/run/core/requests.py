@@ -15,3 +15,4 @@ class AnswerRequest:
     bot_user_id: str | None = None
     trace_context: str | None = None  # the span that recorded it (telemetry), if any
     addressed: bool = False  # a mention or a DM, not a follow-up (EntryMeta.addressed)
+    routine: int | None = None  # the routine whose run asks it (assistant/routines/runs.py)

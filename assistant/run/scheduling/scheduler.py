@@ -105,11 +105,15 @@ class RunScheduler:
         self._stopping = False
         self._retries = Retries()  # deferred runs (RunDeferred), when due
         self._elsewhere: set[str] = set()  # teams whose threads this process leaves alone
+        self._routines: dict[ThreadKey, int] = {}  # the routine that asked, until its run
 
     def request(self, key: ThreadKey, request: AnswerRequest | None = None) -> None:
         """Something in the thread may be owed an answer (it is already in the store)."""
         if request is not None and request.bot_user_id:
             self._bot_ids[key.team] = request.bot_user_id
+        if request is not None and request.routine is not None:
+            # The store's owed entries do not say which routine asked: kept for its run's span.
+            self._routines[key] = request.routine
         if self._stopping:
             return  # it stays owed: the next process's first sweep runs it
         if self.answers_team is not None and not self.answers_team(key.team):
@@ -215,9 +219,15 @@ class RunScheduler:
             owed := await async_store(self.store).read(self.store.pending, key)
         ):
             bot = self._bot_ids.get(key.team)
+            routine = self._routines.pop(key, None)
             requests = [
                 AnswerRequest(
-                    p.index, p.slack_ts or "", bot, p.trace_context, addressed=p.addressed
+                    p.index,
+                    p.slack_ts or "",
+                    bot,
+                    p.trace_context,
+                    addressed=p.addressed,
+                    routine=routine,
                 )
                 for p in owed
             ]

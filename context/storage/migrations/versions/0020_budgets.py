@@ -2,7 +2,7 @@
 micro-dollars or tokens (the limits themselves are channel settings, kept as JSON).
 
 Revision ID: 0020_budgets
-Revises: 0017_addressed
+Revises: 0019_routines
 Create Date: 2026-11-29
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0020_budgets"
-down_revision = "0017_addressed"
+down_revision = "0019_routines"
 branch_labels = None
 depends_on = None
 
