@@ -6,7 +6,7 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
-  `ModelRefusalStore`, `Housekeeping`, `StopStore`, and `Store`, all of them.
+  `ModelRefusalStore`, `Housekeeping`, `StopStore`, `MemoryStore`, and `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
@@ -38,6 +38,7 @@ from context.storage.base import (
     Housekeeping,
     ImageStore,
     LogStore,
+    MemoryStore,
     MessageCopies,
     ModelRefusalStore,
     PanelStore,
@@ -71,6 +72,7 @@ __all__ = [
     "ImageRef",
     "ImageStore",
     "LogStore",
+    "MemoryStore",
     "MessageCopies",
     "ModelRefusal",
     "ModelRefusalStore",

@@ -3,7 +3,7 @@
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
 `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-`StopStore`); `Store` is all of them, for code that uses the whole store. Code that needs one
+`StopStore`, `MemoryStore`); `Store` is all of them, for code that uses the whole store. Code that needs one
 concern can ask for its Protocol alone.
 """
 
@@ -16,6 +16,7 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
+from context.storage.base_memory import MemoryStore as MemoryStore
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
 from context.storage.base_slack import PanelStore as PanelStore
@@ -226,6 +227,7 @@ class Store(
     ModelRefusalStore,
     Housekeeping,
     StopStore,
+    MemoryStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

@@ -12,6 +12,7 @@ from context.storage.engine import Database
 from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
+from context.storage.memory import SqlMemory
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.runs import SqlRuns
@@ -28,6 +29,7 @@ class SqlStore(
     SqlModelRefusals,
     SqlHousekeeping,
     SqlStops,
+    SqlMemory,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 
