@@ -3,8 +3,8 @@
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
 `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-`StopStore`, `MemoryStore`); `Store` is all of them, for code that uses the whole store. Code that needs one
-concern can ask for its Protocol alone.
+`StopStore`, `MemoryStore`); `Store` is all of them, for code that uses the whole store. Code
+that needs one concern can ask for its Protocol alone.
 """
 
 from __future__ import annotations

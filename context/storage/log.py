@@ -16,6 +16,7 @@ from context.entry import Content, Entry, Role, UserContent, entry_from_json, ma
 from context.log import Tail
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
+from context.storage.memory import opening_memory
 from context.storage.tables import (
     THREAD,
     THREAD_ID,
@@ -27,7 +28,6 @@ from context.storage.tables import (
 )
 from context.storage.thread_rows import lock_thread
 from context.storage.usage import author_of, person_for
-from context.storage.memory import opening_memory
 from context.storage.values import EntryMeta, ImageRef, Opening, ThreadKey, ThreadMessage
 from context.storage.wakeups import notify_owed
 

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, Row, delete, func, insert, select, update
+from sqlalchemy.sql import ColumnElement
 
 from context.channels import WORKSPACE_DEFAULT
 from context.memory import MAX_MEMORIES, Memory, clean_text, memory_entry, scope_of
@@ -61,14 +62,14 @@ def _memory(row: Row[tuple[object, ...]]) -> Memory:
     )
 
 
-def _in_force(team: str, channel: str) -> Sequence[object]:
+def _in_force(team: str, channel: str) -> tuple[ColumnElement[bool], ...]:
     channels = (channel,) if channel == WORKSPACE_DEFAULT else (channel, WORKSPACE_DEFAULT)
     return (_table.c.team == team, _table.c.channel.in_(channels))
 
 
 def memories_in_force(connection: Connection, team: str, channel: str) -> list[Memory]:
     """The channel's memories and its workspace's, oldest first."""
-    query = select(_table).where(*_in_force(team, channel)).order_by(_table.c.id)  # type: ignore[arg-type]
+    query = select(_table).where(*_in_force(team, channel)).order_by(_table.c.id)
     return [_memory(row) for row in connection.execute(query)]
 
 
@@ -130,8 +131,8 @@ class SqlMemory(Repository):
                     "created_at": item.created_at or at,
                     "source": item.source,
                 }
-                memory_id = connection.execute(insert(_table).values(values)).inserted_primary_key
-                memory = Memory(id=int(memory_id[0]), **values)  # type: ignore[arg-type]
+                made = connection.execute(insert(_table).values(values).returning(_table.c.id))
+                memory = Memory(id=int(made.scalar_one()), **values)  # type: ignore[arg-type]
                 _audit_row(connection, memory, "added", text, item.author, via, at)
                 kept.append(memory)
         return kept
