@@ -218,6 +218,7 @@ def create_assistant(
         store,
         open_trace(settings.telemetry.trace, trace or sys.stdout, channel_names),
         observer=telemetry,
+        memory_tokens=settings.tools.memory_tokens or None,
     )
     model = ModelClient(settings.model.options())
     if telemetry is not None:
@@ -275,7 +276,9 @@ def create_assistant(
     # threads of their own, so that they never wait behind the runs' (a few ms each, but
     # hundreds of them under load).
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
-    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads, telemetry)
+    event_recorder = Recorder(
+        store.urgent(), recorder.trace, event_threads, telemetry, recorder.memory_tokens
+    )
     # One set of cached answers per workspace: links and feedback clicks.
     access = PerWorkspace(workspaces, LinkAccess)
     content = PerWorkspace(

@@ -1,7 +1,7 @@
 """What a channel is configured to be (docs/configuration.md, "Configuring channels"): its persona,
 model, whether the bot answers there, whether follow-ups must mention it (strict mentions),
-who may use it, how its posts are signed, and the tools its runs have (Slack search and the
-channel types it covers, the MCP servers or tools); and the
+who may use it, who may write its memory, how its posts are signed, and the tools its runs
+have (Slack search and the channel types it covers, the MCP servers or tools); and the
 workspace's default, which a channel's unset fields fall back to.
 
 Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads
@@ -22,6 +22,8 @@ _SLACK_ID = re.compile(r"^[A-Z0-9]{2,}$")
 _EMOJI = re.compile(r"^:[a-z0-9_+'-]+:$")
 
 Access = Literal["everyone", "listed"]
+# Who may write a channel's memory (context.memory, which imports this module's default row).
+MemoryWriters = Literal["off", "members", "editors"]
 # The conversations Slack's search (`assistant.search.context`'s `channel_types`) may cover.
 SearchChannelType = Literal["public_channel", "private_channel", "mpim", "im"]
 SEARCH_CHANNEL_TYPES: tuple[SearchChannelType, ...] = (
@@ -74,6 +76,10 @@ class ChannelConfig(BaseModel):
     # The MCP servers (`shop`) or tools (`shop__lookup_order`) the runs have; (): none;
     # None: the default's, at the end every server of ASSISTANT_MCP_FILE.
     tool_servers: tuple[str, ...] | None = Field(default=None, max_length=100)
+    # Who may ask the runs to remember or forget for the channel (rememberForChannel,
+    # forgetForChannel): off, members (anyone the bot answers there), editors; None: the
+    # default's, at the end members (context.memory).
+    memory: MemoryWriters | None = None
     updated_by: str | None = None
     updated_at: str | None = None
 
@@ -135,6 +141,7 @@ _INHERITED = (
     "slack_search",
     "search_channel_types",
     "tool_servers",
+    "memory",
 )
 
 

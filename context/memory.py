@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from context.channels import WORKSPACE_DEFAULT
+from context.channels import WORKSPACE_DEFAULT, MemoryWriters
 from context.tokens import estimate_counter
 
 MemoryScope = Literal["channel", "dm", "workspace"]
@@ -27,7 +27,6 @@ MEMORY_SCOPES: tuple[MemoryScope, ...] = ("channel", "dm", "workspace")
 # Who may ask the model to remember or forget (a channel setting, `memory`): no one, anyone
 # the bot answers there, or only the channel's editors (the workspace's admins and owners, and
 # the people the workspace default names).
-MemoryWriters = Literal["off", "members", "editors"]
 MEMORY_WRITERS: tuple[MemoryWriters, ...] = ("off", "members", "editors")
 DEFAULT_WRITERS: MemoryWriters = "members"
 

@@ -326,6 +326,10 @@ class ToolSettings(Variables):
         tuple[SearchChannelType, ...], NoDecode, Field(min_length=1)
     ] = Field(("public_channel",), alias="assistant_slack_search_channel_types")
 
+    # Channel memory (docs/log-format.md#channel-memory): how many tokens a new thread's memory
+    # entry may take (the oldest memories left out past it, with a note); 0: no memory entry.
+    memory_tokens: int = Field(2_000, alias="assistant_memory_tokens", ge=0, le=100_000)
+
     _mcp_servers: list[ServerConfig] | None = PrivateAttr(default=None)
 
     @field_validator("slack_search_channel_types", mode="before")

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal, TypedDict
 
-from context.channels import Access, ChannelConfig, SearchChannelType, merged
+from context.channels import Access, ChannelConfig, MemoryWriters, SearchChannelType, merged
+from context.memory import DEFAULT_WRITERS
 from context.storage import Store
 from context.storage.async_store import async_store
 
@@ -47,6 +48,8 @@ class ChannelRules:
     search: SlackSearch | None = None  # None: searchSlack is not offered
     # The MCP servers (`shop`) or tools (`shop__lookup_order`) its runs have; None: every one.
     tool_servers: tuple[str, ...] | None = None
+    # Who may ask its runs to remember or forget for it (context.memory).
+    memory: MemoryWriters = DEFAULT_WRITERS
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,7 @@ class Channels:
             search=self._search(values),
             tool_servers=values["tool_servers"],
             strict_mentions=values["strict_mentions"] is True,
+            memory=values["memory"] or DEFAULT_WRITERS,
         )
 
     def _search(self, values: dict[str, Any]) -> SlackSearch | None:
