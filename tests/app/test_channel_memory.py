@@ -95,7 +95,8 @@ def test_forget_takes_back_a_memory_of_this_channel_never_another_channels(app, 
     log = answered_log(app, slack, mention(slack, "forget the lunch thing"))
     assert log[4]["content"] == f"Error: not forgotten: no memory m{other.id} in {ids.CHANNEL_ID}."
     assert log[6]["content"] == (
-        f'Forgotten for this channel: m{kept.id}, as <@{ids.USER_ID}> asked (it said "lunch is at noon").'
+        f"Forgotten for this channel: m{kept.id}, as <@{ids.USER_ID}> asked "
+        '(it said "lunch is at noon").'
     )
     assert store.memories(ids.TEAM_ID, ids.CHANNEL_ID) == []
     assert [c.action for c in store.memory_changes(ids.TEAM_ID, ids.CHANNEL_ID)] == [
