@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from context.entry import AssistantEntry, Entry, SystemEntry, UserEntry
+from context.memory import MEMORY_HEADING, is_memory_entry
 from context.toolcalls import PostMessage
 
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -56,6 +57,10 @@ def render_entry(entry: Entry, colour: bool = False) -> str:
 
 def _spans(entry: Entry) -> list[Span]:
     if isinstance(entry, SystemEntry):
+        if is_memory_entry(entry.content):  # its heading is the format's, not worth a line
+            shown = entry.content.removeprefix(MEMORY_HEADING).lstrip("\n")
+            text = _indent_after_first(shown) if shown else ""
+            return [(_BOLD, "🧠 Channel memory:"), ("", f"\n   {text}" if text else "")]
         return [(_BOLD, "🧠 System:"), ("", f" {_indent_after_first(entry.content)}")]
     if isinstance(entry, UserEntry):
         quoted = "\n".join("> " + line for line in entry.content.text.split("\n"))

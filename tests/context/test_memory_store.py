@@ -128,3 +128,58 @@ def test_a_new_thread_gets_the_memory_entry_right_after_its_persona(store):
     assert len(store.entries(ThreadKey("T1", "C1", "1.0"))) == 2
     other = _open(store, ThreadKey("T1", "C2", "4.0"))
     assert "go/wiki" in other[1].content and "Fridays" not in other[1].content
+
+
+def test_the_trace_shows_the_memory_entry_with_its_own_heading_and_the_calls_as_tools():
+    from context.entry import AssistantEntry
+    from context.render import render_entry
+    from context.toolcalls import ForgetForChannel, RememberForChannel
+
+    text = memory_entry([_memory(1, "lunch\x1b[2J at noon")], 500)
+    assert text is not None
+    shown = render_entry(
+        SystemEntry(index=1, turn=0, timestamp="2026-11-29T10:00:00Z", content=text)
+    )
+    assert shown.split("\n") == [
+        "🧠 Channel memory:",
+        '   - m1, <@U1> on 2026-11-01: "lunch\\u001b[2J at noon"',
+    ]
+    call = RememberForChannel(text="lunch at noon", reasoning="asked")
+    entry = AssistantEntry(index=2, turn=1, timestamp="2026-11-29T10:00:00Z", content=call)
+    assert '🔧 rememberForChannel (text: "lunch at noon")' in render_entry(entry)
+    entry = AssistantEntry(
+        index=3, turn=1, timestamp="2026-11-29T10:00:00Z", content=ForgetForChannel(memory="m1")
+    )
+    assert '🔧 forgetForChannel (memory: "m1")' in render_entry(entry)
+
+
+def test_validate_takes_the_memory_entry_and_the_calls_and_refuses_a_memory_entry_elsewhere():
+    import json
+
+    import jsonschema
+
+    from context.log import ContextLog
+    from context.schema import log_json_schema
+    from context.toolcalls import ForgetForChannel, RememberForChannel
+    from context.validate import validate_log
+
+    text = memory_entry([_memory(1)], 500)
+    at = "2026-11-29T10:00:00Z"
+    built = ContextLog()
+    for content in (
+        "You are Aya.",
+        text,
+        UserContent(userid="<@U1>", text="remember: lunch at noon"),
+        RememberForChannel(text="lunch at noon"),
+        "Remembered …",
+        ForgetForChannel(memory="m1", reasoning="asked"),
+    ):
+        built.append(content, at)
+    log = [entry.as_dict() for entry in built.entries]
+    assert validate_log(json.dumps(log)).problems == []
+    jsonschema.validate(log, log_json_schema())
+    bad = [*log, {**log[1], "index": 6, "turn": log[5]["turn"]}]
+    bad[5]["content"] = {"toolCall": "forgetForChannel", "memory": "lunch"}
+    problems = [str(p) for p in validate_log(json.dumps(bad)).problems]
+    assert len(problems) == 2
+    assert "memory" in problems[0] and "entry 6, content: a channel memory entry" in problems[1]
