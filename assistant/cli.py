@@ -15,6 +15,7 @@ from assistant.commands import (
     demo,
     eval,
     logs,
+    memory,
     replay,
     slack,
     threads,
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, usage, channels, slack, check, replay, eval, demo):
+    for group in (logs, threads, usage, channels, memory, slack, check, replay, eval, demo):
         group.register(commands)
     return parser
 

@@ -20,6 +20,7 @@ from assistant.i18n.words import LOCALES
 from assistant.settings.environment import SettingsError, load_channel_settings
 from assistant.settings.input_files import TooDeep, load_yaml
 from context.channels import ChannelConfig, merged
+from context.memory import MEMORY_WRITERS
 from context.render import printable
 from context.storage import ModelRefusal
 
@@ -41,6 +42,7 @@ SETTABLE = (
     "slack_search",
     "search_channel_types",
     "tool_servers",
+    "memory",
 )
 _LISTS = ("users", "groups", "editors")
 
@@ -126,6 +128,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "default's is for people whose Slack language has no catalog",
     )
     setting.add_argument(
+        "--memory",
+        choices=MEMORY_WRITERS,
+        help="who may ask its runs to remember or forget for it (default: members)",
+    )
+    setting.add_argument(
         "--unset",
         action="append",
         default=[],
@@ -191,6 +198,7 @@ def run_set(args: argparse.Namespace) -> int:
         "icon_url",
         "locale",
         "slack_search",
+        "memory",
     ):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)
