@@ -39,6 +39,7 @@ BENCHMARKS = {
     "eval": "bench.evaluation",
     "mcp_tools": "bench.mcp_tools",
     "big_log": "bench.big_log",
+    "memory": "bench.memory",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.
