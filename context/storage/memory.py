@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 from sqlalchemy import Connection, Row, bindparam, delete, func, insert, select, update
+from sqlalchemy.engine import Engine
 from sqlalchemy.sql import ColumnElement
 
 from context.channels import WORKSPACE_DEFAULT
@@ -82,7 +84,10 @@ def memories_in_force(connection: Connection, team: str, channel: str) -> list[M
 # channel and its workspace) -> the entry. Every change of a memory is an audit row in the same
 # transaction, so a newer row means a new entry; until then a new thread reads one number
 # instead of every memory (bench/memory.py: 200 memories cost a new thread 5 ms of CPU without).
-_ENTRIES: dict[tuple[str, str, int, int], str | None] = {}
+# Per database (audit ids are one database's): a process's tests open many.
+_ENTRIES: WeakKeyDictionary[Engine, dict[tuple[str, str, int, int], str | None]] = (
+    WeakKeyDictionary()
+)
 _ENTRIES_KEPT = 1024
 
 
@@ -93,12 +98,13 @@ def opening_memory(connection: Connection, team: str, channel: str, tokens: int)
     if last is None:
         return None  # never a memory here
     key = (team, channel, tokens, last)
-    if key in _ENTRIES:
-        return _ENTRIES[key]
+    made = _ENTRIES.setdefault(connection.engine, {})
+    if key in made:
+        return made[key]
     text = memory_entry(memories_in_force(connection, team, channel), tokens)
-    if len(_ENTRIES) >= _ENTRIES_KEPT:
-        _ENTRIES.clear()  # a process with that many channels rebuilds them: still correct
-    _ENTRIES[key] = text
+    if len(made) >= _ENTRIES_KEPT:
+        made.clear()  # a process with that many channels rebuilds them: still correct
+    made[key] = text
     return text
 
 
