@@ -21,7 +21,7 @@ _audit = memory_audit_table
 # Built once: a statement built per call costs more CPU than SQLite's answer to it.
 _LAST_CHANGE = select(func.max(_audit.c.id)).where(
     _audit.c.team == bindparam("team"),
-    _audit.c.channel.in_(bindparam("channels", expanding=True)),
+    (_audit.c.channel == bindparam("channel")) | (_audit.c.channel == WORKSPACE_DEFAULT),
 )
 
 
@@ -93,8 +93,7 @@ _ENTRIES_KEPT = 1024
 
 def opening_memory(connection: Connection, team: str, channel: str, tokens: int) -> str | None:
     """The memory entry of a new thread of `channel` (`context.memory.memory_entry`)."""
-    channels = (channel,) if channel == WORKSPACE_DEFAULT else (channel, WORKSPACE_DEFAULT)
-    last = connection.scalar(_LAST_CHANGE, {"team": team, "channels": channels})
+    last = connection.scalar(_LAST_CHANGE, {"team": team, "channel": channel})
     if last is None:
         return None  # never a memory here
     key = (team, channel, tokens, last)
