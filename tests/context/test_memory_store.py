@@ -183,3 +183,19 @@ def test_validate_takes_the_memory_entry_and_the_calls_and_refuses_a_memory_entr
     problems = [str(p) for p in validate_log(json.dumps(bad)).problems]
     assert len(problems) == 2
     assert "memory" in problems[0] and "entry 6, content: a channel memory entry" in problems[1]
+
+
+def test_the_memory_entry_is_kept_when_a_long_thread_is_pruned():
+    from context.budget import build_prompt, carries_instructions
+    from context.log import ContextLog
+    from context.tokens import estimate_counter
+
+    text = memory_entry([_memory(1)], 500)
+    log = ContextLog()
+    log.append("You are Aya.", "2026-11-29T10:00:00Z")
+    log.append(text, "2026-11-29T10:00:00Z")
+    for n in range(60):
+        log.append(UserContent(userid="<@U1>", text=f"message {n} " * 30), "2026-11-29T10:00:00Z")
+    built = build_prompt(log.entries, 1_500, estimate_counter(), pinned=carries_instructions)
+    assert built.omitted and built.omitted[0][0] == 2  # the memory entry stays in place
+    assert "deploys freeze on Fridays" in built.text
