@@ -19,6 +19,7 @@ from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
+from assistant.intake.memory_undo import MemoryUndo
 from assistant.intake.message_content import MessageContent
 from assistant.intake.stops import StopButton
 from assistant.listeners.events.uninstalls import Uninstalls
@@ -313,6 +314,7 @@ def create_assistant(
         messages_tab=tab,
         session_titles=SessionTitles(panel.recorder),
         uninstalls=uninstalls,
+        memory_undo=MemoryUndo(event_recorder, languages),
     )
     listeners.register(app, parts)
     return Assistant(

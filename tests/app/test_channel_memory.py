@@ -9,7 +9,9 @@ from __future__ import annotations
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
+from assistant.run.tools.memory_notice import UNDO
 from context.channels import ChannelConfig
 from context.memory import MEMORY_HEADING
 from tests.harness import answered_log, mention, prompt_log, thread_of
@@ -154,3 +156,47 @@ def test_a_memory_write_counts_like_a_post(make_app, slack, model):
     assert log[3]["content"].startswith("Remembered for this channel as m1")
     assert log[5]["content"].startswith("Error: not remembered: this reply already posted 1 times")
     assert [m.text for m in app.assistant.store.memories(ids.TEAM_ID, ids.CHANNEL_ID)] == ["one"]
+
+
+def _note(slack) -> dict:
+    [call] = [c for c in slack.calls_to("chat.postMessage") if "blocks" in c.params]
+    return call.response["message"]
+
+
+def _click(app, slack, message: dict, user: str) -> None:
+    payload = button_click(message, UNDO, channel=ids.CHANNEL_ID, user=user)
+    body, headers = signed_interaction_request(payload)
+    assert app.request("POST", "/slack/events", body, headers).status == 200
+    app.wait_listeners()
+
+
+def test_the_thread_shows_the_memory_with_undo_for_the_asker_and_the_editors(app, slack, model):
+    model.script(remember("Lunch is at *noon* <!channel>"), answer())
+    first = mention(slack, "remember when lunch is")
+    answered_log(app, slack, first)
+    note = _note(slack)
+    # Plain text, as its person wrote it, the mention made safe as a post's.
+    section = note["blocks"][0]["text"]
+    assert section["type"] == "plain_text"
+    assert section["text"].startswith("Remembered for this channel: Lunch is at *noon*")
+    assert "<!channel>" not in section["text"]
+
+    _click(app, slack, note, user="U0SOMEONE1")  # neither the asker nor an editor
+    [told] = slack.calls_to("chat.postEphemeral")
+    assert told.params["user"] == "U0SOMEONE1" and "may undo" in told.params["text"]
+    assert len(app.assistant.store.memories(ids.TEAM_ID, ids.CHANNEL_ID)) == 1
+
+    _click(app, slack, note, user=ids.USER_ID)
+    assert app.assistant.store.memories(ids.TEAM_ID, ids.CHANNEL_ID) == []
+    log = app.log(thread_of(first))
+    assert log[-1]["content"].startswith(f"<@{ids.USER_ID}> undid memory m1 for this channel")
+    [update] = slack.calls_to("chat.update")
+    assert update.params["text"].startswith(f"Forgotten again, undone by <@{ids.USER_ID}>")
+    _click(app, slack, note, user=ids.USER_ID)  # a second click changes nothing
+    assert len(app.log(thread_of(first))) == len(log)
+    changes = app.assistant.store.memory_changes(ids.TEAM_ID, ids.CHANNEL_ID)
+    assert [(c.action, c.actor, c.via) for c in changes][-1] == (
+        "forgotten",
+        ids.USER_ID,
+        str(thread_of(first)),
+    )

@@ -1,7 +1,8 @@
 """rememberForChannel: keep what the person being answered asked the channel to remember
-(docs/log-format.md#channel-memory). Checked as a post is: the person may write the channel's
-memory (its `memory` setting, asked again now), the text within a message's caps (mentions made
-safe), and the write counts against the answer's posts (ASSISTANT_MAX_POSTS_PER_REPLY…)."""
+(docs/log-format.md#channel-memory), and show it in the thread with Undo (`memory_notice.py`).
+Checked as a post is: the person may write the channel's memory (its `memory` setting, asked
+again now), the text within a message's caps (mentions made safe), and the write counts
+against the answer's posts (ASSISTANT_MAX_POSTS_PER_REPLY…)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 from assistant.run.channels.memory_writers import may_write_memory
+from assistant.run.tools.memory_notice import show_remembered
 from assistant.slack.text import neutralize_mentions
 from context.memory import scope_of
 from context.storage.async_store import async_store
@@ -46,6 +48,7 @@ async def remember_for_channel(call: RememberForChannel, ctx: RunContext, index:
     except MemoryRefused as exc:
         return REFUSED.format(why=exc)
     ctx.posts.charge(text, 1)
+    await show_remembered(ctx, memory)
     said = json.dumps(memory.text, ensure_ascii=False)
     where = _WHERE[scope_of(key.channel)]
     return REMEMBERED.format(where=where, name=memory.name, user=user, text=said)
