@@ -12,6 +12,7 @@ from assistant.fakes import ids
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
 from assistant.run.tools.memory_notice import UNDO
+from assistant.settings.environment import SettingsError, load_settings
 from context.channels import ChannelConfig
 from context.memory import MEMORY_HEADING
 from tests.harness import answered_log, mention, prompt_log, thread_of
@@ -200,3 +201,15 @@ def test_the_thread_shows_the_memory_with_undo_for_the_asker_and_the_editors(app
         ids.USER_ID,
         str(thread_of(first)),
     )
+
+
+def test_assistant_memory_tokens_zero_writes_no_memory_entry_and_a_wrong_value_is_named(
+    make_app, slack, model
+):
+    app = make_app(assistant_memory_tokens=0)
+    app.assistant.store.remember(ids.TEAM_ID, ids.CHANNEL_ID, "kept", ids.USER_ID, "cli", "cli")
+    model.script(answer())
+    log = answered_log(app, slack, mention(slack, "hello"))
+    assert log[1]["role"] == "user"
+    with pytest.raises(SettingsError, match="ASSISTANT_MEMORY_TOKENS"):
+        load_settings("http", _env_file=None, assistant_memory_tokens="-1")
