@@ -8,6 +8,7 @@ import json
 from typing import TYPE_CHECKING
 
 from assistant.run.channels.memory_writers import may_write_memory
+from assistant.run.core.lease import ensure_lease
 from context.storage.async_store import async_store
 from context.storage.memory import MemoryRefused
 from context.toolcalls import ForgetForChannel
@@ -33,6 +34,7 @@ async def forget_for_channel(call: ForgetForChannel, ctx: RunContext, index: int
     why = ctx.posts.refusal(call.memory, 1)
     if why is not None:
         return REFUSED.format(why=why)
+    ensure_lease()  # a run past its lease's deadline changes nothing
     key = ctx.key
     try:
         gone = await async_store(ctx.store).write(

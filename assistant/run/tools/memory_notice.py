@@ -9,6 +9,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from assistant.i18n.words import N_, Words
+from assistant.run.core.lease import ensure_lease
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.memory import Memory
 
@@ -49,6 +50,7 @@ async def show_remembered(ctx: RunContext, memory: Memory) -> None:
     if ctx.client is None:
         return
     text, blocks = remembered_blocks(memory, ctx.words)
+    ensure_lease()
     try:
         await ctx.client.chat_postMessage(
             channel=ctx.key.channel,

@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 from assistant.run.channels.memory_writers import may_write_memory
+from assistant.run.core.lease import ensure_lease
 from assistant.run.tools.memory_notice import show_remembered
 from assistant.slack.text import neutralize_mentions
 from context.memory import scope_of
@@ -40,6 +41,7 @@ async def remember_for_channel(call: RememberForChannel, ctx: RunContext, index:
     why = ctx.posts.refusal(text, 1)
     if why is not None:
         return REFUSED.format(why=why)
+    ensure_lease()  # a run past its lease's deadline changes nothing
     key = ctx.key
     try:
         memory = await async_store(ctx.store).write(
