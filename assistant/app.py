@@ -20,6 +20,7 @@ from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.channel_gate import ChannelGate
 from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
+from assistant.intake.memory_undo import MemoryUndo
 from assistant.intake.message_content import MessageContent
 from assistant.intake.stops import StopButton
 from assistant.listeners.events.uninstalls import Uninstalls
@@ -233,6 +234,7 @@ def create_assistant(
         store,
         open_trace(settings.telemetry.trace, trace or sys.stdout, channel_names),
         observer=telemetry,
+        memory_tokens=settings.tools.memory_tokens or None,
     )
     model = ModelClient(settings.model.options())
     if telemetry is not None:
@@ -324,7 +326,9 @@ def create_assistant(
     # threads of their own, so that they never wait behind the runs' (a few ms each, but
     # hundreds of them under load).
     event_threads = ThreadPoolExecutor(EVENT_THREADS, thread_name_prefix="events")
-    event_recorder = Recorder(store.urgent(), recorder.trace, event_threads, telemetry)
+    event_recorder = Recorder(
+        store.urgent(), recorder.trace, event_threads, telemetry, recorder.memory_tokens
+    )
     # One set of cached answers per workspace: links and feedback clicks.
     access = PerWorkspace(workspaces, LinkAccess)
     content = PerWorkspace(
@@ -364,6 +368,7 @@ def create_assistant(
         messages_tab=tab,
         session_titles=SessionTitles(panel.recorder),
         uninstalls=uninstalls,
+        memory_undo=MemoryUndo(event_recorder, languages),
     )
     listeners.register(app, parts)
     callback = None

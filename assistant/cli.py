@@ -16,6 +16,7 @@ from assistant.commands import (
     eval,
     logs,
     mcp,
+    memory,
     replay,
     routines,
     slack,
@@ -35,7 +36,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in (logs, threads, usage, channels, routines, mcp, slack, check, replay, eval, demo):
+    groups = (
+        logs,
+        threads,
+        usage,
+        channels,
+        memory,
+        routines,
+        mcp,
+        slack,
+        check,
+        replay,
+        eval,
+        demo,
+    )
+    for group in groups:
         group.register(commands)
     return parser
 

@@ -42,6 +42,7 @@ BENCHMARKS = {
     "big_log": "bench.big_log",
     "budgets": "bench.budgets",
     "routines": "bench.routines",
+    "memory": "bench.memory",
 }
 # What `python -m bench` runs: the measurements. The chaos script (SIGKILLs under load, a
 # check of exactly-once answers rather than a figure of speed) runs when named.

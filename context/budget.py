@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from context.entry import Entry
+from context.memory import is_memory_entry
 from context.prompt_pieces import PromptCache, omission_note
 from context.tokens import TokenCounter
 
@@ -43,8 +44,12 @@ INSTRUCTIONS_PREFIX = "Instructions:"
 
 
 def carries_instructions(entry: Entry) -> bool:
-    """A system entry that instructs the model (besides entry 0): kept in place like entry 0."""
-    return entry.role == "system" and str(entry.content).startswith(INSTRUCTIONS_PREFIX)
+    """A system entry that instructs the model (besides entry 0), or the channel's memory entry
+    (docs/log-format.md#channel-memory): kept in place like entry 0, whatever is pruned."""
+    if entry.role != "system":
+        return False
+    text = str(entry.content)
+    return text.startswith(INSTRUCTIONS_PREFIX) or is_memory_entry(text)
 
 
 class BudgetError(ValueError):

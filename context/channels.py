@@ -1,7 +1,7 @@
 """What a channel is configured to be (docs/configuration.md, "Configuring channels"): its persona,
 model, whether the bot answers there, whether follow-ups must mention it (strict mentions),
-who may use it, how its posts are signed, and the tools its runs have (Slack search and the
-channel types it covers, the MCP servers or tools); and the
+who may use it, who may write its memory, how its posts are signed, and the tools its runs
+have (Slack search and the channel types it covers, the MCP servers or tools); and the
 workspace's default, which a channel's unset fields fall back to.
 
 Pure values and rules: the store keeps them (`context.storage.ChannelStore`), the app reads
@@ -22,6 +22,8 @@ _SLACK_ID = re.compile(r"^[A-Z0-9]{2,}$")
 _EMOJI = re.compile(r"^:[a-z0-9_+'-]+:$")
 
 Access = Literal["everyone", "listed"]
+# Who may write a channel's memory (context.memory, which imports this module's default row).
+MemoryWriters = Literal["off", "members", "editors"]
 # The conversations Slack's search (`assistant.search.context`'s `channel_types`) may cover.
 SearchChannelType = Literal["public_channel", "private_channel", "mpim", "im"]
 SEARCH_CHANNEL_TYPES: tuple[SearchChannelType, ...] = (
@@ -81,6 +83,10 @@ class ChannelConfig(BaseModel):
     monthly_budget: float | None = Field(default=None, ge=0, le=1_000_000, allow_inf_nan=False)
     daily_token_budget: int | None = Field(default=None, ge=0, le=10**12, strict=True)
     monthly_token_budget: int | None = Field(default=None, ge=0, le=10**12, strict=True)
+    # Who may ask the runs to remember or forget for the channel (rememberForChannel,
+    # forgetForChannel): off, members (anyone the bot answers there), editors; None: the
+    # default's, at the end members (context.memory).
+    memory: MemoryWriters | None = None
     updated_by: str | None = None
     updated_at: str | None = None
 
@@ -146,6 +152,7 @@ _INHERITED = (
     "monthly_budget",
     "daily_token_budget",
     "monthly_token_budget",
+    "memory",
 )
 
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from typing import TextIO
 
 from context.entry import BUDGET_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
+from context.memory import MEMORY_HEADING, is_memory_entry
 from context.toolcalls import PostMessage
 
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -59,6 +60,10 @@ def _spans(entry: Entry) -> list[Span]:
         if entry.content.startswith(BUDGET_PREFIX):  # a run a spend limit stopped
             text = entry.content.removeprefix(BUDGET_PREFIX)
             return [(_BOLD, "💰 Budget:"), ("", f" {_indent_after_first(text)}")]
+        if is_memory_entry(entry.content):  # its heading is the format's, not worth a line
+            shown = entry.content.removeprefix(MEMORY_HEADING).lstrip("\n")
+            text = _indent_after_first(shown) if shown else ""
+            return [(_BOLD, "🧠 Channel memory:"), ("", f"\n   {text}" if text else "")]
         return [(_BOLD, "🧠 System:"), ("", f" {_indent_after_first(entry.content)}")]
     if isinstance(entry, UserEntry):
         quoted = "\n".join("> " + line for line in entry.content.text.split("\n"))

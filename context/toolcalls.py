@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_serializer
 
 from context.channels import SearchChannelType
+from context.memory import MAX_MEMORY_CHARS
 
 HISTORY_DEFAULT_LIMIT = 20
 HISTORY_MAX_LIMIT = 200
@@ -124,12 +125,49 @@ class SearchSlack(ToolCall):
     reasoning: Reasoning = None
 
 
+class RememberForChannel(ToolCall):
+    """Remember a fact for the channel (in a DM, for its person), because the person being
+    answered asked to: every new thread of the channel starts with it, quoted as theirs
+    (docs/log-format.md#channel-memory). Offered only where the channel's settings let that
+    person write its memory. The result is the system entry after the call."""
+
+    name: ClassVar[str] = "rememberForChannel"
+    toolCall: Literal["rememberForChannel"] = "rememberForChannel"
+    text: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=MAX_MEMORY_CHARS,
+            description="What to remember, in the words of the person who asked.",
+        ),
+    ]
+    reasoning: Reasoning = None
+
+
+class ForgetForChannel(ToolCall):
+    """Forget one of the channel's memories, because the person being answered asked to;
+    offered where `rememberForChannel` is. The result is the system entry after the call."""
+
+    name: ClassVar[str] = "forgetForChannel"
+    toolCall: Literal["forgetForChannel"] = "forgetForChannel"
+    memory: Annotated[
+        str,
+        Field(
+            pattern=r"^m[0-9]{1,12}$",
+            description="The memory's id as the memory entry names it (m12).",
+        ),
+    ]
+    reasoning: Reasoning = None
+
+
 TOOL_CALLS: tuple[type[ToolCall], ...] = (
     PostMessage,
     GetThreadHistory,
     ExpandEntry,
     FinishRequest,
     SearchSlack,
+    RememberForChannel,
+    ForgetForChannel,
 )
 # A tool of an MCP server is `SERVER__TOOL`: the server's name as the file gives it (letters,
 # digits, `-`: no `_`, so the first `__` ends it), then the tool's name as OpenAI takes a
@@ -202,6 +240,8 @@ AssistantContent = Annotated[
     | Annotated[ExpandEntry, Tag("expandEntry")]
     | Annotated[FinishRequest, Tag("finishRequest")]
     | Annotated[SearchSlack, Tag("searchSlack")]
+    | Annotated[RememberForChannel, Tag("rememberForChannel")]
+    | Annotated[ForgetForChannel, Tag("forgetForChannel")]
     | Annotated[ServerToolCall, Tag(SERVER_TAG)],
     Discriminator(_tool_tag),
 ]

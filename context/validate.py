@@ -13,8 +13,9 @@ from typing import Any, TypeGuard
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic_core import ErrorDetails
 
-from context.entry import ENTRY_ADAPTER, ROLES, Entry, Index, Timestamp, Turn
+from context.entry import ENTRY_ADAPTER, ROLES, Entry, Index, SystemEntry, Timestamp, Turn
 from context.log import Tail
+from context.memory import is_memory_entry
 from context.toolcalls import SERVER_TAG, SERVER_TOOL_FORM, TOOL_CALLS_BY_NAME
 
 # A log nests three deep (the array, an entry, its content); every later step (the entry
@@ -133,6 +134,12 @@ def _scan_items(items: Iterator[object], scan: Scan, keep: list[Entry] | None) -
             tail = None
             continue
         entry = _check_fields(position, item, scan.problems)
+        if isinstance(entry, SystemEntry) and position != 1 and is_memory_entry(entry.content):
+            # The channel's memory is what a thread starts with, never news in the middle of
+            # it (docs/log-format.md#channel-memory): one elsewhere is not the app's.
+            scan.problems.append(
+                Problem(position, "content", "a channel memory entry is entry 1, after the persona")
+            )
         if entry is not None and keep is not None and not scan.problems:
             keep.append(entry)
         tail = _check_placement(position, item, tail, scan.problems)

@@ -21,6 +21,7 @@ from assistant.i18n.words import LOCALES
 from assistant.settings.environment import SettingsError, load_channel_settings
 from assistant.settings.input_files import TooDeep, load_yaml
 from context.channels import ChannelConfig, merged
+from context.memory import MEMORY_WRITERS
 from context.render import printable
 from context.spend import parse_amount
 from context.storage import ModelRefusal
@@ -47,6 +48,7 @@ SETTABLE = (
     "monthly_budget",
     "daily_token_budget",
     "monthly_token_budget",
+    "memory",
 )
 _LISTS = ("users", "groups", "editors")
 
@@ -141,6 +143,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "(200000 tokens, 2M tokens) for the others; 0 stops every call",
         )
     setting.add_argument(
+        "--memory",
+        choices=MEMORY_WRITERS,
+        help="who may ask its runs to remember or forget for it (default: members)",
+    )
+    setting.add_argument(
         "--unset",
         action="append",
         default=[],
@@ -208,6 +215,7 @@ def run_set(args: argparse.Namespace) -> int:
         "icon_url",
         "locale",
         "slack_search",
+        "memory",
     ):
         if getattr(args, name) is not None:
             changes[name] = getattr(args, name)

@@ -27,8 +27,8 @@ from assistant.settings.environment import Settings
 from assistant.slack.history import slack_time
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace
-from context.entry import UserContent, now_timestamp
-from context.storage import EntryMeta, Opening, ThreadKey, ThreadMessage
+from context.entry import UserContent
+from context.storage import EntryMeta, ThreadKey, ThreadMessage
 
 log = logging.getLogger(__name__)
 
@@ -248,7 +248,7 @@ class EventRecorder:
         text = await viewing_text(
             viewing.entities, team, user, content.client, content.links, bot_user_id, deadline
         )
-        opening = Opening(persona, now_timestamp())
+        opening = self.recorder.opening(persona)
         await self.recorder.record_by(
             store.record_viewing, key, user, viewing.version, text, opening
         )

@@ -17,6 +17,7 @@ from slack_bolt.response import BoltResponse
 
 from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.events import EventRecorder
+from assistant.intake.memory_undo import MemoryUndo
 from assistant.intake.stops import StopButton
 from assistant.listeners.events.uninstalls import Uninstalls
 from assistant.panel.events import Panel
@@ -39,6 +40,7 @@ class Parts:
     messages_tab: MessagesTab
     session_titles: SessionTitles
     uninstalls: Uninstalls
+    memory_undo: MemoryUndo
 
 
 class ProvideParts(AsyncMiddleware):

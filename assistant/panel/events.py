@@ -43,7 +43,7 @@ from assistant.slack.connection import SLACK_FAILURES, slack_error
 from assistant.slack.text import clean_user_text
 from assistant.slack.workspaces import PerWorkspace
 from context.entry import now_timestamp
-from context.storage import EntryMeta, Opening, PanelThread, ThreadKey
+from context.storage import EntryMeta, PanelThread, ThreadKey
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ class Panel:
             text,
             now,
             EntryMeta(event_id=event_id),
-            Opening(persona, now),
+            self.recorder.opening(persona, now),
         )
         return bool(recorded)
 

@@ -31,7 +31,13 @@ from assistant.settings.environment import Settings
 from context.entry import FAILURE_PREFIX, AssistantEntry, Entry, SystemEntry, UserEntry
 from context.log import ContextLog
 from context.storage import EntryMeta, Store, ThreadKey, ThreadMessage, open_store
-from context.toolcalls import HISTORY_DEFAULT_LIMIT, GetThreadHistory, PostMessage, ServerToolCall
+from context.toolcalls import (
+    HISTORY_DEFAULT_LIMIT,
+    GetThreadHistory,
+    PostMessage,
+    ServerToolCall,
+    ToolCall,
+)
 from context.trace import Trace
 
 REPLAY_THREAD = ThreadKey("replay", "replay", "0")
@@ -72,7 +78,16 @@ def _replay_tools(recorded: Sequence[Entry]) -> dict[str, ToolFunction]:
         "getThreadHistory": history,
         "expandEntry": expand_entry,
         "finishRequest": finish_request,
+        "rememberForChannel": _memory_not_changed,
+        "forgetForChannel": _memory_not_changed,
     }
+
+
+MEMORY_NOT_CHANGED = "Not carried out (replay): a replay changes no channel's memory."
+
+
+async def _memory_not_changed(call: ToolCall, ctx: RunContext, index: int) -> str | None:
+    return MEMORY_NOT_CHANGED
 
 
 NOT_CALLED = (

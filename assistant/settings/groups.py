@@ -350,6 +350,9 @@ class ToolSettings(Variables):
     # reach the app at (its /mcp/oauth/callback).
     secret_key: SecretStr | None = Field(None, alias="assistant_secret_key")
     public_url: str | None = Field(None, alias="assistant_public_url", max_length=500)
+    # Channel memory (docs/log-format.md#channel-memory): how many tokens a new thread's memory
+    # entry may take (the oldest memories left out past it, with a note); 0: no memory entry.
+    memory_tokens: int = Field(2_000, alias="assistant_memory_tokens", ge=0, le=100_000)
 
     _mcp_servers: list[ServerConfig] | None = PrivateAttr(default=None)
 

@@ -7,13 +7,14 @@ all over one engine and one transaction helper (`engine.Database`):
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
   `ModelRefusalStore`, `GrantStore`, `Housekeeping`, `StopStore`, `SpendStore`,
-  `McpConnectionStore`, `EvalRunStore`, `VerdictStore`, and `Store`, all of them.
+  `McpConnectionStore`, `EvalRunStore`, `VerdictStore`, `RoutineStore`, `MemoryStore`, and
+  `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
 - `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `grants`,
-  `housekeeping`, `stops`, `spend`, `mcp_connections`, `eval_runs`, `verdicts`: one repository
-  per concern.
+  `housekeeping`, `stops`, `spend`, `mcp_connections`, `eval_runs`, `verdicts`, `routines`,
+  `memory`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -42,6 +43,7 @@ from context.storage.base import (
     Housekeeping,
     ImageStore,
     LogStore,
+    MemoryStore,
     MessageCopies,
     ModelRefusalStore,
     PanelStore,
@@ -89,6 +91,7 @@ __all__ = [
     "ImageStore",
     "JudgeCall",
     "LogStore",
+    "MemoryStore",
     "MessageCopies",
     "ModelRefusal",
     "ModelRefusalStore",

@@ -3,9 +3,9 @@
 
 One small Protocol per concern over the values of `context.storage.values` (`LogStore`,
 `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`, `Housekeeping`,
-`StopStore`, `SpendStore`, `McpConnectionStore`, `EvalRunStore`, `VerdictStore`); `Store` is
-all of them, for code that uses the whole store. Code that needs one concern can ask for its
-Protocol alone.
+`StopStore`, `SpendStore`, `McpConnectionStore`, `EvalRunStore`, `VerdictStore`, `RoutineStore`,
+`MemoryStore`); `Store` is all of them, for code that uses the whole store. Code that needs one
+concern can ask for its Protocol alone.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning8
 from context.storage.base_eval import EvalRunStore as EvalRunStore
 from context.storage.base_eval import VerdictStore as VerdictStore
 from context.storage.base_mcp import McpConnectionStore as McpConnectionStore
+from context.storage.base_memory import MemoryStore as MemoryStore
 from context.storage.base_routines import RoutineStore as RoutineStore
 from context.storage.base_slack import ChannelStore as ChannelStore
 from context.storage.base_slack import GrantStore as GrantStore
@@ -274,6 +275,7 @@ class Store(
     EvalRunStore,
     VerdictStore,
     RoutineStore,
+    MemoryStore,
     Protocol,
 ):
     """Every backend keeps these promises, across processes too."""

@@ -16,6 +16,7 @@ from context.entry import Content, Entry, Role, UserContent, entry_from_json, ma
 from context.log import Tail
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
+from context.storage.memory import opening_memory
 from context.storage.tables import (
     THREAD,
     THREAD_ID,
@@ -181,8 +182,8 @@ def append_locked(
     tail = Tail(thread.next_index, thread.turn, thread.last_speaker)
     recorded = []
     if opening is not None and thread.next_index == 0:
-        first, tail = _open(connection, thread.id, tail, opening)
-        recorded.append(first)
+        opened, tail = _open(connection, thread, tail, opening)
+        recorded.extend(opened)
     ends_run = answered_through is not None
     entry, tail = _insert(connection, thread.id, tail, content, timestamp, meta, images, ends_run)
     recorded.append(entry)
@@ -195,10 +196,21 @@ def append_locked(
 
 
 def _open(
-    connection: Connection, thread_id: int, tail: Tail, opening: Opening
-) -> tuple[Entry, Tail]:
-    """Entry 0 of a new thread, its persona asked for now that it is needed."""
-    return _insert(connection, thread_id, tail, opening.persona(), opening.timestamp, EntryMeta())
+    connection: Connection, thread: Row[*tuple[Any, ...]], tail: Tail, opening: Opening
+) -> tuple[list[Entry], Tail]:
+    """Entry 0 of a new thread, its persona asked for now that it is needed; then the
+    channel's memory entry, read in the same transaction (a memory written meanwhile is in
+    this thread or the next, never half)."""
+    first, tail = _insert(
+        connection, thread.id, tail, opening.persona(), opening.timestamp, EntryMeta()
+    )
+    if opening.memory_tokens is None:
+        return [first], tail
+    text = opening_memory(connection, thread.team, thread.channel, opening.memory_tokens)
+    if text is None:
+        return [first], tail
+    memory, tail = _insert(connection, thread.id, tail, text, opening.timestamp, EntryMeta())
+    return [first, memory], tail
 
 
 def _insert(

@@ -15,6 +15,7 @@ from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.mcp_connections import SqlMcpConnections
+from context.storage.memory import SqlMemory
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.routines import SqlRoutines
@@ -40,6 +41,7 @@ class SqlStore(
     SqlEvalRuns,
     SqlVerdicts,
     SqlRoutines,
+    SqlMemory,
 ):
     """`Store` over SQLAlchemy Core; the schema is migrated to head when it opens.
 

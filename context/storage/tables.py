@@ -425,6 +425,39 @@ routines_table = Table(
     Column("created_at", String, nullable=False),
 )
 Index("ix_routines_next_due", routines_table.c.next_due)
+# What channels remember (context/memory.py; migration 0018_memory): one row per memory in
+# force. `channel` is `*` for a workspace's; `source` the thread it came from (TEAM/CHANNEL/TS)
+# or `cli`, `app home`, `import`.
+memories_table = Table(
+    "memories",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("team", String, nullable=False),
+    Column("scope", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("text", Text, nullable=False),
+    Column("author", String, nullable=False),
+    Column("created_at", String, nullable=False),
+    Column("source", String, nullable=False),
+    Index("ix_memories_channel", "team", "channel"),
+)
+
+# Every change of a memory, whoever made it (a thread's also has its entries): what operators
+# audit (docs/operations.md#auditing-memory). Kept when the memory is gone.
+memory_audit_table = Table(
+    "memory_audit",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("memory_id", Integer, nullable=False),
+    Column("action", String, nullable=False),  # added, edited, forgotten
+    Column("text", Text, nullable=False),  # the memory's text after the change (before, forgotten)
+    Column("actor", String, nullable=False),  # U…, or cli
+    Column("via", String, nullable=False),  # a thread's key, cli, app home, import
+    Column("at", String, nullable=False),
+    Index("ix_memory_audit_channel", "team", "channel"),
+)
 
 # `is_thread` for statements built once (the hot ones: building a statement and its cache key
 # costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are

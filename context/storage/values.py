@@ -72,6 +72,9 @@ class Opening:
 
     persona: Callable[[], str]
     timestamp: str
+    # The channel's memory entry right after the persona, within this many tokens
+    # (ASSISTANT_MEMORY_TOKENS; docs/log-format.md#channel-memory); None: no memory entry.
+    memory_tokens: int | None = None
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,9 @@ def test_every_prompt_is_the_whole_log_and_extends_the_previous(app, slack, mode
             "getThreadHistory",
             "expandEntry",
             "finishRequest",
+            # A channel's members may write its memory unless its settings say otherwise.
+            "rememberForChannel",
+            "forgetForChannel",
         ]
         assert request["messages"][0]["role"] == "system"
         text = request["messages"][1]["content"]

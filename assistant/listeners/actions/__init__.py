@@ -1,5 +1,5 @@
 """Interactivity: block actions (the feedback buttons, an approval's buttons, the Connect link
-of a sign-in to an MCP server) and the Deny button's form sent."""
+of a sign-in to an MCP server, a memory note's Undo) and the Deny button's form sent."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from slack_bolt.async_app import AsyncApp
 from assistant.listeners.actions.approvals import handle_approval, handle_deny_reason
 from assistant.listeners.actions.connect import handle_connect
 from assistant.listeners.actions.feedback import handle_feedback
+from assistant.listeners.actions.memory import handle_memory_undo
 from assistant.run.approvals.entries import ACTION_IDS as APPROVAL
 from assistant.run.approvals.entries import DENY_FORM
 from assistant.run.approvals.sign_in import CONNECT
 from assistant.run.progress.feedback_buttons import ACTION_ID as FEEDBACK
+from assistant.run.tools.memory_notice import UNDO as MEMORY_UNDO
 
 
 def register(app: AsyncApp) -> None:
@@ -20,3 +22,4 @@ def register(app: AsyncApp) -> None:
         app.action(action_id)(handle_approval)
     app.view(DENY_FORM)(handle_deny_reason)
     app.action(CONNECT)(handle_connect)
+    app.action(MEMORY_UNDO)(handle_memory_undo)

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Literal, TypedDict
 
-from context.channels import Access, ChannelConfig, SearchChannelType, merged
+from context.channels import Access, ChannelConfig, MemoryWriters, SearchChannelType, merged
+from context.memory import DEFAULT_WRITERS
 from context.spend import SpendLimits, limits_of
 from context.storage import Store
 from context.storage.async_store import async_store
@@ -50,6 +51,8 @@ class ChannelRules:
     tool_servers: tuple[str, ...] | None = None
     # Its budgets (docs/operations.md#spend-limits), its own over the default's.
     limits: SpendLimits = field(default_factory=SpendLimits)
+    # Who may ask its runs to remember or forget for it (context.memory).
+    memory: MemoryWriters = DEFAULT_WRITERS
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,7 @@ class Channels:
             tool_servers=values["tool_servers"],
             strict_mentions=values["strict_mentions"] is True,
             limits=limits_of(values, _budget_setter(default, own)),
+            memory=values["memory"] or DEFAULT_WRITERS,
         )
 
     def _search(self, values: dict[str, Any]) -> SlackSearch | None:

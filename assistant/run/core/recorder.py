@@ -56,12 +56,19 @@ class Recorder:
         trace: Trace,
         executor: Executor | None = None,
         observer: EntryObserver | None = None,
+        memory_tokens: int | None = None,
     ) -> None:
         self.store = store
+        # ASSISTANT_MEMORY_TOKENS: a new thread's memory entry's bound (None: no entry).
+        self.memory_tokens = memory_tokens
         self.trace = trace
         self._executor = executor
         self.observer = observer
         self._async = AsyncStore(store, executor)
+
+    def opening(self, persona: Callable[[], str], at: str | None = None) -> Opening:
+        """Entry 0 of a thread this write may start, and the channel's memory after it."""
+        return Opening(persona, at or now_timestamp(), self.memory_tokens)
 
     async def call(self, function: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """A store write, off the event loop, in this recorder's threads."""
@@ -126,7 +133,7 @@ class Recorder:
             content,
             timestamp,
             meta,
-            Opening(persona, now_timestamp()),
+            self.opening(persona),
             copy,
             images,
         )

@@ -15,6 +15,7 @@ from assistant.run.core.post_limits import PostLimits
 from assistant.run.core.prompt import ShownPrompt
 from assistant.run.core.sessions import PROCESSING
 from assistant.slack.history import ThreadHistory
+from context.channels import MemoryWriters
 from context.entry import Entry
 from context.log import ContextLog
 from context.spend import SpendLimits
@@ -92,6 +93,9 @@ class RunContext:
     # The run's tools: the built-ins, searchSlack, its MCP servers' (None: the built-ins alone).
     toolbox: RunTools | None = None
     asker: str | None = None  # the Slack user id of the person the run answers last
+    # Who may ask the run to write the channel's memory (rememberForChannel: offered only
+    # where the asker may; checked again at the call). "off" in a replay.
+    memory: MemoryWriters = "off"
     answer_from: int = 0  # the index of the first entry the run answers
     addressed: bool = False  # one of the entries it answers asked the bot itself (a mention)
     # The channel's spend limits in force (docs/operations.md#spend-limits); None: none.

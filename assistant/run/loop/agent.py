@@ -19,6 +19,7 @@ from assistant.run.approvals.asking import ApprovalPending, Approvals
 from assistant.run.approvals.sign_in import SignInWaits
 from assistant.run.channels.channel_rules import ChannelRules, Channels
 from assistant.run.channels.languages import LOCALE_LINE, Languages
+from assistant.run.channels.memory_writers import may_write_memory
 from assistant.run.core.deferral import RESTARTED, RunDeferred
 from assistant.run.core.lease import LeaseLost, ensure_lease
 from assistant.run.core.post_limits import PostCaps, PostLimits
@@ -154,6 +155,8 @@ class Agent:
                 spoken = await slack.languages.of(client, key.team, asker, rules)
                 await self._tell_locale(key, context_log, asker, spoken.line(asker or ""))
             search = rules.search if rules else None
+            writers = rules.memory if rules else "off"
+            memory = await may_write_memory(writers, asker, key.team, client, self.recorder.store)
             ctx = RunContext(
                 key,
                 client,
@@ -172,8 +175,10 @@ class Agent:
                 answer_from=requests[0].index,
                 addressed=any(r.addressed for r in requests),
                 limits=rules.limits if rules else None,
+                memory=writers,
             )
-            # The channel's settings choose its servers (None: all) and whether it may search.
+            # The channel's settings choose its servers (None: all), whether it may search, and
+            # whether the person answered may write its memory.
             box = self.fixed_tools or await toolbox(
                 self.tools,
                 self.mcp,
@@ -183,6 +188,7 @@ class Agent:
                 budget=self.budget,
                 person=(key.team, asker) if asker is not None else None,
                 sign_ins=self.sign_ins,
+                memory=memory,
             )
             ctx = replace(ctx, toolbox=box)
             if slack and slack.streaming:  # the steps shown as task cards while it streams

@@ -19,8 +19,10 @@ from assistant.run.streaming.post import PostStream
 from assistant.run.streaming.step import usage_of
 from assistant.run.tools.expand_entry import expand_entry
 from assistant.run.tools.finish_request import finish_request
+from assistant.run.tools.forget_for_channel import forget_for_channel
 from assistant.run.tools.get_thread_history import get_thread_history
 from assistant.run.tools.post_message import arrived_meanwhile, post_message
+from assistant.run.tools.remember_for_channel import remember_for_channel
 from assistant.run.tools.search_slack import search_slack
 from context.entry import FAILURE_PREFIX
 from context.storage import EntryMeta
@@ -32,6 +34,8 @@ SLACK_TOOLS: dict[str, ToolFunction] = {
     "expandEntry": expand_entry,
     "finishRequest": finish_request,
     "searchSlack": search_slack,
+    "rememberForChannel": remember_for_channel,
+    "forgetForChannel": forget_for_channel,
 }
 
 

@@ -1,4 +1,5 @@
-"""The tools of one run: the built-ins (searchSlack where the channel turns Slack search on),
+"""The tools of one run: the built-ins (searchSlack where the channel turns Slack search on,
+the memory's where the person answered may write it),
 and the tools of the MCP servers that are up and that the channel allows (a replay: those its
 recorded log called, never carried out). One toolbox answers for all of them: the schemas each
 model call sends, the parsing of each call, and the function that carries it out."""
@@ -23,7 +24,13 @@ from assistant.run.approvals.sign_in import SignInWaits
 from assistant.run.core.run_context import RunContext, ToolFunction
 from assistant.run.tools.server_tools import FAILED, ServerCaps, ServerToolCalls
 from context.entry import AssistantEntry, Entry
-from context.toolcalls import SearchSlack, ServerToolCall, ToolCall
+from context.toolcalls import (
+    ForgetForChannel,
+    RememberForChannel,
+    SearchSlack,
+    ServerToolCall,
+    ToolCall,
+)
 
 # The MCP SDK is imported only where ASSISTANT_MCP_FILE names servers (assistant.app).
 if TYPE_CHECKING:
@@ -110,14 +117,15 @@ async def toolbox(
     budget: PromptBudget | None = None,
     person: tuple[str, str] | None = None,
     sign_ins: SignInWaits | None = None,
+    memory: bool = False,
 ) -> Toolbox:
     """A run's toolbox: searchSlack where `search` is on, and the servers' tools that are up
     now and the channel allows (`allowed`: None, every server's; [], none; else servers'
     names and `server__tool`s), those of whole servers that fit one request
     (`tool_room`: the caps' tools per request, a share of `budget`). `person`: the one the
     run answers (workspace, user), as whom `auth: user` servers are listed and called;
-    `sign_ins` asks them to connect."""
-    offered = offered_tools(search)
+    `sign_ins` asks them to connect. `memory`: whether the channel's memory tools are offered."""
+    offered = offered_tools(search, memory)
     if servers is None or not (allowed is None or allowed):
         return Toolbox(dict(builtins), schemas=offered)
     caps = caps or ServerCaps()
@@ -171,7 +179,10 @@ def recorded_toolbox(
     offered with any arguments and answered by `stand_in` (which carries nothing out);
     with `search`, searchSlack too where the log called it (an eval asks, carrying nothing
     out; a replay has no Slack to search)."""
-    offered = offered_tools(search and any(_called(e, SearchSlack) for e in log))
+    offered = offered_tools(
+        search and any(_called(e, SearchSlack) for e in log),
+        any(_called(e, RememberForChannel) or _called(e, ForgetForChannel) for e in log),
+    )
     names = called_server_tools(log)
     if not names:
         return Toolbox(dict(builtins), schemas=offered)

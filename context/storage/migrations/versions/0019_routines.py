@@ -2,7 +2,7 @@
 next time it is due indexed for the tick that finds the due ones.
 
 Revision ID: 0019_routines
-Revises: 0017_addressed
+Revises: 0018_memory
 Create Date: 2026-11-29
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019_routines"
-down_revision = "0017_addressed"
+down_revision = "0018_memory"
 branch_labels = None
 depends_on = None
 
