@@ -71,7 +71,7 @@ class SignIns:
         self.store = store
         self.sealer = sealer
         self.redirect_uri = public_url.rstrip("/") + CALLBACK_PATH
-        self.configs = {c.name: c for c in configs if c.per_person}
+        self.configs = {c.name: c for c in configs if c.signs_in}
         self._http = http or (lambda: httpx2.AsyncClient(timeout=HTTP_SECONDS))
         self._discovered: dict[str, Discovery] = {}
 
@@ -228,7 +228,7 @@ class SignIns:
         found = self._discovered.get(server)
         if found is None:
             config = self.configs[server]
-            assert config.url is not None  # auth: user goes with a url (config.py)
+            assert config.url is not None  # auth: user and deployment go with a url (config.py)
             found = await discover(http, config.url, config.scopes)
             self._discovered[server] = found
         return found
