@@ -60,11 +60,16 @@ async def begin_login(sign_ins: SignIns, server: str, until: datetime) -> Login:
 
 
 async def await_login(
-    sign_ins: SignIns, login: Login, until: datetime, poll: float = 0.5
+    sign_ins: SignIns,
+    login: Login,
+    until: datetime,
+    poll: float = 0.5,
+    exchange_seconds: float = EXCHANGE_SECONDS,
 ) -> str | None:
     """None once the browser came back and the deployment is connected; else why not (the
     page the browser shows says the authorization server's reason). At `until` the sign-in
-    is withdrawn, so that its link stops working."""
+    is withdrawn, so that its link stops working. `exchange_seconds`: how long the callback
+    may take to keep the token once it took the sign-in."""
     store = sign_ins.store
     reader = async_store(store)
     taken_at: float | None = None
@@ -77,7 +82,7 @@ async def await_login(
             return None
         if taken_at is None and not await reader.read(store.sign_in_pending, login.state_hash):
             taken_at = loop.time()
-        if taken_at is not None and loop.time() - taken_at > EXCHANGE_SECONDS:
+        if taken_at is not None and loop.time() - taken_at >= exchange_seconds:
             return "the sign-in was not completed (the browser's page says why)"
         if taken_at is None and datetime.now(UTC) >= until:
             await async_store(store).write(store.take_sign_in, login.state_hash)
