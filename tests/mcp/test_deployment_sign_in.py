@@ -93,9 +93,7 @@ def test_every_call_carries_the_deployments_token_whoever_asks(server, store):
     assert server.provider.resources[-1] == server.url  # RFC 8707, as for people
 
 
-def test_missing_or_refused_is_one_error_naming_the_command_and_one_log_line(
-    server, store, caplog
-):
+def test_missing_or_refused_is_one_error_naming_the_login_and_one_log_line(server, store, caplog):
     signins = deployment(store, server)
     caplog.set_level(logging.WARNING, "assistant.mcp.servers")
 
