@@ -33,6 +33,7 @@ _ID = re.compile(r"^[A-Z0-9]{1,32}$")
 _SERVER = re.compile(r"^[A-Za-z0-9-]{1,32}$")
 DEPLOYMENT = "deployment"  # what `connections` lists, and `--revoke` takes, for the deployment
 MAX_WAIT = 3600.0
+_SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,200}$")  # RFC 6749's scope-token
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -69,6 +70,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=600.0,
         metavar="SECONDS",
         help="how long the sign-in link works and the command waits (default 600)",
+    )
+    login.add_argument(
+        "--scope",
+        metavar="SCOPES",
+        help="scopes to ask for besides the server's usual ones and those the deployment has "
+        "(space-separated: what a call's insufficient_scope named)",
     )
     login.set_defaults(handler=run_login)
 
@@ -118,9 +125,14 @@ def run_login(args: argparse.Namespace) -> int:
         raise CliError(f"{server[:40]!r} is not a server name (1 to 32 letters, digits or '-')")
     if not 0 < args.wait <= MAX_WAIT:
         raise CliError(f"--wait takes seconds, more than 0 and at most {MAX_WAIT:.0f}")
+    scope = args.scope
+    if scope is not None and not (
+        scope.split() and all(_SCOPE.match(t) for t in scope.split()) and len(scope) <= 2000
+    ):
+        raise CliError("--scope takes scope names separated by spaces (RFC 6749 scope-tokens)")
     with existing_store("mcp login") as store:
         sign_ins = _login_sign_ins(store, server)
-        done = asyncio.run(_login(sign_ins, server, args.wait))
+        done = asyncio.run(_login(sign_ins, server, args.wait, scope=scope))
     print(printable(done))
     return 0
 
@@ -148,12 +160,14 @@ def _login_sign_ins(store: Store, server: str) -> SignIns:
     return SignIns(store, sealer, tools.public_url, [config])
 
 
-async def _login(sign_ins: SignIns, server: str, wait: float, poll: float = 0.5) -> str:
+async def _login(
+    sign_ins: SignIns, server: str, wait: float, poll: float = 0.5, scope: str | None = None
+) -> str:
     from assistant.mcp.signin.deployment import await_login, begin_login
 
     until = datetime.now(UTC).replace(microsecond=0) + timedelta(seconds=wait)
     try:
-        login = await begin_login(sign_ins, server, until)
+        login = await begin_login(sign_ins, server, until, scope)
     except ValueError as exc:
         raise CliError(f"no sign-in to {server} could be started: {exc}") from None
     print(f"Open this URL in a browser and sign in as the deployment's account:\n{login.url}")

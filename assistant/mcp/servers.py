@@ -20,7 +20,7 @@ from assistant.mcp.connection import (
 )
 from assistant.mcp.redaction import Redaction, redact_logs
 from assistant.mcp.room import ToolRoom, fit
-from assistant.mcp.signin.deployment import DEPLOYMENT_TEAM, DEPLOYMENT_USER, MISSING
+from assistant.mcp.signin.deployment import DEPLOYMENT_TEAM, DEPLOYMENT_USER, MISSING, STEP_UP
 from assistant.mcp.transports import PersonAuth
 
 if TYPE_CHECKING:
@@ -275,11 +275,15 @@ class McpServers:
             return CallOutcome("", True, sign_in=True)
         if tool.name == STAND_IN and tool.schema is _STAND_IN_SCHEMA:
             return CallOutcome(CONNECTED.format(name=tool.server), False)
-        outcome = await connection.call(tool.name, dict(arguments), progress)
         assert connection.auth is not None
+        connection.auth.wanted = None
+        outcome = await connection.call(tool.name, dict(arguments), progress)
         if connection.auth.refused:
             await self._refused(config, person)
             return CallOutcome("", True, sign_in=True)
+        if connection.auth.wanted is not None:  # a step-up: connect again with more scope
+            log.info("MCP server %s asks %s for more scope", config.name, person[1])
+            return CallOutcome("", True, sign_in=True, scope=connection.auth.wanted)
         return outcome
 
     async def _deployment_call(
@@ -293,12 +297,24 @@ class McpServers:
         connection = await self._deployed(config) if self.sign_ins is not None else None
         if connection is None:
             return missing
-        outcome = await connection.call(tool.name, dict(arguments), progress)
         assert connection.auth is not None
+        connection.auth.wanted = None
+        outcome = await connection.call(tool.name, dict(arguments), progress)
         if connection.auth.refused:
             await self._refused(config, DEPLOYMENT)
             await self._deployed(config)  # the operator told
             return missing
+        if connection.auth.wanted is not None:  # only an admin can sign the deployment in
+            log.warning(
+                "MCP server %s asks the deployment for more scope (%s): run `assistant mcp "
+                "login %s --scope …`",
+                config.name,
+                connection.auth.wanted,
+                config.name,
+            )
+            return CallOutcome(
+                STEP_UP.format(server=config.name, scope=connection.auth.wanted), True
+            )
         return outcome
 
     async def close(self) -> None:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -29,7 +30,7 @@ from assistant.mcp.signin.sealing import Sealer
 from assistant.mcp.signin.tokens import SignIns
 from context.storage import Store, open_store
 from tests.cli import run_cli
-from tests.mcp.test_sign_in import PUBLIC, SECRET, browse
+from tests.mcp.test_sign_in import KEY, PUBLIC, SECRET, browse, connect
 from tests.mcp_servers.identity import IdentityServer
 
 LATER = datetime.now(UTC) + timedelta(minutes=10)
@@ -179,3 +180,50 @@ def test_the_cli_lists_the_deployment_and_revokes_it(server, store, tmp_path):
         assert failed.returncode == 2, (argv, failed.stdout)
         error = failed.stderr.decode().splitlines()[-1]  # after the store's path, if opened
         assert error.startswith("assistant mcp: ") and said in error, error
+
+
+def test_insufficient_scope_asks_the_person_again_with_the_union_and_the_new_token_replaces(
+    server, store
+):
+    """A step-up: the client was registered with every scope the server supports, the person
+    first connected with the smaller set; `secret` answers 403 `insufficient_scope`; they
+    connect again with the union, and the call goes through with the new token."""
+    configs = parse_servers(
+        {"servers": {"ids": {"url": server.url, "auth": "user", "scopes": ["tools"]}}}
+    )
+    signins = SignIns(store, Sealer(SECRET), PUBLIC, configs)
+    alice = ("T1", "UALICE")
+
+    async def scenario() -> None:
+        await connect(signins, "UALICE", "alice")
+        first = await signins.bearer("ids", *alice)
+        assert first is not None and server.provider.access[first].scopes == ["tools"]
+        servers = servers_for(signins)
+        try:
+            tools = {t.name: t for t in await servers.tools(person=alice)}
+            outcome = await servers.call(tools["secret"], {}, person=alice)
+            assert outcome.sign_in and outcome.scope == "tools admin"
+            url = await signins.begin("ids", "T1", "UALICE", KEY, 4, LATER, scope=outcome.scope)
+            assert parse_qs(urlsplit(url).query)["scope"] == ["tools admin"]
+            query = await browse(url, "alice")
+            done = await signins.complete(query["state"], query.get("code"), None)
+            assert done.connected, done.why
+            second = await signins.bearer("ids", *alice)
+            assert second is not None and second != first
+            assert sorted(server.provider.access[second].scopes) == ["admin", "tools"]
+            outcome = await servers.call(tools["secret"], {}, person=alice)
+            assert (outcome.failed, outcome.text) == (False, "the secret, for alice")
+        finally:
+            await servers.close()
+
+    asyncio.run(scenario())
+    row = store.mcp_connection("T1", "UALICE", "ids")
+    assert (
+        row is not None
+        and row.scope is not None
+        and set(row.scope.split())
+        == {
+            "tools",
+            "admin",
+        }
+    )

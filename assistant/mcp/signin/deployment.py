@@ -40,6 +40,11 @@ MISSING = (
     "made, revoked or refused): an admin runs `assistant mcp login {server}`"
 )
 
+STEP_UP = (
+    "the MCP server {server} asks the deployment's sign-in for more scope ({scope}): an admin "
+    "runs `assistant mcp login {server} --scope '{scope}'`"
+)
+
 
 @dataclass(frozen=True)
 class Login:
@@ -51,10 +56,15 @@ class Login:
     started: str  # moment(): a connection made at or after it is this login's
 
 
-async def begin_login(sign_ins: SignIns, server: str, until: datetime) -> Login:
-    """ValueError saying why when the server's sign-in cannot start."""
+async def begin_login(
+    sign_ins: SignIns, server: str, until: datetime, scope: str | None = None
+) -> Login:
+    """ValueError saying why when the server's sign-in cannot start. `scope`: more than the
+    server's usual scopes (a step-up), added to those the deployment has."""
     started = moment(datetime.now(UTC))
-    url = await sign_ins.begin(server, DEPLOYMENT_TEAM, DEPLOYMENT_USER, DEPLOYMENT_KEY, 0, until)
+    url = await sign_ins.begin(
+        server, DEPLOYMENT_TEAM, DEPLOYMENT_USER, DEPLOYMENT_KEY, 0, until, scope=scope
+    )
     state = parse_qs(urlsplit(url).query)["state"][0]
     return Login(server, url, state_hash(state), started)
 
