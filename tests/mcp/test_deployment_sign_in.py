@@ -57,9 +57,9 @@ def deployment(store: Store, server: IdentityServer) -> SignIns:
     return SignIns(store, Sealer(SECRET), PUBLIC, configs)
 
 
-async def log_in(signins: SignIns, who: str = "admin") -> None:
+async def log_in(signins: SignIns, who: str = "admin", scope: str | None = None) -> None:
     """`assistant mcp login ids` as the command runs it, the admin's browser meanwhile."""
-    login = await begin_login(signins, "ids", LATER)
+    login = await begin_login(signins, "ids", LATER, scope)
     waiting = asyncio.create_task(await_login(signins, login, LATER, poll=0.01))
     query = await browse(login.url, who)
     done = await signins.complete(query["state"], query.get("code"), query.get("error"))
@@ -80,17 +80,24 @@ def test_every_call_carries_the_deployments_token_whoever_asks(server, store):
         await log_in(signins, "admin")
         servers = servers_for(signins)
         try:
-            tools = await servers.tools(person=None)
-            assert [t.qualified for t in tools] == ["ids__whoami"]
+            tools = {t.name: t for t in await servers.tools(person=None)}
+            assert sorted(tools) == ["secret", "whoami"]
             for person in (None, ("T1", "UALICE"), ("T2", "UBOB")):
-                outcome = await servers.call(tools[0], {}, person=person)
+                outcome = await servers.call(tools["whoami"], {}, person=person)
                 assert (outcome.failed, outcome.text) == (False, "you are admin")
+            # A step-up: only an admin can give the deployment more scope.
+            outcome = await servers.call(tools["secret"], {})
+            assert outcome.failed and not outcome.sign_in
+            assert "`assistant mcp login ids --scope 'tools admin'`" in outcome.text
+            await log_in(signins, "admin", scope="admin")
+            outcome = await servers.call(tools["secret"], {}, person=("T1", "UALICE"))
+            assert (outcome.failed, outcome.text) == (False, "the secret, for admin")
         finally:
             await servers.close()
 
     asyncio.run(scenario())
     row = store.mcp_connection(DEPLOYMENT_TEAM, DEPLOYMENT_USER, "ids")
-    assert row is not None and row.scope == "tools"
+    assert row is not None and set((row.scope or "").split()) == {"tools", "admin"}
     assert server.provider.resources[-1] == server.url  # RFC 8707, as for people
 
 
@@ -110,10 +117,10 @@ def test_missing_or_refused_is_one_error_naming_the_login_and_one_log_line(serve
             assert len(said) == 1
             caplog.clear()
             await log_in(signins, "admin")
-            tools = await servers.tools()
-            assert (await servers.call(tools[0], {})).text == "you are admin"
+            await servers.tools()
+            assert (await servers.call(WHOAMI, {})).text == "you are admin"
             server.provider.revoke("admin")  # refused at the server from now on
-            outcome = await servers.call(tools[0], {})
+            outcome = await servers.call(WHOAMI, {})
             assert outcome.failed and "`assistant mcp login ids`" in outcome.text
             assert store.mcp_connection(DEPLOYMENT_TEAM, DEPLOYMENT_USER, "ids") is None
             said = [r for r in caplog.records if "assistant mcp login ids" in r.getMessage()]
