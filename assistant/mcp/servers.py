@@ -39,6 +39,10 @@ NOT_ANSWERING = (
     "the server {name!r} acts as the person who asks, and no person is being answered here"
 )
 CONNECTED = "connected to {name}: its tools are offered to the model from its next step"
+STEP_UP_GRANTED = (
+    "the server {server} refused the call for want of scope ({scope}), which the person's "
+    "sign-in was granted already"
+)
 
 
 def allows(allowed: Sequence[str] | None, tool: ServerTool) -> bool:
@@ -281,9 +285,14 @@ class McpServers:
         if connection.auth.refused:
             await self._refused(config, person)
             return CallOutcome("", True, sign_in=True)
-        if connection.auth.wanted is not None:  # a step-up: connect again with more scope
+        wanted = connection.auth.wanted
+        if wanted is not None:  # a step-up: connect again with more scope
+            granted = await self.sign_ins.granted(config.name, *person)
+            if set(wanted.split()) <= set((granted or "").split()):
+                # Asking again would ask for what they have: the server's refusal stands.
+                return CallOutcome(STEP_UP_GRANTED.format(server=config.name, scope=wanted), True)
             log.info("MCP server %s asks %s for more scope", config.name, person[1])
-            return CallOutcome("", True, sign_in=True, scope=connection.auth.wanted)
+            return CallOutcome("", True, sign_in=True, scope=wanted)
         return outcome
 
     async def _deployment_call(

@@ -218,19 +218,19 @@ def test_insufficient_scope_asks_the_person_again_with_the_union_and_the_new_tok
             second = await signins.bearer("ids", *alice)
             assert second is not None and second != first
             assert sorted(server.provider.access[second].scopes) == ["admin", "tools"]
+            row = store.mcp_connection("T1", "UALICE", "ids")
+            assert row is not None and set((row.scope or "").split()) == {"tools", "admin"}
             outcome = await servers.call(tools["secret"], {}, person=alice)
             assert (outcome.failed, outcome.text) == (False, "the secret, for alice")
+            # A 403 for scope the person was granted already is not asked again: no loop.
+            await connect(signins, "UALICE", "alice")  # `tools` only, as configured
+            row = store.mcp_connection("T1", "UALICE", "ids")
+            assert row is not None
+            store.save_connection(type(row)(**{**row.__dict__, "scope": "tools admin"}))
+            outcome = await servers.call(tools["secret"], {}, person=alice)
+            assert outcome.failed and not outcome.sign_in
+            assert "was granted already" in outcome.text
         finally:
             await servers.close()
 
     asyncio.run(scenario())
-    row = store.mcp_connection("T1", "UALICE", "ids")
-    assert (
-        row is not None
-        and row.scope is not None
-        and set(row.scope.split())
-        == {
-            "tools",
-            "admin",
-        }
-    )

@@ -177,6 +177,11 @@ class SignIns:
         access = tokens.get("access_token")
         return access if isinstance(access, str) else None
 
+    async def granted(self, server: str, team: str, user: str) -> str | None:
+        """The scope the person's token was granted (None: not connected, or not said)."""
+        row = await async_store(self.store).read(self.store.mcp_connection, team, user, server)
+        return row.scope if row is not None else None
+
     async def forget(self, server: str, team: str, user: str) -> None:
         """The person's tokens for the server dropped (the server refused them)."""
         await async_store(self.store).write(self.store.delete_connection, team, user, server)
