@@ -396,9 +396,10 @@ def create_assistant(
 
 
 def _sign_ins(settings: Settings, store: Store) -> SignIns | None:
-    """The sign-ins of ASSISTANT_MCP_FILE's `auth: user` servers (None: it names none); the
-    start's checks (`load_settings`) made sure of the key and the public URL."""
-    configs = [c for c in settings.tools.mcp_servers() if c.per_person]
+    """The sign-ins of ASSISTANT_MCP_FILE's `auth: user` and `auth: deployment` servers (None:
+    it names none); the start's checks (`load_settings`) made sure of the key and the public
+    URL."""
+    configs = [c for c in settings.tools.mcp_servers() if c.signs_in]
     key, public_url = settings.tools.secret_key, settings.tools.public_url
     if not configs or key is None or public_url is None:
         return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from assistant.mcp.signin.deployment import DEPLOYMENT_TEAM, DEPLOYMENT_USER
 from assistant.run.approvals.sign_in import outcome_text, waiting_sign_in
 from assistant.run.core.recorder import Recorder
 from assistant.run.scheduling.elsewhere import RunRequests
@@ -29,6 +30,10 @@ log = logging.getLogger(__name__)
 CONNECTED_PAGE = "Connected to {server}. You can close this page: the answer goes on in Slack."
 NOT_CONNECTED_PAGE = "Not connected to {server}: {why}. The answer goes on in Slack without it."
 UNKNOWN_PAGE = "This sign-in link was used already, replaced by a newer one, or never issued."
+DEPLOYMENT_PAGE = (
+    "Connected to {server} for the whole deployment. You can close this page: "
+    "`assistant mcp login` ends now."
+)
 LATE_PAGE = (
     "Connected to {server}, but the request that asked no longer waits for it; ask again in Slack."
 )
@@ -53,6 +58,10 @@ class SignInCallback:
             log.info("an MCP sign-in callback with no sign-in of its state was refused")
             return Page(400, UNKNOWN_PAGE)
         why = None if done.connected else done.why
+        if row.user == DEPLOYMENT_USER and row.team == DEPLOYMENT_TEAM:  # no thread waits
+            if done.connected:
+                return Page(200, DEPLOYMENT_PAGE.format(server=row.server))
+            return Page(200, f"Not connected to {row.server}: {done.why}.")
         resumed = await self._resume(row, why)
         for other in done.others:  # other threads waiting for the same connection
             await self._resume(other, None)

@@ -52,6 +52,16 @@ async def check_servers(servers: McpServers, room: ToolRoom) -> list[McpFinding]
         for c in servers.configs
         if c.per_person
     ]
+    findings += [
+        McpFinding(
+            c.name,
+            "connected",
+            True,
+            "the deployment's sign-in (auth: deployment, `assistant mcp login`): not listed here",
+        )
+        for c in servers.configs
+        if c.deployment
+    ]
     kept, out = fit(offered, room)
     findings += [McpFinding(o.server, "fits a request", False, o.why) for o in out]
     if offered:

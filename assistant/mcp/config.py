@@ -33,9 +33,10 @@ class UserGroupApprovers(BaseModel):
 
 
 # How the app reaches a server: `headers` (today's: the static headers the file gives, one
-# identity for all) or `user` (each person signs in, and their calls carry their own token:
-# assistant/mcp/signin/).
-Auth = Literal["headers", "user"]
+# identity for all), `user` (each person signs in, and their calls carry their own token:
+# assistant/mcp/signin/) or `deployment` (an admin signs in once with `assistant mcp login`,
+# and every call carries that one token).
+Auth = Literal["headers", "user", "deployment"]
 _SCOPE = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,200}$")  # RFC 6749's scope-token
 ToolName = Annotated[str, Field(min_length=1, max_length=128)]
 
@@ -71,15 +72,17 @@ class ServerEntry(BaseModel):
                 raise ValueError("url must be an http:// or https:// URL with a host")
         if self.headers and self.url is None:
             raise ValueError("headers go with a url only")
-        if self.auth == "user":
+        if self.auth != "headers":
             if self.url is None:
-                raise ValueError("auth: user goes with a url only (a person signs in over HTTP)")
+                raise ValueError(f"auth: {self.auth} goes with a url only (a sign-in is over HTTP)")
             if self.headers:
                 raise ValueError(
-                    "auth: user takes no headers: each call carries its person's token"
+                    f"auth: {self.auth} takes no headers: each call carries its signed-in token"
                 )
         elif self.client_id or self.client_secret_env or self.scopes is not None:
-            raise ValueError("client_id, client_secret_env and scopes go with auth: user only")
+            raise ValueError(
+                "client_id, client_secret_env and scopes go with auth: user or deployment only"
+            )
         if self.client_secret_env and not self.client_id:
             raise ValueError("client_secret_env goes with a client_id")
         return self
@@ -113,6 +116,16 @@ class ServerConfig:
     def per_person(self) -> bool:
         """Whether each person signs in (`auth: user`)."""
         return self.auth == "user"
+
+    @property
+    def deployment(self) -> bool:
+        """Whether one sign-in serves every call (`auth: deployment`, `assistant mcp login`)."""
+        return self.auth == "deployment"
+
+    @property
+    def signs_in(self) -> bool:
+        """Whether its calls carry a token of a sign-in (a person's, or the deployment's)."""
+        return self.auth != "headers"
 
     def offers(self, tool: str) -> bool:
         """Whether the file lets this tool of the server be offered at all."""

@@ -92,6 +92,9 @@ class CallOutcome:
     text: str
     failed: bool  # the tool said it failed, or the call could not be made
     sign_in: bool = False  # not made: the person must connect first (`auth: user`)
+    # With `sign_in`: the scopes to connect with (a step-up on `insufficient_scope`); None:
+    # the server's usual ones.
+    scope: str | None = None
 
 
 class Connection:

@@ -20,6 +20,7 @@ from assistant.mcp.connection import (
 )
 from assistant.mcp.redaction import Redaction, redact_logs
 from assistant.mcp.room import ToolRoom, fit
+from assistant.mcp.signin.deployment import DEPLOYMENT_TEAM, DEPLOYMENT_USER, MISSING, STEP_UP
 from assistant.mcp.transports import PersonAuth
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Person = tuple[str, str]  # (workspace, Slack user id) of the person a run answers
+DEPLOYMENT: Person = (DEPLOYMENT_TEAM, DEPLOYMENT_USER)  # an `auth: deployment` server's
 # The one tool offered for an `auth: user` server whose tools no one has listed yet in this
 # process (they need someone's sign-in): calling it asks the person to connect
 # (assistant/run/approvals/sign_in.py names it too).
@@ -37,6 +39,10 @@ NOT_ANSWERING = (
     "the server {name!r} acts as the person who asks, and no person is being answered here"
 )
 CONNECTED = "connected to {name}: its tools are offered to the model from its next step"
+STEP_UP_GRANTED = (
+    "the server {server} refused the call for want of scope ({scope}), which the person's "
+    "sign-in was granted already"
+)
 
 
 def allows(allowed: Sequence[str] | None, tool: ServerTool) -> bool:
@@ -68,6 +74,7 @@ class McpServers:
         self.sign_ins: SignIns | None = None  # the `auth: user` servers' (None: none served)
         self._personal: dict[asyncio.AbstractEventLoop, dict[tuple[str, str, str], Connection]] = {}
         self._known: dict[str, list[ServerTool]] = {}  # an `auth: user` server's, last listed
+        self._missing: set[str] = set()  # `auth: deployment` servers said to lack a sign-in
 
     def connections(self) -> dict[str, Connection]:
         """This loop's connections, by server name, in the file's order."""
@@ -80,7 +87,7 @@ class McpServers:
             found = {
                 c.name: Connection(c, self.deadline, self.most, self.redaction)
                 for c in self.configs
-                if not c.per_person
+                if not c.signs_in
             }
             self._by_loop[loop] = found
         return found
@@ -112,6 +119,22 @@ class McpServers:
         if connection.auth.refused:
             await self._refused(config, person)
             return None
+        return connection
+
+    async def _deployed(self, config: ServerConfig) -> Connection | None:
+        """An `auth: deployment` server's one connection, with the deployment's token; None
+        (and the operator told, once until it is back) when there is none or it is refused."""
+        connection = await self._signed_in(config, DEPLOYMENT)
+        if connection is None:
+            if config.name not in self._missing:
+                self._missing.add(config.name)
+                log.warning(
+                    "MCP server %s has no usable deployment sign-in: run `assistant mcp login %s`",
+                    config.name,
+                    config.name,
+                )
+            return None
+        self._missing.discard(config.name)
         return connection
 
     async def _refused(self, config: ServerConfig, person: Person) -> None:
@@ -153,6 +176,17 @@ class McpServers:
             )
         ]
 
+    async def _deployment_tools(self, config: ServerConfig) -> list[ServerTool]:
+        """An `auth: deployment` server's tools, listed with the deployment's token; those
+        last listed while it has none (a call then reads why), or none if never listed."""
+        connection = await self._deployed(config) if self.sign_ins is not None else None
+        if connection is not None and connection.connected:
+            listed = await connection.tools()
+            if listed:
+                self._known[config.name] = listed
+                return listed
+        return list(self._known.get(config.name, ()))
+
     async def tools(
         self, allowed: Sequence[str] | None = None, person: Person | None = None
     ) -> list[ServerTool]:
@@ -185,9 +219,20 @@ class McpServers:
                 or any(a.startswith(f"{c.name}__") for a in allowed)
             )
         ]
+        deployed = [
+            c
+            for c in self.configs
+            if c.deployment
+            and (
+                allowed is None
+                or c.name in allowed
+                or any(a.startswith(f"{c.name}__") for a in allowed)
+            )
+        ]
         listed = await asyncio.gather(
             *(c.tools() for c in connections),
             *(self._person_tools(c, person) for c in personal),
+            *(self._deployment_tools(c) for c in deployed),
         )
         # In the file's order, whichever way each is reached.
         order = {c.name: place for place, c in enumerate(self.configs)}
@@ -223,6 +268,8 @@ class McpServers:
         """The call's outcome; a call of an `auth: user` server is made as `person`, and not
         made (`sign_in`) when they must connect first. `progress`: told the call's progress."""
         config = next(c for c in self.configs if c.name == tool.server)
+        if config.deployment:
+            return await self._deployment_call(config, tool, arguments, progress)
         if not config.per_person:
             return await self._connections()[tool.server].call(tool.name, dict(arguments), progress)
         if person is None or self.sign_ins is None:
@@ -232,11 +279,51 @@ class McpServers:
             return CallOutcome("", True, sign_in=True)
         if tool.name == STAND_IN and tool.schema is _STAND_IN_SCHEMA:
             return CallOutcome(CONNECTED.format(name=tool.server), False)
-        outcome = await connection.call(tool.name, dict(arguments), progress)
         assert connection.auth is not None
+        connection.auth.wanted = None
+        outcome = await connection.call(tool.name, dict(arguments), progress)
         if connection.auth.refused:
             await self._refused(config, person)
             return CallOutcome("", True, sign_in=True)
+        wanted = connection.auth.wanted
+        if wanted is not None:  # a step-up: connect again with more scope
+            granted = await self.sign_ins.granted(config.name, *person)
+            if set(wanted.split()) <= set((granted or "").split()):
+                # Asking again would ask for what they have: the server's refusal stands.
+                return CallOutcome(STEP_UP_GRANTED.format(server=config.name, scope=wanted), True)
+            log.info("MCP server %s asks %s for more scope", config.name, person[1])
+            return CallOutcome("", True, sign_in=True, scope=wanted)
+        return outcome
+
+    async def _deployment_call(
+        self,
+        config: ServerConfig,
+        tool: ServerTool,
+        arguments: dict[str, object],
+        progress: Progress | None,
+    ) -> CallOutcome:
+        missing = CallOutcome(MISSING.format(server=config.name), True)
+        connection = await self._deployed(config) if self.sign_ins is not None else None
+        if connection is None:
+            return missing
+        assert connection.auth is not None
+        connection.auth.wanted = None
+        outcome = await connection.call(tool.name, dict(arguments), progress)
+        if connection.auth.refused:
+            await self._refused(config, DEPLOYMENT)
+            await self._deployed(config)  # the operator told
+            return missing
+        if connection.auth.wanted is not None:  # only an admin can sign the deployment in
+            log.warning(
+                "MCP server %s asks the deployment for more scope (%s): run `assistant mcp "
+                "login %s --scope …`",
+                config.name,
+                connection.auth.wanted,
+                config.name,
+            )
+            return CallOutcome(
+                STEP_UP.format(server=config.name, scope=connection.auth.wanted), True
+            )
         return outcome
 
     async def close(self) -> None:

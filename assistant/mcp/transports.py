@@ -26,6 +26,7 @@ import httpx2
 import mcp_types as types
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp.client._transport import Transport, TransportStreams
+from mcp.client.auth.utils import extract_field_from_www_auth
 from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.os.posix.utilities import terminate_posix_process_tree
@@ -37,6 +38,7 @@ STOP_SECONDS = 2.0  # a stdio server's time to end once its stdin is closed, the
 # An event stream's events end at an empty line: two line ends in a row (each CR, LF or
 # CRLF). CRLF alone is one; any two in a row hold LF LF, CR CR or LF CR.
 _EVENT_END = re.compile(rb"\n\n|\r\r|\n\r")
+_SCOPE_TOKEN = re.compile(r"^[\x21\x23-\x5b\x5d-\x7e]{1,200}$")  # RFC 6749's scope-token
 
 
 @dataclass
@@ -110,11 +112,13 @@ class _Refused(httpx2.AsyncByteStream):
 class PersonAuth(httpx2.Auth):
     """A person's connection to an `auth: user` server: their access token on each request
     (set before each call: refreshed by `assistant.mcp.signin.tokens`), and whether the
-    server refused it (HTTP 401: revoked, or expired early)."""
+    server refused it (HTTP 401: revoked, or expired early), or asked for more scope (HTTP
+    403 `insufficient_scope`, RFC 6750 §3.1: the scope it named, for a step-up sign-in)."""
 
     def __init__(self) -> None:
         self.token = ""
         self.refused = False
+        self.wanted: str | None = None  # the scope a 403 `insufficient_scope` asked for
 
     def __repr__(self) -> str:
         return "PersonAuth(…)"
@@ -126,6 +130,11 @@ class PersonAuth(httpx2.Auth):
         response = yield request
         if response.status_code == 401:
             self.refused = True
+        elif response.status_code == 403 and (
+            extract_field_from_www_auth(response, "error") == "insufficient_scope"
+        ):
+            scope = extract_field_from_www_auth(response, "scope") or ""
+            self.wanted = " ".join(t for t in scope.split() if _SCOPE_TOKEN.match(t))[:2000]
 
 
 def http_transport(

@@ -236,19 +236,22 @@ def load_settings(
 
 def _sign_in_problems(settings: Settings, mode: Mode, servers: list[ServerConfig]) -> list[str]:
     """What `auth: user` servers need: the HTTP app's callback (so not Socket Mode's `run`),
-    the key that seals people's tokens and the base URL browsers reach the app at."""
-    names = ", ".join(s.name for s in servers if s.per_person)
+    the key that seals people's tokens and the base URL browsers reach the app at. An `auth:
+    deployment` server needs the key and the URL (its client's redirect URI) too; the
+    callback only while an admin signs in (`assistant mcp login`), so any mode serves it."""
+    people = ", ".join(s.name for s in servers if s.per_person)
+    names = ", ".join(s.name for s in servers if s.signs_in)
     if not names or mode == "replay":
         return []
-    if mode == "socket":
+    if mode == "socket" and people:
         return [
-            f"ASSISTANT_MCP_FILE: {names}: auth: user needs the sign-in callback of the HTTP "
+            f"ASSISTANT_MCP_FILE: {people}: auth: user needs the sign-in callback of the HTTP "
             "app: use `assistant serve` (Socket Mode serves no URL a browser can reach)"
         ]
     problems = []
     key = settings.tools.secret_key
     if key is None:
-        problems.append(f"ASSISTANT_SECRET_KEY: missing (auth: user servers: {names})")
+        problems.append(f"ASSISTANT_SECRET_KEY: missing (servers that sign in: {names})")
     else:
         from assistant.mcp.signin.sealing import Sealer
 
@@ -257,7 +260,7 @@ def _sign_in_problems(settings: Settings, mode: Mode, servers: list[ServerConfig
         except ValueError as exc:
             problems.append(str(exc))
     if settings.tools.public_url is None:
-        problems.append(f"ASSISTANT_PUBLIC_URL: missing (auth: user servers: {names})")
+        problems.append(f"ASSISTANT_PUBLIC_URL: missing (servers that sign in: {names})")
     return problems
 
 

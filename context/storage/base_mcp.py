@@ -17,6 +17,10 @@ class McpConnectionStore(Protocol):
         """The sign-in of this state, removed: single use, whichever process asks first."""
         ...
 
+    def sign_in_pending(self, state_hash: str) -> bool:
+        """Whether the sign-in of this state is still under way (not yet taken)."""
+        ...
+
     def take_sign_ins(self, team: str, user: str, server: str) -> list[SignInRow]:
         """A person's sign-ins to a server under way, taken (removed, and returned)."""
         ...

@@ -86,6 +86,14 @@ class SqlMcpConnections(Repository):
             row.expires_at,
         )
 
+    def sign_in_pending(self, state_hash: str) -> bool:
+        table = mcp_sign_ins_table
+        with self._db.read() as connection:
+            found = connection.execute(
+                select(table.c.state_hash).where(table.c.state_hash == state_hash)
+            ).first()
+        return found is not None
+
     def take_sign_ins(self, team: str, user: str, server: str) -> list[SignInRow]:
         """The person's other sign-ins to the server still under way, taken (they connected:
         every run waiting for it goes on, and those links stop working)."""

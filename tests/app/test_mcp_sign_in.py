@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from cryptography.fernet import Fernet
@@ -33,6 +35,7 @@ ANSWER = replies.tool_calls(
 )
 CONNECT = replies.tool_calls(("ids__connect", {"reasoning": "I need their account"}))
 WHOAMI = replies.tool_calls(("ids__whoami", {"reasoning": "who are they"}))
+SECRET = replies.tool_calls(("ids__secret", {"reasoning": "needs more scope"}))
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +44,10 @@ def server():
         yield running
 
 
-def sign_in_app(make_app, server, tmp_path, **settings: Any):
+def sign_in_app(make_app, server, tmp_path, entry: dict[str, Any] | None = None, **settings: Any):
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"servers": {"ids": {"url": server.url, "auth": "user"}}}))
+    entry = {"url": server.url, "auth": "user", **(entry or {})}
+    path.write_text(json.dumps({"servers": {"ids": entry}}))
     return make_app(
         assistant_mcp_file=str(path),
         assistant_secret_key=KEY,
@@ -311,3 +315,54 @@ def test_one_sign_in_resumes_every_thread_waiting_for_it(make_app, slack, model,
         log = wait_log(app, thread_of(event), answered(1))
         assert any(t.startswith("Result of ids__connect (entry 2): <@U0FAKEHANK> connected")
                    for t in texts(log)), texts(log)  # fmt: skip
+
+
+def test_insufficient_scope_asks_again_with_the_union_and_the_call_then_goes_through(
+    make_app, slack, model, server, tmp_path
+):
+    """A step-up: connected with `tools` only, the `secret` tool answers 403
+    `insufficient_scope`; the person's Connect link asks for `tools admin`, the run waits as
+    for a first sign-in, and the call is made with the new token once they are back."""
+    app = sign_in_app(make_app, server, tmp_path, {"scopes": ["tools"]})
+    sign_ins = app.assistant.sign_in_callback.sign_ins
+    app._call(connect(sign_ins, ids.USER_ID, "grace", key=ThreadKey(ids.TEAM_ID, "C1", "1.2")))
+    model.script(WHOAMI, SECRET, ANSWER)
+    event = say(slack, "tell me the secret")
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    url = connect_link(slack, ids.USER_ID, 1)
+    assert parse_qs(urlsplit(url).query)["scope"] == ["tools admin"]
+    wait_log(app, key, lambda log: any(t.startswith("Sign-in requested") for t in texts(log)))
+    app.wait_idle()
+    assert come_back(app, asyncio.run(browse(url, "grace"))).status == 200
+    log = wait_log(app, key, answered(1))
+    app.wait_idle()
+    system = texts(log)
+    assert any("you are grace" in t for t in system)
+    assert any("the secret, for grace" in t for t in system)
+    row = app.assistant.store.mcp_connection(ids.TEAM_ID, ids.USER_ID, "ids")
+    assert row is not None and set((row.scope or "").split()) == {"tools", "admin"}
+
+
+def test_a_deployment_server_answers_everyone_as_the_deployment(
+    make_app, slack, model, server, tmp_path
+):
+    """`auth: deployment`: the admin's login comes back to the app's callback (its own page),
+    and every person's call is then made as the deployment, with no Connect link."""
+    from assistant.mcp.signin.deployment import await_login, begin_login
+
+    app = sign_in_app(make_app, server, tmp_path, {"auth": "deployment"})
+    sign_ins = app.assistant.sign_in_callback.sign_ins
+    until = datetime.now(UTC) + timedelta(minutes=5)
+    login = app._call(begin_login(sign_ins, "ids", until))
+    page = come_back(app, asyncio.run(browse(login.url, "ops")))
+    assert page.status == 200 and "for the whole deployment" in page.text
+    assert app._call(await_login(sign_ins, login, until, poll=0.01)) is None
+    model.script(WHOAMI, ANSWER)
+    event = say(slack, "who is asking?", user=BOB)
+    key = thread_of(event)
+    assert app.send_event(event).status == 200
+    log = wait_log(app, key, answered(1))
+    app.wait_idle()
+    assert any("you are ops" in t for t in texts(log))
+    assert not slack.calls_to("chat.postEphemeral")

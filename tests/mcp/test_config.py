@@ -104,9 +104,10 @@ def test_auth_user_servers_are_checked_and_name_their_problems(tmp_path):
         settings_with(path)
     where = f"ASSISTANT_MCP_FILE: {path}: servers."
     assert str(raised.value).splitlines() == [
-        f"{where}withheaders: auth: user takes no headers: each call carries its person's token",
-        f"{where}stdio: auth: user goes with a url only (a person signs in over HTTP)",
-        f"{where}scoped: client_id, client_secret_env and scopes go with auth: user only",
+        f"{where}withheaders: auth: user takes no headers: each call carries its signed-in token",
+        f"{where}stdio: auth: user goes with a url only (a sign-in is over HTTP)",
+        f"{where}scoped: client_id, client_secret_env and scopes go with auth: user or "
+        "deployment only",
     ]
 
 
@@ -127,7 +128,7 @@ def test_auth_user_needs_serve_a_secret_key_and_a_public_url(tmp_path, monkeypat
         load_settings("http", _env_file=None, **base, assistant_secret_key="not-a-key")
     problems = str(raised.value).splitlines()
     assert any(p.startswith("ASSISTANT_SECRET_KEY: key 1 is not a Fernet key") for p in problems)
-    assert "ASSISTANT_PUBLIC_URL: missing (auth: user servers: tracker)" in problems
+    assert "ASSISTANT_PUBLIC_URL: missing (servers that sign in: tracker)" in problems
     assert "not-a-key" not in str(raised.value) and "s3cret-client" not in str(raised.value)
     from cryptography.fernet import Fernet
 

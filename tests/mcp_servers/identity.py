@@ -7,6 +7,7 @@ token the call carried. Served on loopback in a thread of the test's process (`I
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import socket
 import threading
@@ -31,6 +32,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 SCOPE = "tools"
+# A scope the `secret` tool needs beyond SCOPE: without it the call answers HTTP 403
+# `insufficient_scope` (RFC 6750 §3.1), as a server asking for a step-up does.
+ADMIN = "admin"
 
 
 @dataclass
@@ -162,6 +166,54 @@ class Provider:
         )
 
 
+class _ScopeGate:
+    """The MCP endpoint's calls of `secret` refused with 403 `insufficient_scope` for a token
+    without ADMIN: the SDK checks one set of scopes for the whole endpoint, not per tool."""
+
+    def __init__(self, app: Any, provider: Provider) -> None:
+        self.app = app
+        self.provider = provider
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            sent = json.loads(body)
+        except ValueError:
+            sent = None
+        calls_secret = (
+            isinstance(sent, dict)
+            and sent.get("method") == "tools/call"
+            and (sent.get("params") or {}).get("name") == "secret"
+        )
+        bearer = dict(scope["headers"]).get(b"authorization", b"").decode()
+        token = self.provider.access.get(bearer.removeprefix("Bearer "))
+        if calls_secret and token is not None and ADMIN not in token.scopes:
+            challenge = f'Bearer error="insufficient_scope", scope="{SCOPE} {ADMIN}"'
+            response = PlainTextResponse(
+                "insufficient scope", status_code=403, headers={"WWW-Authenticate": challenge}
+            )
+            await response(scope, receive, send)
+            return
+        given = False
+
+        async def again() -> Any:
+            nonlocal given
+            if not given:
+                given = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, again, send)
+
+
 class IdentityServer:
     """The server on a port the OS chose: MCP at `url`, its authorization server at `base`."""
 
@@ -180,7 +232,7 @@ class IdentityServer:
                 issuer_url=self.base,  # type: ignore[arg-type]
                 resource_server_url=self.url,  # type: ignore[arg-type]
                 client_registration_options=ClientRegistrationOptions(
-                    enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE]
+                    enabled=True, valid_scopes=[SCOPE, ADMIN], default_scopes=[SCOPE]
                 ),
                 revocation_options=RevocationOptions(enabled=True),
                 required_scopes=[SCOPE],
@@ -194,6 +246,12 @@ class IdentityServer:
             token = get_access_token()
             return f"you are {token.subject if token else 'no one'}"
 
+        @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+        def secret() -> str:
+            """Only for a token with the admin scope (else the call answers 403)."""
+            token = get_access_token()
+            return f"the secret, for {token.subject if token else 'no one'}"
+
         @server.custom_route("/login", methods=["GET"])
         async def login(request: Request) -> Response:
             tx = request.query_params.get("tx", "")
@@ -203,7 +261,7 @@ class IdentityServer:
             deny = request.query_params.get("deny") == "1"
             return RedirectResponse(self.provider.login(tx, who, deny), status_code=302)
 
-        app: Any = server.streamable_http_app()
+        app: Any = _ScopeGate(server.streamable_http_app(), self.provider)
         self._server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, daemon=True)

@@ -132,6 +132,10 @@ async def register(
             "the authorization server takes no registrations: give the server's client_id "
             "(and client_secret_env) in ASSISTANT_MCP_FILE"
         )
+    # Registered for every scope the server may ask (a step-up asks for more than the first
+    # sign-in): an authorization server may refuse scopes its client did not register (the
+    # SDK's does). Each sign-in still asks for the smaller set it needs.
+    supported = discovery.metadata.scopes_supported
     request = create_client_registration_request(
         discovery.metadata,
         OAuthClientMetadata(
@@ -139,7 +143,7 @@ async def register(
             client_name=CLIENT_NAME,
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
-            scope=discovery.scope,
+            scope=" ".join(supported) if supported else discovery.scope,
             token_endpoint_auth_method="client_secret_post",
             application_type="web",
         ),

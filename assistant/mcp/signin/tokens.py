@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import httpx2
@@ -71,7 +71,7 @@ class SignIns:
         self.store = store
         self.sealer = sealer
         self.redirect_uri = public_url.rstrip("/") + CALLBACK_PATH
-        self.configs = {c.name: c for c in configs if c.per_person}
+        self.configs = {c.name: c for c in configs if c.signs_in}
         self._http = http or (lambda: httpx2.AsyncClient(timeout=HTTP_SECONDS))
         self._discovered: dict[str, Discovery] = {}
 
@@ -79,10 +79,19 @@ class SignIns:
         return f"SignIns({sorted(self.configs)})"
 
     async def begin(
-        self, server: str, team: str, user: str, key: ThreadKey, index: int, until: datetime
+        self,
+        server: str,
+        team: str,
+        user: str,
+        key: ThreadKey,
+        index: int,
+        until: datetime,
+        scope: str | None = None,
     ) -> str:
         """A new sign-in of `user` to `server` for the call at entry `index` of `key`'s log:
-        the authorize URL for their browser (the state in it, nowhere else). ValueError
+        the authorize URL for their browser (the state in it, nowhere else). `scope`: a
+        step-up's (a 403 `insufficient_scope`): asked for with the usual scopes and those the
+        person has, so that the new token replaces the old without losing any. ValueError
         saying why when the server or its authorization server cannot start one."""
         try:
             async with self._http() as http:
@@ -94,6 +103,11 @@ class SignIns:
                 if not isinstance(exc, ValidationError)
                 else "the authorization server's answer was not understood"
             ) from None
+        if scope is not None:
+            had = await async_store(self.store).read(self.store.mcp_connection, team, user, server)
+            discovery = replace(
+                discovery, scope=union(discovery.scope, had.scope if had else None, scope)
+            )
         begun = authorize(discovery, client, self.redirect_uri)
         row = SignInRow(
             team,
@@ -101,7 +115,9 @@ class SignIns:
             server,
             key,
             index,
-            self.sealer.seal({"verifier": begun.verifier, "issuer": discovery.issuer}),
+            self.sealer.seal(
+                {"verifier": begun.verifier, "issuer": discovery.issuer, "scope": discovery.scope}
+            ),
             moment(until),
         )
         await async_store(self.store).write(self.store.save_sign_in, state_hash(begun.state), row)
@@ -124,9 +140,12 @@ class SignIns:
         if config is None:
             return Completion(row, False, "the server is no longer in ASSISTANT_MCP_FILE")
         try:
-            verifier = str(self.sealer.open(row.sealed)["verifier"])
+            begun = self.sealer.open(row.sealed)
+            verifier = str(begun["verifier"])
             async with self._http() as http:
                 discovery = await self._discovery(http, row.server)
+                if isinstance(begun.get("scope"), str):  # a step-up's, as asked
+                    discovery = replace(discovery, scope=begun["scope"])
                 client = await self._client(http, row.server, discovery)
                 token = await exchange(http, discovery, client, code, verifier, self.redirect_uri)
         except (SignInError, SealError, httpx2.HTTPError, KeyError) as exc:
@@ -157,6 +176,11 @@ class SignIns:
             return await self._refreshed(row, tokens)
         access = tokens.get("access_token")
         return access if isinstance(access, str) else None
+
+    async def granted(self, server: str, team: str, user: str) -> str | None:
+        """The scope the person's token was granted (None: not connected, or not said)."""
+        row = await async_store(self.store).read(self.store.mcp_connection, team, user, server)
+        return row.scope if row is not None else None
 
     async def forget(self, server: str, team: str, user: str) -> None:
         """The person's tokens for the server dropped (the server refused them)."""
@@ -228,7 +252,7 @@ class SignIns:
         found = self._discovered.get(server)
         if found is None:
             config = self.configs[server]
-            assert config.url is not None  # auth: user goes with a url (config.py)
+            assert config.url is not None  # auth: user and deployment go with a url (config.py)
             found = await discover(http, config.url, config.scopes)
             self._discovered[server] = found
         return found
@@ -262,6 +286,12 @@ class SignIns:
             moment(datetime.now(UTC)),
         )
         return client
+
+
+def union(*scopes: str | None) -> str | None:
+    """Scope strings joined, each token once, in the order first seen."""
+    tokens = [t for s in scopes if s for t in s.split()]
+    return " ".join(dict.fromkeys(tokens)) or None
 
 
 def _why(exc: BaseException) -> str:

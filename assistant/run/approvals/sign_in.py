@@ -77,9 +77,10 @@ class SignInNeeded(Exception):
     """A call of an `auth: user` server, for a person not connected to it (never, revoked,
     a refresh refused): they are asked to connect, and the call is made once they do."""
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, scope: str | None = None) -> None:
         super().__init__(f"a sign-in to {server} is needed")
         self.server = server
+        self.scope = scope  # a step-up's: more scope than the person's token has
 
 
 class SignInPending(ApprovalPending):
@@ -91,7 +92,14 @@ class Begin(Protocol):
     """`assistant.mcp.signin.tokens.SignIns.begin`: the authorize URL of a new sign-in."""
 
     def __call__(
-        self, server: str, team: str, user: str, key: ThreadKey, index: int, until: datetime
+        self,
+        server: str,
+        team: str,
+        user: str,
+        key: ThreadKey,
+        index: int,
+        until: datetime,
+        scope: str | None = None,
     ) -> Awaitable[str]: ...
 
 
@@ -167,7 +175,14 @@ class SignInWaits:
     begin: Begin | None
     seconds: float = 900.0  # ASSISTANT_APPROVAL_SECONDS: a sign-in waits as an approval does
 
-    async def ask(self, ctx: RunContext, call: ServerToolCall, index: int, server: str) -> str:
+    async def ask(
+        self,
+        ctx: RunContext,
+        call: ServerToolCall,
+        index: int,
+        server: str,
+        scope: str | None = None,
+    ) -> str:
         """Ask the person answered to connect (an ephemeral **Connect** link), record that
         the call waits, and stop the run (SignInPending). Returns a result only when no one
         can be asked."""
@@ -176,7 +191,9 @@ class SignInWaits:
         until = datetime.now(UTC) + timedelta(seconds=self.seconds)
         until = until.replace(microsecond=0)
         try:
-            url = await self.begin(server, ctx.key.team, ctx.asker, ctx.key, index, until)
+            url = await self.begin(
+                server, ctx.key.team, ctx.asker, ctx.key, index, until, scope=scope
+            )
         except ValueError as exc:  # the server's sign-in cannot start: the model reads why
             log.warning("no sign-in to %s could be started: %s", server, exc)
             return CANNOT_START.format(name=call.called, index=index, server=server, why=exc)

@@ -60,7 +60,7 @@ class ServerToolCalls:
                     f"it acts as the person who asks, and they are not connected to {needed.server}"
                 )
                 return FAILED.format(name=call.called, index=index, why=why)
-            return await self.sign_ins.ask(ctx, call, index, needed.server)
+            return await self.sign_ins.ask(ctx, call, index, needed.server, needed.scope)
 
     def needs_approval(self, call: ServerToolCall) -> bool:
         """Whether a person must allow this call before it is carried out."""
@@ -127,7 +127,7 @@ class ServerToolCalls:
         finally:
             ended = True
         if outcome.sign_in:
-            raise SignInNeeded(tool.server)  # not made: not counted
+            raise SignInNeeded(tool.server, outcome.scope)  # not made: not counted
         self.made += 1
         text = _cut(outcome.text, self.caps.result_chars)
         if outcome.failed:
