@@ -15,11 +15,10 @@ from pydantic import ValidationError
 
 from assistant.commands import CliError
 from assistant.commands.channel_grants import register_grants
-from assistant.commands.io import named, read_text, shown_input
+from assistant.commands.io import named, read_exported, read_text
 from assistant.commands.stored import existing_store
 from assistant.i18n.words import LOCALES
 from assistant.settings.environment import SettingsError, load_channel_settings
-from assistant.settings.input_files import TooDeep, load_yaml
 from context.channels import ChannelConfig, merged
 from context.memory import MEMORY_WRITERS
 from context.render import printable
@@ -322,17 +321,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    name = shown_input(args.file)
-    text = read_text(args.file)
-    try:
-        document = load_yaml(text)  # JSON is YAML too
-    except TooDeep as exc:
-        raise CliError(f"{name} is {exc}") from None
-    except yaml.YAMLError:
-        raise CliError(f"{name} is not JSON or YAML") from None
-    items = document.get("channels") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        raise CliError(f'{name} has no "channels" list (as export writes it)')
+    name, items = read_exported(args.file, "channels")
     configs = []
     for number, item in enumerate(items, 1):
         if not isinstance(item, dict):

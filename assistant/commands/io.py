@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from assistant.commands import CliError
-from assistant.settings.input_files import TooLarge, read_bounded
+from assistant.settings.input_files import TooDeep, TooLarge, load_yaml, read_bounded
 from context.render import printable
 from context.storage import ThreadKey
 from context.validate import Problem, log_text
@@ -62,6 +65,23 @@ def read_log_text(path: str | Path) -> str:
 def shown_input(path: str) -> str:
     """An input as messages name it: `<stdin>` for `-`."""
     return "<stdin>" if path == "-" else named(path)
+
+
+def read_exported(path: str, key: str) -> tuple[str, list[Any]]:
+    """The `key` list of a JSON or YAML file (`-`: standard input) as an `export` command
+    writes it, and the file's name as shown in errors."""
+    name = shown_input(path)
+    text = read_text(path)
+    try:
+        document = load_yaml(text)  # JSON is YAML too
+    except TooDeep as exc:
+        raise CliError(f"{name} is {exc}") from None
+    except yaml.YAMLError:
+        raise CliError(f"{name} is not JSON or YAML") from None
+    items = document.get(key) if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise CliError(f'{name} has no "{key}" list (as export writes it)')
+    return name, items
 
 
 def write_output(text: str, out: str | None) -> None:

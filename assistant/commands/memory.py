@@ -11,12 +11,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from assistant.commands import CliError
-from assistant.commands.io import read_text, shown_input
+from assistant.commands.io import read_exported
 from assistant.commands.stored import existing_store
-from assistant.settings.input_files import TooDeep, load_yaml
 from context.memory import MAX_MEMORIES, Memory, clean_text
 from context.render import printable
 from context.storage.memory import MemoryRefused, NewMemory
@@ -152,17 +149,7 @@ def run_export(args: argparse.Namespace) -> int:
 
 def run_import(args: argparse.Namespace) -> int:
     team, channel = _where(args)
-    name = shown_input(args.file)
-    text = read_text(args.file)
-    try:
-        document = load_yaml(text)  # JSON is YAML too
-    except TooDeep as exc:
-        raise CliError(f"{name} is {exc}") from None
-    except yaml.YAMLError:
-        raise CliError(f"{name} is not JSON or YAML") from None
-    items = document.get("memories") if isinstance(document, dict) else None
-    if not isinstance(items, list):
-        raise CliError(f'{name} has no "memories" list (as export writes it)')
+    name, items = read_exported(args.file, "memories")
     if len(items) > MAX_MEMORIES:
         raise CliError(f"{name} has {len(items)} memories; a channel keeps at most {MAX_MEMORIES}")
     # Checked all before any is kept: a file with one mistake changes nothing.
