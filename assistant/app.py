@@ -315,6 +315,7 @@ def create_assistant(
             workspaces.client,
             channel_access.of,
             settings.answers.routine_failures,
+            languages=languages,
         )
         # Where the runs are (`serve`, `run`, `worker`): each tick claimed in the database,
         # so that any number of these processes run one tick once. Cancelled by `close`.

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from assistant.i18n.languages import chosen
+from assistant.i18n.words import ENGLISH, Words
 from assistant.run.channels.channel_rules import Channels
+from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.core.requests import AnswerRequest
 from assistant.run.loop.channel_access import ChannelAccess
 from assistant.slack.history import slack_time
+from assistant.slack.text import neutralize_mentions
 from context.entry import UserContent
 from context.render import printable
 from context.storage import EntryMeta, Routine, RoutineStore, ThreadKey
@@ -25,9 +29,30 @@ from context.storage import EntryMeta, Routine, RoutineStore, ThreadKey
 log = logging.getLogger(__name__)
 
 
-def heading(routine: Routine) -> str:
-    """The top-level message a run starts with: which routine, whose, and what it asks."""
-    return f"⏰ Routine {routine.id} of <@{routine.creator}>: {routine.prompt}"
+def heading(routine: Routine, words: Words = ENGLISH) -> str:
+    """The top-level message a run starts with: which routine, whose, and what it asks. The
+    prompt is anyone's text posted by the bot on a schedule: its broadcasts and user groups
+    (`<!channel>`, `<!subteam^…>`) are made words that ping nobody, every run again."""
+    prompt = neutralize_mentions(routine.prompt)
+    if routine.creator is None:
+        return words.gettext("⏰ Routine {id}: {prompt}", id=routine.id, prompt=prompt)
+    return words.gettext(
+        "⏰ Routine {id} of {creator}: {prompt}",
+        id=routine.id,
+        creator=f"<@{routine.creator}>",
+        prompt=prompt,
+    )
+
+
+def pause_note(routine: Routine, reason: str, words: Words = ENGLISH) -> str:
+    """The direct message telling the creator their routine paused (the reason is the one
+    the store keeps, in English: `assistant routines` shows the same)."""
+    return words.gettext(
+        "Your routine {id} in {channel} is paused: {reason}. Resume it once that is fixed.",
+        id=routine.id,
+        channel=f"<#{routine.channel}>",
+        reason=reason,
+    )
 
 
 def entry_text(routine: Routine) -> str:
@@ -49,6 +74,9 @@ class RoutineRuns:
     access_of: Callable[[str], Awaitable[ChannelAccess | None]]
     pause_after: int
     bot_user_id: str | None = None
+    # The heading in the channel's language, the pause note in the creator's
+    # (docs/configuration.md, "Languages").
+    languages: Languages = field(default_factory=Languages)
 
     async def start(self, routine: Routine) -> None:
         """Never raises: how it went is the routine's last run; failures in a row past
@@ -93,8 +121,9 @@ class RoutineRuns:
                 raise Stop(
                     f"<@{routine.creator}> may no longer use the bot in <#{routine.channel}>"
                 )
+        words = Words(chosen(rules.locale, rules.workspace_locale, self.languages.default))
         posted = await client.chat_postMessage(
-            channel=routine.channel, text=heading(routine), **rules.post_as
+            channel=routine.channel, text=heading(routine, words), **rules.post_as
         )
         ts = str(posted["ts"])
         key = ThreadKey(routine.team, routine.channel, ts)
@@ -117,11 +146,9 @@ class RoutineRuns:
         """A direct message to the creator: their routine is paused, and why."""
         if client is None or routine.creator is None:
             return
-        text = (
-            f"Your routine {routine.id} in <#{routine.channel}> is paused: {reason}. "
-            "Resume it once that is fixed."
-        )
         try:
+            spoken = await self.languages.person(client, routine.team, routine.creator)
+            text = pause_note(routine, reason, spoken.words)
             await client.chat_postMessage(channel=routine.creator, text=text)
         except SlackApiError as exc:
             log.warning("routine %s: cannot tell its creator: %s", routine.id, _reason(exc))

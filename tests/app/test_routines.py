@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from assistant.fakes import ids
+from assistant.i18n.words import Words
 from assistant.routines.runs import entry_text, heading
 from context.channels import ChannelConfig
 from context.storage import Routine, ThreadKey, open_store
@@ -22,11 +23,15 @@ pytestmark = [pytest.mark.listeners]
 __all__ = ["otel", "receiver"]  # fixtures of test_telemetry, used here
 
 
-def due_routine(url: str, creator: str = ids.USER_ID) -> Routine:
+def due_routine(url: str, creator: str = ids.USER_ID, prompt: str = "Summarize the day.",
+                locale: str | None = None) -> Routine:  # fmt: skip
     store = open_store(url)
     due = moment(datetime.now(UTC) - timedelta(minutes=1))
     try:
-        return store.add_routine(ids.TEAM_ID, ids.CHANNEL_ID, "Summarize the day.", creator,
+        if locale is not None:
+            store.set_channel_config(ChannelConfig(team=ids.TEAM_ID, channel=ids.CHANNEL_ID,
+                                                   locale=locale))  # fmt: skip
+        return store.add_routine(ids.TEAM_ID, ids.CHANNEL_ID, prompt, creator,
                                  cron="0 9 * * *", tz="Europe/Paris", next_due=due)  # fmt: skip
     finally:
         store.close()
@@ -126,3 +131,26 @@ def stored(url: str, routine_id: int) -> Routine:
         store.close()
     assert kept is not None
     return kept
+
+
+def test_the_heading_speaks_the_channels_language_and_pings_no_channel(make_app, slack, model,
+                                                                       tmp_path):  # fmt: skip
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    routine = due_routine(url, prompt="<!channel> <!subteam^S0OPS|@ops> resumen", locale="es")
+    slack.add_user(ids.USER_ID, "ada")
+    script_answers(model)
+    make_app(database_url=url)
+    top, _ = slack.wait_for_call("chat.postMessage", count=2)
+    assert top.params["text"] == heading(routine, Words("es"))
+    assert top.params["text"].startswith(f"⏰ Rutina {routine.id} de <@{ids.USER_ID}>: @")
+    assert "<!channel>" not in top.params["text"] and "<!subteam" not in top.params["text"]
+
+
+def test_the_pause_note_speaks_the_creators_language(make_app, slack, model, tmp_path):
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    routine = due_routine(url)
+    slack.add_user(ids.USER_ID, "ada", deleted=True, locale="pt-BR")
+    make_app(database_url=url)
+    (dm,) = slack.wait_for_call("chat.postMessage")
+    assert dm.params["text"].startswith(f"Sua rotina {routine.id} em <#{ids.CHANNEL_ID}>")
+    assert "left the workspace" in dm.params["text"]  # the reason as the store keeps it
