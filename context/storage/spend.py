@@ -155,7 +155,11 @@ class SqlSpend(Repository):
         # Refused, or a period's first call with a budget: its row opened; then both rows
         # locked (PostgreSQL; SQLite's write transaction holds the database) and each period
         # checked here, before anything of this call is held.
-        for period, _ in limits:
+        # Rows opened and locked in the primary key's order, the order an UPDATE of both
+        # takes their locks in (PostgreSQL): two writers locking them in opposite orders
+        # deadlock (`test_two_writers_racing_on_postgresql_never_pass_the_budget`).
+        in_key_order = sorted(limits, key=lambda bound: bound[0].name)
+        for period, _ in in_key_order:
             row = {"team": team, "channel": channel, "period": period.name, "unit": unit}
             key = {f"k_{k}": v for k, v in row.items()}
             if connection.execute(_SUMS, key).first() is None:
@@ -163,9 +167,12 @@ class SqlSpend(Repository):
                 postgres = connection.dialect.name == "postgresql"
                 opening = _OPEN_POSTGRESQL if postgres else _OPEN_SQLITE
                 connection.execute(opening, {**row, "spent": spent, "reserved": 0})
-        for period, limit in limits:
+        locked = {}
+        for period, _ in in_key_order:
             key = {"k_team": team, "k_channel": channel, "k_period": period.name, "k_unit": unit}
-            sums = connection.execute(_LOCKED, key).one()
+            locked[period.name] = connection.execute(_LOCKED, key).one()
+        for period, limit in limits:  # the day's refusal named before the month's
+            sums = locked[period.name]
             if limit is not None and sums.spent + sums.reserved + amount > limit:
                 raise _Refused(BudgetReached(unit, period, limit, sums.spent + sums.reserved))
         changed = len(connection.exec_driver_sql(reserve, params).scalars().all())
