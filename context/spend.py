@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -173,6 +174,36 @@ class Warning80:
     period: Period
     limit: int
     spent: int
+
+
+class Settlement:
+    """A call's hold to be replaced by its real usage (`used`) in the store write that
+    records that usage (`Store.append`, `Store.set_usage`): one transaction, not two, on the
+    hot path of every call with a budget. Settled once: whoever `claim`s it first settles it
+    (that write, or, with no usage recorded, `SpendStore.settle` after the call); a write
+    that claimed it and rolled back `release`s it. `warnings` is None until a write that
+    settled it commits, then the budgets the call took past 80% (to be told)."""
+
+    def __init__(
+        self, hold: Hold, used: int, limits: tuple[tuple[Period, int | None], ...]
+    ) -> None:
+        self.hold = hold
+        self.used = used
+        self.limits = limits
+        self.warnings: list[Warning80] | None = None
+        self._claimed = False
+        # The write runs in the store's threads; a run cancelled meanwhile settles on the
+        # event loop's thread: one of them only.
+        self._lock = threading.Lock()
+
+    def claim(self) -> bool:
+        with self._lock:
+            taken, self._claimed = self._claimed, True
+            return not taken
+
+    def release(self) -> None:
+        with self._lock:
+            self._claimed, self.warnings = False, None
 
 
 # What a model's earlier calls in a period cost in a unit: (model, prompt tokens, cached

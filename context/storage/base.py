@@ -17,7 +17,7 @@ from typing import Protocol
 from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
-from context.spend import BudgetReached, Hold, Period, PriorCost, Unit, Warning80
+from context.spend import BudgetReached, Hold, Period, PriorCost, Settlement, Unit, Warning80
 from context.storage.base_eval import EvalRunStore as EvalRunStore
 from context.storage.base_eval import VerdictStore as VerdictStore
 from context.storage.base_mcp import McpConnectionStore as McpConnectionStore
@@ -53,9 +53,11 @@ class LogStore(Protocol):
         expect_index: int | None = None,
         answered_through: int | None = None,
         images: Sequence[ImageRef] = (),
+        settle: Settlement | None = None,
     ) -> Entry | None:
         """Atomically place (index and turn by `context.log.Tail`) and record one entry, with
-        the images it refers to;
+        the images it refers to; with `settle`, the model call whose usage `meta` carries
+        settled in the same transaction (`Settlement.warnings` set once it commits);
         with `answered_through`, in the same transaction, raise the thread's answered_through
         to it (the entry that ends a run, and what the run answered, are one fact).
 
@@ -87,10 +89,13 @@ class LogStore(Protocol):
         """The thread's entries with index >= start, in order; [] for an unknown thread."""
         ...
 
-    def set_usage(self, key: ThreadKey, index: int, meta: EntryMeta) -> None:
+    def set_usage(
+        self, key: ThreadKey, index: int, meta: EntryMeta, settle: Settlement | None = None
+    ) -> None:
         """Put a model call's figures (model, tokens, latency) in the side metadata of entry
         `index`, recorded before the call's answer was complete (a streamed answer's usage
-        comes last)."""
+        comes last); `settle`: the call's hold settled with them, in the same transaction
+        (`Settlement.warnings` set once it commits)."""
         ...
 
     def has_thread(self, key: ThreadKey) -> bool: ...

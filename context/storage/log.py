@@ -14,9 +14,11 @@ from sqlalchemy import Connection, Row, bindparam, literal, select
 
 from context.entry import Content, Entry, Role, UserContent, entry_from_json, make_entry, role_of
 from context.log import Tail
+from context.spend import Settlement
 from context.storage.copies import keep_copies
 from context.storage.engine import Repository
 from context.storage.memory import opening_memory
+from context.storage.spend import settle_in
 from context.storage.tables import (
     THREAD,
     THREAD_ID,
@@ -44,20 +46,28 @@ class SqlLog(Repository):
         expect_index: int | None = None,
         answered_through: int | None = None,
         images: Sequence[ImageRef] = (),
+        settle: Settlement | None = None,
     ) -> Entry | None:
-        with self._db.transaction() as connection:
-            thread = lock_thread(connection, key)
-            if expect_index is not None and thread.next_index != expect_index:
-                return None
-            recorded = append_locked(
-                connection,
-                thread,
-                content,
-                timestamp,
-                meta or EntryMeta(),
-                images=images,
-                answered_through=answered_through,
-            )
+        claimed = False
+        try:
+            with self._db.transaction() as connection:
+                thread = lock_thread(connection, key)
+                if expect_index is not None and thread.next_index != expect_index:
+                    return None
+                recorded = append_locked(
+                    connection,
+                    thread,
+                    content,
+                    timestamp,
+                    meta or EntryMeta(),
+                    images=images,
+                    answered_through=answered_through,
+                )
+                claimed = _settle(connection, settle)
+        except BaseException:
+            if claimed and settle is not None:
+                settle.release()  # rolled back: counted by whoever settles it next
+            raise
         return recorded[-1] if recorded else None
 
     def record_message(
@@ -85,10 +95,19 @@ class SqlLog(Repository):
             rows = connection.scalars(_ENTRIES_FROM, {**names, "start": start})
             return [entry_from_json(text) for text in rows]
 
-    def set_usage(self, key: ThreadKey, index: int, meta: EntryMeta) -> None:
+    def set_usage(
+        self, key: ThreadKey, index: int, meta: EntryMeta, settle: Settlement | None = None
+    ) -> None:
         usage = {name: getattr(meta, name) for name in _USAGE}
-        with self._db.transaction() as connection:
-            connection.execute(_SET_USAGE, {**thread_values(key), "at": index, **usage})
+        claimed = False
+        try:
+            with self._db.transaction() as connection:
+                connection.execute(_SET_USAGE, {**thread_values(key), "at": index, **usage})
+                claimed = _settle(connection, settle)
+        except BaseException:
+            if claimed and settle is not None:
+                settle.release()  # rolled back: counted by whoever settles it next
+            raise
 
     def has_thread(self, key: ThreadKey) -> bool:
         with self._db.read() as connection:
@@ -98,6 +117,20 @@ class SqlLog(Repository):
         values = {**thread_values(key), "message_ts": slack_ts}
         with self._db.read() as connection:
             return connection.execute(_HAS_MESSAGE, values).first() is not None
+
+
+def _settle(connection: Connection, settle: Settlement | None) -> bool:
+    """The call's hold settled with its usage, in the transaction that records that usage
+    (both or neither); whether this write claimed it. Its `warnings` are set here, before
+    the commit: the caller reads them only once its write has returned."""
+    if settle is None or not settle.claim():
+        return False
+    try:
+        settle.warnings = settle_in(connection, settle.hold, settle.used, settle.limits)
+    except BaseException:
+        settle.release()
+        raise
+    return True
 
 
 # The statements of every append, built once: building and compiling Core statements costs

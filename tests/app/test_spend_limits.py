@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from sqlalchemy import event
 
 from assistant.fakes import ids
 from assistant.fakes.openai import responses as replies
@@ -142,3 +143,35 @@ def test_a_model_the_prices_do_not_price_counts_in_tokens(make_app, slack, model
         f"{month.name} (UTC); it resets at {month.end:%Y-%m-%d} 00:00 UTC."
     )
     assert len(model.requests) == 1
+
+
+def test_a_calls_usage_is_counted_in_the_write_that_records_it(make_app, slack, model):
+    # The budget check's CPU goal (bench/budgets.py): no transaction of its own after the
+    # call; the hold is settled with the usage's entry, both or neither.
+    clock = Clock(datetime.now(UTC).replace(hour=12, minute=0))
+    app = make_app(assistant_prices=PRICES, assistant_answer_tokens=1_000, clock=clock)
+    budget(app, daily_budget=1.0)
+    model.script(answer(2_000))
+    engine = app.assistant.store._db.engine  # listened to, not replaced
+    open_writes: dict[int, list[str]] = {}
+    committed: list[list[str]] = []
+
+    def statement(conn, cursor, text, parameters, context, executemany) -> None:
+        open_writes.setdefault(id(conn), []).append(" ".join(text.split())[:40])
+
+    def commit(conn) -> None:
+        committed.append(open_writes.pop(id(conn), []))
+
+    event.listen(engine, "before_cursor_execute", statement)
+    event.listen(engine, "commit", commit)
+    try:
+        answered_log(app, slack, mention(slack, "one", ts="400.000001"))
+    finally:
+        event.remove(engine, "before_cursor_execute", statement)
+        event.remove(engine, "commit", commit)
+    settling = "UPDATE spend SET reserved = reserved -"
+    [settled] = [w for w in committed if any(s.startswith(settling) for s in w)]
+    assert any(s.startswith(("INSERT INTO entries", "UPDATE entries")) for s in settled), settled
+    day = periods(clock.now)[0]
+    rows = {r[2]: r[4:] for r in app.assistant.store.spend(ids.TEAM_ID, [day.name])}
+    assert rows == {day.name: (2_000, 0)}  # the usage, at $1 a million tokens; nothing held

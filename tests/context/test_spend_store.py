@@ -7,11 +7,13 @@ import threading
 from datetime import UTC, datetime
 
 import pytest
+from sqlalchemy.exc import DBAPIError
 
 from context.entry import UserContent
 from context.spend import (
     BudgetReached,
     Hold,
+    Settlement,
     SpendLimits,
     periods,
     shown_amount,
@@ -111,6 +113,52 @@ def test_a_budget_set_mid_period_counts_the_calls_recorded_before_it(store):
     assert store.reserve("T1", "C1", "tokens", 300, limits, _tokens) == BudgetReached(
         "tokens", today, 1000, 800
     )
+
+
+def test_the_write_that_records_a_calls_usage_counts_it_in_place_of_its_hold(store):
+    key = ThreadKey("T1", "C1", "2.0")
+    limits = ((DAY, 1000), (MONTH, None))
+    store.append(key, UserContent(userid="<@U1>", text="hi"), "2026-11-29T12:00:00Z")
+    hold = store.reserve("T1", "C1", "tokens", 600, limits, _tokens)
+    assert isinstance(hold, Hold)
+    counted = Settlement(hold, 300, limits)
+    meta = _usage(model="gpt-x", prompt=250, completion=50)
+    store.append(key, "a reply", "2026-11-29T12:00:01Z", meta, settle=counted)
+    assert counted.warnings == []  # 300 of 1000
+    assert not counted.claim()  # counted once: nothing after the call counts it again
+    rows = {(r[2], r[3]): r[4:] for r in store.spend("T1", [DAY.name, MONTH.name])}
+    assert rows == {(DAY.name, "tokens"): (300, 0), (MONTH.name, "tokens"): (300, 0)}
+    # A streamed answer's usage comes last (`set_usage`): counted there, past 80% told.
+    second = store.reserve("T1", "C1", "tokens", 600, limits, _tokens)
+    assert isinstance(second, Hold)
+    streamed = Settlement(second, 550, limits)
+    store.set_usage(key, 1, _usage(model="gpt-x", prompt=500, completion=50), streamed)
+    assert [(w.period.kind, w.spent) for w in streamed.warnings or []] == [("daily", 850)]
+    rows = {(r[2], r[3]): r[4:] for r in store.spend("T1", [DAY.name, MONTH.name])}
+    assert rows == {(DAY.name, "tokens"): (850, 0), (MONTH.name, "tokens"): (850, 0)}
+
+
+def test_a_write_that_records_no_usage_leaves_the_call_to_be_counted_after_it(store):
+    key = ThreadKey("T1", "C1", "3.0")
+    limits = ((DAY, 1000), (MONTH, None))
+    store.append(key, UserContent(userid="<@U1>", text="hi"), "2026-11-29T12:00:00Z")
+    hold = store.reserve("T1", "C1", "tokens", 600, limits, _tokens)
+    assert isinstance(hold, Hold)
+    counted = Settlement(hold, 300, limits)
+    # Not recorded (another writer took the index): nothing counted, the hold still held.
+    meta = _usage(model="gpt-x", prompt=250, completion=50)
+    assert store.append(key, "late", "2026-11-29T12:00:01Z", meta, 5, settle=counted) is None
+    assert counted.warnings is None
+    rows = {r[2]: r[4:] for r in store.spend("T1", [DAY.name])}
+    assert rows == {DAY.name: (0, 600)}
+    # A write that rolls back (here: a sum past BIGINT) gives its claim back as well.
+    overflowing = Settlement(hold, 2**63, limits)
+    with pytest.raises((OverflowError, DBAPIError)):
+        store.set_usage(key, 0, meta, overflowing)
+    assert overflowing.claim() and counted.claim()  # so the call's end counts it, once
+    assert store.settle(hold, counted.used, limits) == []
+    rows = {r[2]: r[4:] for r in store.spend("T1", [DAY.name])}
+    assert rows == {DAY.name: (300, 0)}
 
 
 def _usage(model: str, prompt: int, completion: int) -> EntryMeta:

@@ -118,7 +118,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "give_grant", "grant_covering", "grants", "revoke_grant",  # standing approvals
         "trace_context",  # telemetry
     } | {
-        "save_sign_in", "take_sign_in", "take_sign_ins",  # MCP sign-ins under way
+        "save_sign_in", "take_sign_in", "take_sign_ins", "sign_in_pending",  # MCP sign-ins
         "save_connection", "mcp_connection", "mcp_connections", "delete_connection",
         "save_mcp_client", "mcp_client",
     } | {

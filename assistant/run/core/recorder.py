@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar
 
 from assistant.run.core.lease import ensure_lease
 from context.entry import Content, Entry, UserContent, now_timestamp
+from context.spend import Settlement
 from context.storage import EntryMeta, ImageRef, Opening, Store, ThreadKey, ThreadMessage
 from context.storage.async_store import AsyncStore
 from context.trace import Trace
@@ -87,9 +88,11 @@ class Recorder:
         expect_index: int | None = None,
         answered_through: int | None = None,
         images: Sequence[ImageRef] = (),
+        settle: Settlement | None = None,
     ) -> Entry | None:
         """Append and print one entry; None when the store dropped it as a duplicate.
-        `answered_through`: this entry ends a run that answered the entries up to there."""
+        `answered_through`: this entry ends a run that answered the entries up to there;
+        `settle`: the model call whose usage `meta` carries, counted in the same write."""
         if answered_through is not None:
             ensure_lease()  # a run that may have lost its thread to another ends nothing
         noted = self.observer.recording(key, content, meta) if self.observer else None
@@ -103,6 +106,7 @@ class Recorder:
             expect_index,
             answered_through,
             images,
+            settle,
         )
         if entry is not None:
             self.trace.write(entry, key, meta)

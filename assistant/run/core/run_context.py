@@ -14,6 +14,7 @@ from assistant.run.channels.channel_rules import PostAs, SlackSearch
 from assistant.run.core.post_limits import PostLimits
 from assistant.run.core.prompt import ShownPrompt
 from assistant.run.core.sessions import PROCESSING
+from assistant.run.core.spend import CallHold
 from assistant.slack.history import ThreadHistory
 from context.channels import MemoryWriters
 from context.entry import Entry
@@ -100,6 +101,8 @@ class RunContext:
     addressed: bool = False  # one of the entries it answers asked the bot itself (a mention)
     # The channel's spend limits in force (docs/operations.md#spend-limits); None: none.
     limits: SpendLimits | None = None
+    # The model call's hold while it runs, counted by the write that records its usage.
+    call_hold: CallHold = field(default_factory=CallHold)
 
     @property
     def session_status(self) -> str | None:

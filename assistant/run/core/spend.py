@@ -24,6 +24,7 @@ from context.spend import (
     BudgetReached,
     Hold,
     Period,
+    Settlement,
     SpendLimits,
     Unit,
     Warning80,
@@ -31,7 +32,7 @@ from context.spend import (
     periods,
     shown_amount,
 )
-from context.storage import Store
+from context.storage import EntryMeta, Store
 from context.storage.async_store import async_store
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,38 @@ class Held:
     limits: tuple[tuple[Period, int | None], ...]
     model: str
     unit: Unit
+
+
+class CallHold:
+    """The run's model call under way and its hold (`RunContext.call_hold`): counted by the
+    first store write that records the call's usage (`take`), which saves the call a write
+    of its own; `Spending.settle` counts it after the call when no write did."""
+
+    def __init__(self) -> None:
+        self._held: tuple[Spending, Held] | None = None
+        self._settlement: Settlement | None = None
+
+    def start(self, spending: Spending, held: Held) -> None:
+        self._held, self._settlement = (spending, held), None
+
+    def take(self, usage: EntryMeta | None) -> Settlement | None:
+        """The settlement for the write that records the call's `usage` (`usage_of`); None
+        for a write with no usage, with no call held, and after the first."""
+        if self._held is None or usage is None or usage.latency_ms is None:
+            return None
+        if self._settlement is not None:
+            return None
+        spending, held = self._held
+        used = spending.used(
+            held, usage.model, usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens
+        )
+        self._settlement = Settlement(held.hold, used, held.limits)
+        return self._settlement
+
+    def end(self) -> Settlement | None:
+        """The call is over: the settlement a write took, if any."""
+        taken, self._held, self._settlement = self._settlement, None, None
+        return taken
 
 
 @dataclass(frozen=True)
@@ -131,6 +164,34 @@ class Spending:
             return got
         return Held(got, bounds, named, unit)
 
+    def settlement(
+        self, held: Held, reply: ModelReply | None, failed: BaseException | None
+    ) -> Settlement:
+        """The call's real usage, to be counted in place of its hold: what the server
+        reported; nothing for a request the server refused whole (a model, a prompt too long,
+        images); else (no usage reported, a call cut off or timed out) the worst case held."""
+        if reply is None:
+            used = 0 if isinstance(failed, REFUSED_WHOLE) else held.hold.amount
+        else:
+            used = self.used(
+                held, reply.model, reply.prompt_tokens, reply.cached_tokens, reply.completion_tokens
+            )
+        return Settlement(held.hold, used, held.limits)
+
+    def used(
+        self,
+        held: Held,
+        model: str | None,
+        prompt: int | None,
+        cached: int | None,
+        completion: int | None,
+    ) -> int:
+        """A reply's usage in the hold's unit; the worst case held when none was reported."""
+        if prompt is None:
+            return held.hold.amount
+        named = model if model and self._price(model) else held.model
+        return self.amount(named, held.unit, prompt, cached or 0, completion or 0)
+
     async def settle(
         self,
         held: Held,
@@ -139,26 +200,20 @@ class Spending:
         limits: SpendLimits,
         team: str,
         channel: str,
+        settlement: Settlement | None = None,
         quiet: bool = False,
     ) -> None:
-        """The call's real usage counted in place of its hold: what the server reported;
-        nothing for a request the server refused whole (a model, a prompt too long, images);
-        else (no usage reported, a call cut off or timed out) the worst case held. `quiet`:
-        no 80% notice is sent or marked sent (a run's next call sends it)."""
-        used = held.hold.amount
-        if reply is None and isinstance(failed, REFUSED_WHOLE):
-            used = 0
-        elif reply is not None and reply.prompt_tokens is not None:
-            used = self.amount(
-                reply.model if reply.model and self._price(reply.model) else held.model,
-                held.unit,
-                reply.prompt_tokens,
-                reply.cached_tokens or 0,
-                reply.completion_tokens or 0,
-            )
-        store = async_store(self.store)
-        bounds = () if quiet else held.limits
-        warnings = await store.write(self.store.settle, held.hold, used, bounds)
+        """After the call: its usage counted in place of its hold (`settlement`), unless the
+        write that recorded its usage counted it already (`Settlement.claim`); the budgets
+        that passed 80% with it told. `quiet`: no 80% notice is sent or marked sent (a run's
+        next call sends it)."""
+        if settlement is None or settlement.claim():
+            found = self.settlement(held, reply, failed)
+            store = async_store(self.store)
+            bounds = () if quiet else found.limits
+            warnings = await store.write(self.store.settle, found.hold, found.used, bounds)
+        else:
+            warnings = settlement.warnings or []
         for warning in warnings:
             log.warning(
                 "%s/%s has spent %d of its %s budget of %d (%s) for %s",

@@ -25,6 +25,7 @@ from assistant.run.tools.post_message import arrived_meanwhile, post_message
 from assistant.run.tools.remember_for_channel import remember_for_channel
 from assistant.run.tools.search_slack import search_slack
 from context.entry import FAILURE_PREFIX
+from context.spend import Settlement
 from context.storage import EntryMeta
 from context.toolcalls import FinishRequest, PostMessage, ServerToolCall, ToolCall
 
@@ -59,6 +60,7 @@ class Dispatch:
                 "The model answered in plain text instead of calling a tool; "
                 "the text was posted with postMessage and the request finished.",
                 meta=meta,
+                settle=_settlement(ctx, meta),
             )
             text = (reply.text or "").strip() or "…"
             await self.call(ctx, PostMessage(text=text), None, seen_through)
@@ -105,13 +107,17 @@ class Dispatch:
         except ToolCallError as exc:
             if stream is not None:
                 await stream.discard()
-            entry = await self.recorder.record(ctx.key, f"Error: {exc}", meta=meta)
+            entry = await self.recorder.record(
+                ctx.key, f"Error: {exc}", meta=meta, settle=_settlement(ctx, meta)
+            )
             assert entry is not None
             return False, entry.index
         finished = isinstance(call, FinishRequest)
         silent = await self.endings.silent_finish(ctx) if finished else None
         if silent == "refuse":
-            entry = await self.recorder.record(ctx.key, NOT_FINISHED, meta=meta)
+            entry = await self.recorder.record(
+                ctx.key, NOT_FINISHED, meta=meta, settle=_settlement(ctx, meta)
+            )
             assert entry is not None
             return False, entry.index
         if finished:
@@ -135,7 +141,11 @@ class Dispatch:
         # Recorded before it is carried out: a crash in between leaves the intent on record.
         answered_through = seen_through if isinstance(call, FinishRequest) else None
         entry = await self.recorder.record(
-            ctx.key, call, meta=meta, answered_through=answered_through
+            ctx.key,
+            call,
+            meta=meta,
+            answered_through=answered_through,
+            settle=_settlement(ctx, meta),
         )
         assert entry is not None  # only user entries and event ids are ever deduplicated
         if ctx.cards is not None:
@@ -159,3 +169,8 @@ class Dispatch:
         if ctx.cards is not None and isinstance(call, PostMessage | FinishRequest):
             await ctx.cards.close()  # the cards no post took stand above what comes next
         return entry.index
+
+
+def _settlement(ctx: RunContext, meta: EntryMeta | None) -> Settlement | None:
+    """The call's hold, counted in the write of the entry that carries its usage."""
+    return ctx.call_hold.take(meta)

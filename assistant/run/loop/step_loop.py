@@ -222,14 +222,24 @@ class StepLoop:
             return await self._ask(ctx, prompt_text, images, seen_through, estimate)
         replies: list[ModelReply] = []
         failed: BaseException | None = None
+        # Counted by the write that records the call's usage (one transaction, not two: the
+        # budget check's CPU goal, bench/budgets.py); on its own below when none did.
+        ctx.call_hold.start(spending, held)
         try:
             return await self._ask(ctx, prompt_text, images, seen_through, estimate, replies)
         except BaseException as exc:
             failed = exc
             raise
         finally:
+            taken = ctx.call_hold.end()
             await spending.settle(
-                held, replies[-1] if replies else None, failed, limits, team, channel
+                held,
+                replies[-1] if replies else None,
+                failed,
+                limits,
+                team,
+                channel,
+                taken,
             )
 
     async def _ask(

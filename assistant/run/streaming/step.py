@@ -94,7 +94,9 @@ async def _record_usage(ctx: RunContext, first: int | None, reply: ModelReply) -
     """The reply's usage, on its first entry (a streamed answer's usage comes last)."""
     if first is not None:
         usage = usage_of(reply)
-        await async_store(ctx.store).write(ctx.store.set_usage, ctx.key, first, usage)
+        # The call's hold counted in the same write (`RunContext.call_hold`).
+        settle = ctx.call_hold.take(usage)
+        await async_store(ctx.store).write(ctx.store.set_usage, ctx.key, first, usage, settle)
 
 
 async def _note_timed_out(ctx: RunContext, event: TimedOut) -> None:
