@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 
 from context.entry import Content, Entry, UserContent
 from context.storage.base_slack import ChannelStore as ChannelStore
+from context.storage.base_slack import ElicitationStore as ElicitationStore
 from context.storage.base_slack import GrantStore as GrantStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
 from context.storage.base_slack import PanelStore as PanelStore
@@ -226,6 +227,7 @@ class Store(
     ChannelStore,
     ModelRefusalStore,
     GrantStore,
+    ElicitationStore,
     Housekeeping,
     StopStore,
     Protocol,

@@ -8,6 +8,7 @@ from sqlalchemy.engine import URL, Engine
 
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
+from context.storage.elicitations import SqlElicitations
 from context.storage.engine import Database
 from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
@@ -28,6 +29,7 @@ class SqlStore(
     SqlChannels,
     SqlModelRefusals,
     SqlGrants,
+    SqlElicitations,
     SqlHousekeeping,
     SqlStops,
 ):

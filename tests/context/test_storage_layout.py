@@ -11,6 +11,7 @@ import pytest
 from context.entry import UserContent
 from context.storage import (
     ChannelStore,
+    ElicitationStore,
     EntryMeta,
     GrantStore,
     Housekeeping,
@@ -31,6 +32,7 @@ from context.storage import (
 )
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
+from context.storage.elicitations import SqlElicitations
 from context.storage.engine import Database
 from context.storage.grants import SqlGrants
 from context.storage.housekeeping import SqlHousekeeping
@@ -55,6 +57,7 @@ CONCERNS = [
     (ChannelStore, SqlChannels),
     (ModelRefusalStore, SqlModelRefusals),
     (GrantStore, SqlGrants),
+    (ElicitationStore, SqlElicitations),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
 ]
@@ -104,6 +107,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
         "give_grant", "grant_covering", "grants", "revoke_grant",  # standing approvals
+        "ask_person", "elicitation", "answer_elicitation",  # MCP servers' questions
         "trace_context",  # telemetry
     }  # fmt: skip
 
