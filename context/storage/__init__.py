@@ -6,7 +6,8 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
-  `ModelRefusalStore`, `GrantStore`, `ElicitationStore`, `Housekeeping`, `StopStore`, and `Store`, all of them.
+  `ModelRefusalStore`, `GrantStore`, `ElicitationStore`, `Housekeeping`, `StopStore`, and
+  `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.

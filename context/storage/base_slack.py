@@ -202,8 +202,9 @@ class GrantStore(Protocol):
 
 
 class ElicitationStore(Protocol):
-    """Questions MCP servers ask a person during a call (docs/slack-features.md#questions-from-tools):
-    asked by the run, answered from the form in any process, read by the run that waits."""
+    """Questions MCP servers ask a person during a call
+    (docs/slack-features.md#questions-from-tools): asked by the run, answered from the form in
+    any process, read by the run that waits."""
 
     def ask_person(self, key: ThreadKey, asker: str, question_json: str) -> Elicitation:
         """Keep a question to `asker` in the thread; returns it with its id."""

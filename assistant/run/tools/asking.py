@@ -1,0 +1,155 @@
+"""A question an MCP server asks during a call, put to the person the run answers
+(docs/slack-features.md#questions-from-tools): the run, still in the call and keeping its
+lease, records the question, posts it in the thread, and waits for the answer in the store
+(given from the form in any process: assistant/intake/questions.py), for a stop, or for
+ASSISTANT_MCP_ELICITATION_SECONDS; then records the answer and gives it to the server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from assistant.run.core.lease import ensure_lease
+from assistant.run.tools.questions import (
+    Action,
+    Question,
+    answer_text,
+    answered_blocks,
+    asked_text,
+    message_blocks,
+    question_of,
+    refused_text,
+)
+from assistant.slack.connection import SLACK_FAILURES, slack_reason
+from context.storage import Elicitation
+from context.storage.async_store import async_store
+
+if TYPE_CHECKING:
+    from assistant.run.core.run_context import RunContext
+
+log = logging.getLogger(__name__)
+
+# How often the waiting call reads the store for the answer (and for a stop): the form's
+# submission may reach another process than this run's.
+CHECK_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class PersonAsking:
+    """`assistant.mcp.connection.Asking` for one call of a run: `index` is the call's entry."""
+
+    ctx: RunContext
+    tool: str  # the server's name of the tool called
+    index: int
+    seconds: float  # ASSISTANT_MCP_ELICITATION_SECONDS
+
+    async def __call__(
+        self, server: str, params: types.ElicitRequestParams, plain: Callable[[str], str]
+    ) -> types.ElicitResult:
+        ctx = self.ctx
+        recorder, client, asker = ctx.recorder, ctx.client, ctx.asker
+        if recorder is None or client is None or asker is None:
+            return types.ElicitResult(action="cancel")  # no one to ask: a replay
+        data = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        question = question_of(server, self.tool, data, plain)
+        if isinstance(question, str):
+            ensure_lease()
+            await recorder.record(ctx.key, refused_text(server, self.tool, self.index, question))
+            return types.ElicitResult(action="cancel")
+        store = ctx.store
+        asked = await async_store(store).write(store.ask_person, ctx.key, asker, question.to_json())
+        ensure_lease()
+        await recorder.record(ctx.key, asked_text(question, self.index, asker))
+        text, blocks = message_blocks(question, asked.id, asker, ctx.words)
+        ts: str | None = None
+        try:
+            posted = await client.chat_postMessage(
+                channel=ctx.key.channel,
+                thread_ts=ctx.key.thread_ts or None,
+                text=text,
+                blocks=blocks,
+            )
+            ts = posted.get("ts")
+        except SLACK_FAILURES as exc:
+            log.warning("could not ask %s in %s: %s", asker, ctx.key, slack_reason(exc))
+            answered, why = await self._cancel(asked, ""), "the question could not be posted"
+        else:
+            answered, why = await self._answer(asked)
+        action: Action = "cancel"
+        if answered.action in ("accept", "decline"):
+            action = "accept" if answered.action == "accept" else "decline"
+        content = _content(answered.content_json) if action == "accept" else None
+        ensure_lease()
+        await recorder.record(
+            ctx.key, answer_text(self.index, action, answered.answered_by, content, why)
+        )
+        if ts is not None:
+            await self._show(question, ts, text, action, answered.answered_by)
+        if action == "accept" and question.mode == "form":
+            return types.ElicitResult(action="accept", content=dict(content or {}))
+        return types.ElicitResult(action=action)
+
+    async def _answer(self, asked: Elicitation) -> tuple[Elicitation, str]:
+        """The question answered: by the person, or cancelled (a stop, or no answer in time),
+        with why it was cancelled."""
+        store, key = self.ctx.store, self.ctx.key
+        end = time.monotonic() + self.seconds
+        while True:
+            row = await async_store(store).read(store.elicitation, key.team, asked.id)
+            if row is not None and row.action is not None:
+                return row, ""
+            stop = await async_store(store).read(store.stop_requested, key)
+            if stop is not None:
+                return await self._cancel(asked, stop.user), f"<@{stop.user}> pressed stop"
+            if time.monotonic() >= end:
+                why = f"no answer within {self.seconds:g} s (ASSISTANT_MCP_ELICITATION_SECONDS)"
+                return await self._cancel(asked, ""), why
+            await asyncio.sleep(CHECK_SECONDS)
+
+    async def _cancel(self, asked: Elicitation, by: str) -> Elicitation:
+        """Cancelled, unless an answer came first (then that answer)."""
+        store, team = self.ctx.store, self.ctx.key.team
+        row = await async_store(store).write(
+            store.answer_elicitation, team, asked.id, "cancel", None, by
+        )
+        if row is None:
+            row = await async_store(store).read(store.elicitation, team, asked.id)
+        return row or asked
+
+    async def _show(
+        self, question: Question, ts: str, text: str, action: Action, by: str | None
+    ) -> None:
+        """The question's message says how it was answered; its buttons go (a courtesy: the
+        log has it)."""
+        words = self.ctx.words
+        if action == "accept":
+            said = words.gettext("Answered by <@{who}>.", who=by)
+        elif action == "decline":
+            said = words.gettext("Declined by <@{who}>.", who=by)
+        else:
+            said = words.gettext("Cancelled: no answer was given.")
+        shown = f"{text}\n{said}"
+        assert self.ctx.client is not None
+        try:
+            ensure_lease()
+            await self.ctx.client.chat_update(
+                channel=self.ctx.key.channel, ts=ts, text=shown, blocks=answered_blocks(shown)
+            )
+        except SLACK_FAILURES as exc:
+            log.info(
+                "could not mark the question in %s answered: %s", self.ctx.key, slack_reason(exc)
+            )
+
+
+def _content(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    value = json.loads(text)
+    return value if isinstance(value, dict) else None
