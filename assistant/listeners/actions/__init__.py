@@ -1,5 +1,5 @@
-"""Interactivity: block actions (the feedback buttons, an approval's buttons) and the Deny
-button's form sent."""
+"""Interactivity: block actions (the feedback buttons, an approval's buttons, an MCP server's
+question's buttons) and the forms sent (the Deny button's, a question's)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from slack_bolt.async_app import AsyncApp
 
 from assistant.listeners.actions.approvals import handle_approval, handle_deny_reason
 from assistant.listeners.actions.feedback import handle_feedback
+from assistant.listeners.actions.questions import handle_question, handle_question_form
 from assistant.run.approvals.entries import ACTION_IDS as APPROVAL
 from assistant.run.approvals.entries import DENY_FORM
 from assistant.run.progress.feedback_buttons import ACTION_ID as FEEDBACK
+from assistant.run.tools.questions import ACTION_IDS as QUESTION
+from assistant.run.tools.questions import FORM as QUESTION_FORM
 
 
 def register(app: AsyncApp) -> None:
@@ -17,3 +20,6 @@ def register(app: AsyncApp) -> None:
     for action_id in APPROVAL:
         app.action(action_id)(handle_approval)
     app.view(DENY_FORM)(handle_deny_reason)
+    for action_id in QUESTION:
+        app.action(action_id)(handle_question)
+    app.view(QUESTION_FORM)(handle_question_form)
