@@ -7,6 +7,7 @@ ASSISTANT_MCP_ELICITATION_SECONDS; then records the answer and gives it to the s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -81,7 +82,15 @@ class PersonAsking:
             log.warning("could not ask %s in %s: %s", asker, ctx.key, slack_reason(exc))
             answered, why = await self._cancel(asked, ""), "the question could not be posted"
         else:
-            answered, why = await self._answer(asked)
+            try:
+                answered, why = await self._answer(asked)
+            except asyncio.CancelledError:
+                # The run stopped (the stop button) or the call's deadline passed: the
+                # question no longer waits, and its buttons say so to a late click.
+                with contextlib.suppress(Exception):
+                    await self._cancel(asked, "")
+                    await self._show(question, ts, text, "cancel", None, checked=False)
+                raise
         action: Action = "cancel"
         if answered.action in ("accept", "decline"):
             action = "accept" if answered.action == "accept" else "decline"
@@ -124,7 +133,13 @@ class PersonAsking:
         return row or asked
 
     async def _show(
-        self, question: Question, ts: str, text: str, action: Action, by: str | None
+        self,
+        question: Question,
+        ts: str | None,
+        text: str,
+        action: Action,
+        by: str | None,
+        checked: bool = True,
     ) -> None:
         """The question's message says how it was answered; its buttons go (a courtesy: the
         log has it)."""
@@ -134,11 +149,13 @@ class PersonAsking:
         elif action == "decline":
             said = words.gettext("Declined by <@{who}>.", who=by)
         else:
-            said = words.gettext("Cancelled: no answer was given.")
+            said = words.gettext("Cancelled.")
         shown = f"{text}\n{said}"
-        assert self.ctx.client is not None
+        if self.ctx.client is None or ts is None:
+            return
         try:
-            ensure_lease()
+            if checked:  # a run being stopped no longer holds its lease, and says so
+                ensure_lease()
             await self.ctx.client.chat_update(
                 channel=self.ctx.key.channel, ts=ts, text=shown, blocks=answered_blocks(shown)
             )
