@@ -200,6 +200,7 @@ def test_the_stop_button_cancels_the_question_and_the_call(make_app, slack, mode
         stop(app, slack, event)
         log = wait_log(app, event, lambda log: any(t.startswith("Stopped: ") for t in texts(log)))
         app.wait_idle()
+        slack.wait_for_call("chat.update", where=lambda c: c.params.get("ts") == message["ts"])
         press(app, slack, message, DECLINE)  # too late: the person is told
     finally:
         busy_server.stop()

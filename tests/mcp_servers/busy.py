@@ -12,13 +12,13 @@ page (URL mode, which the SDK's server asks only mid-call: 2025-11-25) and echoe
 from __future__ import annotations
 
 import asyncio
-import threading
 import json
+import threading
 from typing import Annotated, Literal
 
+from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp_types import ToolAnnotations
-from mcp.server.elicitation import ElicitationResult
 from pydantic import BaseModel, Field
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)

@@ -7,7 +7,6 @@ ASSISTANT_MCP_ELICITATION_SECONDS; then records the answer and gives it to the s
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import time
@@ -40,6 +39,7 @@ log = logging.getLogger(__name__)
 # How often the waiting call reads the store for the answer (and for a stop): the form's
 # submission may reach another process than this run's.
 CHECK_SECONDS = 0.25
+_ENDING: set[asyncio.Task[None]] = set()  # questions of stopped calls being marked cancelled
 
 
 @dataclass(frozen=True)
@@ -87,9 +87,11 @@ class PersonAsking:
             except asyncio.CancelledError:
                 # The run stopped (the stop button) or the call's deadline passed: the
                 # question no longer waits, and its buttons say so to a late click.
-                with contextlib.suppress(Exception):
-                    await self._cancel(asked, "")
-                    await self._show(question, ts, text, "cancel", None, checked=False)
+                # Every await of the stopped call raises again (the SDK's cancel scope): done
+                # in a task of its own.
+                ending = asyncio.create_task(self._cancelled(asked, question, ts, text))
+                _ENDING.add(ending)
+                ending.add_done_callback(_ENDING.discard)
                 raise
         action: Action = "cancel"
         if answered.action in ("accept", "decline"):
@@ -131,6 +133,15 @@ class PersonAsking:
         if row is None:
             row = await async_store(store).read(store.elicitation, team, asked.id)
         return row or asked
+
+    async def _cancelled(
+        self, asked: Elicitation, question: Question, ts: str | None, text: str
+    ) -> None:
+        try:
+            await self._cancel(asked, "")
+            await self._show(question, ts, text, "cancel", None, checked=False)
+        except Exception as exc:  # a courtesy: the stop's entries say what happened
+            log.info("could not mark the question in %s cancelled: %s", self.ctx.key, exc)
 
     async def _show(
         self,
