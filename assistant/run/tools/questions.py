@@ -189,7 +189,12 @@ def _count(value: object) -> int | None:
 def url_refusal(url: object) -> str | None:
     """Why a URL the server asks the person to open is not shown (None: it is shown): only an
     https URL with a host and no user name or password in it."""
-    if not isinstance(url, str) or len(url) > MAX_URL or _CONTROL.search(url) or " " in url:
+    if (
+        not isinstance(url, str)
+        or len(url) > MAX_URL
+        or _CONTROL.search(url)
+        or any(c.isspace() for c in url)
+    ):
         return "its URL is not one to show"
     try:
         parts = urlsplit(url)
