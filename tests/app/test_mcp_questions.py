@@ -190,9 +190,12 @@ def test_someone_else_cannot_answer_and_an_invalid_number_shows_its_error(
     )
 
 
-def test_the_stop_button_cancels_the_question_and_the_call(make_app, slack, model, tmp_path):
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_the_stop_button_cancels_the_question_and_the_call(
+    make_app, slack, model, tmp_path, version
+):
     slack.agents.agent = True
-    busy_server = server()
+    busy_server = server(VERSIONS[version])
     try:
         app = question_app(make_app, busy_server, tmp_path)
         event = say(slack, "order for me")

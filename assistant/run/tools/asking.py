@@ -10,13 +10,13 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
-from assistant.run.core.lease import ensure_lease
+from assistant.run.core.lease import current_lease, ensure_lease
 from assistant.run.tools.questions import (
     Action,
     Question,
@@ -87,22 +87,23 @@ class PersonAsking:
             except asyncio.CancelledError:
                 # The run stopped (the stop button) or the call's deadline passed: the
                 # question no longer waits, and its buttons say so to a late click.
-                # Every await of the stopped call raises again (the SDK's cancel scope): done
-                # in a task of its own.
-                ending = asyncio.create_task(self._cancelled(asked, question, ts, text))
-                _ENDING.add(ending)
-                ending.add_done_callback(_ENDING.discard)
+                _in_background(self._cancelled(asked, question, ts, text))
                 raise
         action: Action = "cancel"
         if answered.action in ("accept", "decline"):
             action = "accept" if answered.action == "accept" else "decline"
         content = _content(answered.content_json) if action == "accept" else None
+        lease = current_lease.get()
+        if lease is not None and lease.stop is not None:
+            # The run is stopped: the stop's entries say what became of the call; the server
+            # is answered cancel.
+            _in_background(self._cancelled(asked, question, ts, text))
+            return types.ElicitResult(action="cancel")
         ensure_lease()
         await recorder.record(
             ctx.key, answer_text(self.index, action, answered.answered_by, content, why)
         )
-        if ts is not None:
-            await self._show(question, ts, text, action, answered.answered_by)
+        await self._show(question, ts, text, action, answered.answered_by)
         if action == "accept" and question.mode == "form":
             return types.ElicitResult(action="accept", content=dict(content or {}))
         return types.ElicitResult(action=action)
@@ -116,7 +117,12 @@ class PersonAsking:
             row = await async_store(store).read(store.elicitation, key.team, asked.id)
             if row is not None and row.action is not None:
                 return row, ""
-            stop = await async_store(store).read(store.stop_requested, key)
+            # The stop as the run's scheduler saw it (the lease is shared with the SDK's task
+            # a 2025-11-25 question is asked in), else as the store has it.
+            lease = current_lease.get()
+            stop = lease.stop if lease is not None else None
+            if stop is None:
+                stop = await async_store(store).read(store.stop_requested, key)
             if stop is not None:
                 return await self._cancel(asked, stop.user), f"<@{stop.user}> pressed stop"
             if time.monotonic() >= end:
@@ -174,6 +180,14 @@ class PersonAsking:
             log.info(
                 "could not mark the question in %s answered: %s", self.ctx.key, slack_reason(exc)
             )
+
+
+def _in_background(work: Coroutine[Any, Any, None]) -> None:
+    """`work` in a task of its own: a stopped call's awaits raise again (the SDK's cancel
+    scope), so what is left to say of its question is said there."""
+    task = asyncio.create_task(work)
+    _ENDING.add(task)
+    task.add_done_callback(_ENDING.discard)
 
 
 def _content(text: str | None) -> dict[str, Any] | None:
