@@ -82,6 +82,8 @@ def test_only_an_https_url_with_a_host_and_no_password_is_shown():
         "s", "t", {"mode": "url", "message": "m", "url": "https://a.example.com/p"}, plain
     )
     assert isinstance(asked, Question) and asked.host == "a.example.com"
+    secret = {"mode": "url", "message": "m", "url": "https://a.example.com/p?key=sk-secret"}
+    assert question_of("s", "t", secret, plain) == "its URL carries a secret"
 
 
 def test_the_values_sent_are_checked_against_the_form():

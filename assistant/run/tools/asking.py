@@ -117,11 +117,13 @@ class PersonAsking:
             row = await async_store(store).read(store.elicitation, key.team, asked.id)
             if row is not None and row.action is not None:
                 return row, ""
-            # The stop as the run's scheduler saw it (the lease is shared with the SDK's task
-            # a 2025-11-25 question is asked in), else as the store has it.
+            # The stop as the run's scheduler saw it (it watches the store, and cancels the
+            # run; the lease is shared with the SDK's task a 2025-11-25 question is asked
+            # in): one way a stop ends a run. Outside a scheduler, as the store has it.
             lease = current_lease.get()
-            stop = lease.stop if lease is not None else None
-            if stop is None:
+            if lease is not None:
+                stop = lease.stop
+            else:
                 stop = await async_store(store).read(store.stop_requested, key)
             if stop is not None:
                 return await self._cancel(asked, stop.user), f"<@{stop.user}> pressed stop"

@@ -105,6 +105,8 @@ def question_of(
         why = url_refusal(url)
         if why is not None:
             return why
+        if plain(str(url)) != url:  # the log and the button would show a secret
+            return "its URL carries a secret"
         return Question(server, tool, "url", message, url=str(url))
     schema = params.get("requestedSchema")
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
