@@ -22,6 +22,7 @@ from assistant.intake.events import EventRecorder
 from assistant.intake.link_access import LinkAccess
 from assistant.intake.memory_undo import MemoryUndo
 from assistant.intake.message_content import MessageContent
+from assistant.intake.questions import QuestionButtons
 from assistant.intake.stops import StopButton
 from assistant.listeners.events.uninstalls import Uninstalls
 from assistant.listeners.parts import Parts
@@ -366,6 +367,7 @@ def create_assistant(
         home=home,
         stops=stops,
         approvals=approvals,
+        questions=QuestionButtons(store, languages),
         messages_tab=tab,
         session_titles=SessionTitles(panel.recorder),
         uninstalls=uninstalls,

@@ -18,6 +18,7 @@ from slack_bolt.response import BoltResponse
 from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.events import EventRecorder
 from assistant.intake.memory_undo import MemoryUndo
+from assistant.intake.questions import QuestionButtons
 from assistant.intake.stops import StopButton
 from assistant.listeners.events.uninstalls import Uninstalls
 from assistant.panel.events import Panel
@@ -37,6 +38,7 @@ class Parts:
     home: AppHome
     stops: StopButton
     approvals: ApprovalButtons
+    questions: QuestionButtons
     messages_tab: MessagesTab
     session_titles: SessionTitles
     uninstalls: Uninstalls

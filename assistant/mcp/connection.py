@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 import re
@@ -24,6 +25,7 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 from mcp.client._transport import Transport
+from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
@@ -85,6 +87,25 @@ class ServerTool:
 
 # Told each progress notification of a call, as the text its card shows (redacted, bounded).
 Progress = Callable[[str], Awaitable[None]]
+
+
+# A question the server asks during a call (MCP's elicitation), put to the person the call is
+# made for: given the server's name, the request, and the connection's redaction of a
+# server's text; answers accept (with the form's content), decline or cancel.
+Asking = Callable[
+    [str, types.ElicitRequestParams, Callable[[str], str]], Awaitable[types.ElicitResult]
+]
+# Set by the caller around `Connection.call`: the SDK runs the elicitation callback with the
+# calling task's context (in that task on 2026-07-28, a copy of its context on 2025-11-25), so
+# this names who is asked. None: no one to ask (a replay, or a call outside a run): cancel.
+current_asking: contextvars.ContextVar[Asking | None] = contextvars.ContextVar(
+    "current_asking", default=None
+)
+# The call's deadline (ASSISTANT_MCP_CALL_SECONDS), paused while a person is asked: their
+# time is not the server's.
+_call_clock: contextvars.ContextVar[asyncio.Timeout | None] = contextvars.ContextVar(
+    "mcp_call_clock", default=None
+)
 
 
 @dataclass(frozen=True)
@@ -177,13 +198,18 @@ class Connection:
         if client is None:
             return CallOutcome(f"the server {name!r} is not connected", True)
         try:
-            async with asyncio.timeout(self.deadline):
-                result = await client.call_tool(
-                    tool,
-                    arguments,
-                    read_timeout_seconds=self.deadline,
-                    progress_callback=None if progress is None else self._progress(progress),
-                )
+            async with asyncio.timeout(self.deadline) as clock:
+                token = _call_clock.set(clock)
+                try:
+                    # No read timeout of the SDK's own: `clock` is the deadline, and a
+                    # question to a person pauses it.
+                    result = await client.call_tool(
+                        tool,
+                        arguments,
+                        progress_callback=None if progress is None else self._progress(progress),
+                    )
+                finally:
+                    _call_clock.reset(token)
         except TimeoutError:
             return CallOutcome(
                 f"the server {name!r} did not answer within {self.deadline:g} s", True
@@ -213,6 +239,25 @@ class Connection:
             await told(progress_text(progress, total, self._plain(message or "")))
 
         return notified
+
+    async def _asked(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        """The server asks the person the call is made for (`current_asking`); the call's
+        deadline waits meanwhile."""
+        asking = current_asking.get()
+        if asking is None:
+            return types.ElicitResult(action="cancel")
+        clock = _call_clock.get()
+        when = None if clock is None else clock.when()
+        left = None if when is None else when - _now()
+        if clock is not None:
+            clock.reschedule(None)
+        try:
+            return await asking(self.config.name, params, self._plain)
+        finally:
+            if clock is not None and left is not None and not clock.expired():
+                clock.reschedule(_now() + left)
 
     def _plain(self, text: str) -> str:
         """A server's text as the app may record or log it: no control characters, no
@@ -260,7 +305,11 @@ class Connection:
             async with contextlib.AsyncExitStack() as stack:
                 async with asyncio.timeout(self.connect_seconds):
                     client = await stack.enter_async_context(
-                        Client(self._server(stack, link), raise_exceptions=False)
+                        Client(
+                            self._server(stack, link),
+                            raise_exceptions=False,
+                            elicitation_callback=self._asked,
+                        )
                     )
                     self._tools = await self._list(client)
                 self._client = client
@@ -381,6 +430,10 @@ class Connection:
             what = "not found" if isinstance(exc, FileNotFoundError) else "not allowed to run"
             return f"its command {self._plain(self.config.command[0][:200])!r} was {what}"
         return type(exc).__name__
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()
 
 
 def progress_text(done: float, total: float | None, message: str) -> str:

@@ -322,6 +322,11 @@ class ToolSettings(Variables):
     mcp_file: Path | None = Field(None, alias="assistant_mcp_file")
     mcp_call_seconds: float = Field(30.0, alias="assistant_mcp_call_seconds", gt=0, le=600)
     max_mcp_calls_per_run: int = Field(20, alias="assistant_max_mcp_calls_per_run", ge=0, le=1000)
+    # How long a call waits for the person to answer a server's question (MCP's elicitation)
+    # before it answers cancel; the call's own deadline waits meanwhile.
+    mcp_elicitation_seconds: float = Field(
+        600.0, alias="assistant_mcp_elicitation_seconds", gt=0, le=86_400
+    )
     max_mcp_result_chars: int = Field(
         20_000, alias="assistant_max_mcp_result_chars", ge=100, le=1_000_000
     )
@@ -390,6 +395,7 @@ class ToolSettings(Variables):
             calls_per_run=self.max_mcp_calls_per_run,
             result_chars=self.max_mcp_result_chars,
             tools_per_request=self.max_tools_per_request,
+            elicitation_seconds=self.mcp_elicitation_seconds,
         )
 
     def search_default(self) -> SearchDefault:

@@ -6,15 +6,16 @@ all over one engine and one transaction helper (`engine.Database`):
 
 - `values`: the values kept (ThreadKey, EntryMeta, ...); `base`: the Protocols: `LogStore`,
   `RunStore`, `MessageCopies`, `ImageStore`, `PanelStore`, `ChannelStore`,
-  `ModelRefusalStore`, `GrantStore`, `Housekeeping`, `StopStore`, `SpendStore`,
-  `McpConnectionStore`, `EvalRunStore`, `VerdictStore`, `RoutineStore`, `MemoryStore`, and
+  `ModelRefusalStore`, `GrantStore`, `ElicitationStore`, `Housekeeping`, `StopStore`,
+  `SpendStore`, `McpConnectionStore`, `EvalRunStore`, `VerdictStore`, `RoutineStore`,
+  `MemoryStore`, and
   `Store`, all of them.
 - `tables`: the tables (the schema the Alembic migrations build) and row helpers.
 - `engine`: the engine (SQLite pragmas, BEGIN IMMEDIATE), migrations, the write queue and
   `Database`, whose `transaction()` is every write.
 - `log`, `runs`, `copies`, `images`, `panel`, `channels`, `model_refusals`, `grants`,
-  `housekeeping`, `stops`, `spend`, `mcp_connections`, `eval_runs`, `verdicts`, `routines`,
-  `memory`: one repository per concern.
+  `elicitations`, `housekeeping`, `stops`, `spend`, `mcp_connections`, `eval_runs`, `verdicts`,
+  `routines`, `memory`: one repository per concern.
 - `store`: `SqlStore`, what `open_store` returns.
 - `reads`: `read`, how async code reads the store (on its event loop where reads never wait).
 - `thread_rows`: `lock_thread`, a thread's row locked (made if new), where every write of an
@@ -38,6 +39,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from context.storage.base import (
     ChannelStore,
+    ElicitationStore,
     EvalRunStore,
     GrantStore,
     Housekeeping,
@@ -55,6 +57,7 @@ from context.storage.base import (
     VerdictStore,
 )
 from context.storage.values import (
+    Elicitation,
     EntryMeta,
     EvalRunRow,
     Grant,
@@ -81,6 +84,8 @@ from context.urls import shown_url
 __all__ = [
     "DEFAULT_URL",
     "ChannelStore",
+    "Elicitation",
+    "ElicitationStore",
     "EntryMeta",
     "EvalRunRow",
     "EvalRunStore",

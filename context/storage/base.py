@@ -24,6 +24,7 @@ from context.storage.base_mcp import McpConnectionStore as McpConnectionStore
 from context.storage.base_memory import MemoryStore as MemoryStore
 from context.storage.base_routines import RoutineStore as RoutineStore
 from context.storage.base_slack import ChannelStore as ChannelStore
+from context.storage.base_slack import ElicitationStore as ElicitationStore
 from context.storage.base_slack import GrantStore as GrantStore
 from context.storage.base_slack import ModelRefusalStore as ModelRefusalStore
 from context.storage.base_slack import PanelStore as PanelStore
@@ -273,6 +274,7 @@ class Store(
     ChannelStore,
     ModelRefusalStore,
     GrantStore,
+    ElicitationStore,
     Housekeeping,
     StopStore,
     SpendStore,

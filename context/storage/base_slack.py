@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from context.channels import ChannelConfig
 from context.entry import Entry
 from context.storage.values import (
+    Elicitation,
     EntryMeta,
     Grant,
     ModelRefusal,
@@ -197,4 +198,25 @@ class GrantStore(Protocol):
     def revoke_grant(self, team: str, grant_id: int, by: str) -> Grant | None:
         """Revoke a grant of the workspace: the grant as revoked; None when the workspace has
         no such grant in force (none by that id, or revoked already)."""
+        ...
+
+
+class ElicitationStore(Protocol):
+    """Questions MCP servers ask a person during a call
+    (docs/slack-features.md#questions-from-tools): asked by the run, answered from the form in
+    any process, read by the run that waits."""
+
+    def ask_person(self, key: ThreadKey, asker: str, question_json: str) -> Elicitation:
+        """Keep a question to `asker` in the thread; returns it with its id."""
+        ...
+
+    def elicitation(self, team: str, elicitation_id: int) -> Elicitation | None:
+        """The workspace's question by its id, answered or not; None when there is none."""
+        ...
+
+    def answer_elicitation(
+        self, team: str, elicitation_id: int, action: str, content_json: str | None, by: str
+    ) -> Elicitation | None:
+        """Answer a question once: the question as answered; None when it has no such
+        question still unanswered."""
         ...

@@ -8,6 +8,7 @@ from sqlalchemy.engine import URL, Engine
 
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
+from context.storage.elicitations import SqlElicitations
 from context.storage.engine import Database
 from context.storage.eval_runs import SqlEvalRuns
 from context.storage.grants import SqlGrants
@@ -34,6 +35,7 @@ class SqlStore(
     SqlChannels,
     SqlModelRefusals,
     SqlGrants,
+    SqlElicitations,
     SqlHousekeeping,
     SqlStops,
     SqlSpend,

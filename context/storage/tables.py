@@ -459,6 +459,26 @@ memory_audit_table = Table(
     Index("ix_memory_audit_channel", "team", "channel"),
 )
 
+# Questions an MCP server asks a person during a call (`ElicitationStore`,
+# docs/slack-features.md#questions-from-tools); migration 0024_elicitations. The run that asks
+# makes the row and reads it until `action` is set; the form's submission (in any process)
+# sets it once. `question_json`: what was asked (its fields), to build and check the form.
+elicitations_table = Table(
+    "elicitations",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("team", String, nullable=False),
+    Column("channel", String, nullable=False),
+    Column("thread_ts", String, nullable=False),
+    Column("asker", String, nullable=False),
+    Column("question_json", Text, nullable=False),
+    Column("asked_at", String, nullable=False),
+    Column("action", String, nullable=True),
+    Column("content_json", Text, nullable=True),
+    Column("answered_by", String, nullable=True),
+    Column("answered_at", String, nullable=True),
+)
+
 # `is_thread` for statements built once (the hot ones: building a statement and its cache key
 # costs more CPU than SQLite's answer), its values given by `thread_values(key)`. The names are
 # not the columns': an UPDATE takes a parameter named as a column for its SET.

@@ -314,3 +314,23 @@ class Routine:
     last_outcome: str | None = None
     failures: int = 0
     created_at: str = ""
+
+
+@dataclass(frozen=True)
+class Elicitation:
+    """A question an MCP server asked `asker` during a call of the thread's run
+    (docs/slack-features.md#questions-from-tools); `question_json` says what was asked.
+    Answered once `action` is set ("accept", "decline" or "cancel"), by `answered_by`, with
+    `content_json` (the form's values, for an accepted form)."""
+
+    id: int
+    team: str
+    channel: str
+    thread_ts: str
+    asker: str
+    question_json: str
+    asked_at: str
+    action: str | None = None
+    content_json: str | None = None
+    answered_by: str | None = None
+    answered_at: str | None = None

@@ -11,6 +11,7 @@ import pytest
 from context.entry import UserContent
 from context.storage import (
     ChannelStore,
+    ElicitationStore,
     EntryMeta,
     EvalRunStore,
     GrantStore,
@@ -35,6 +36,7 @@ from context.storage import (
 from context.storage.base_mcp import McpConnectionStore
 from context.storage.channels import SqlChannels
 from context.storage.copies import SqlMessageCopies
+from context.storage.elicitations import SqlElicitations
 from context.storage.engine import Database
 from context.storage.eval_runs import SqlEvalRuns
 from context.storage.grants import SqlGrants
@@ -63,6 +65,7 @@ CONCERNS = [
     (ChannelStore, SqlChannels),
     (ModelRefusalStore, SqlModelRefusals),
     (GrantStore, SqlGrants),
+    (ElicitationStore, SqlElicitations),
     (Housekeeping, SqlHousekeeping),
     (StopStore, SqlStops),
     (McpConnectionStore, SqlMcpConnections),
@@ -116,6 +119,7 @@ def test_store_is_every_concern_and_no_method_is_in_two():
         "refuse_model", "model_served", "model_refusals",  # what the model service refused
         "request_stop", "stop_requested",  # the stop button
         "give_grant", "grant_covering", "grants", "revoke_grant",  # standing approvals
+        "ask_person", "elicitation", "answer_elicitation",  # MCP servers' questions
         "trace_context",  # telemetry
     } | {
         "save_sign_in", "take_sign_in", "take_sign_ins", "sign_in_pending",  # MCP sign-ins

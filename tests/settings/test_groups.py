@@ -53,6 +53,8 @@ def test_an_override_that_is_no_setting_is_refused():
 def test_every_variable_has_one_place():
     variables = Settings.variables()
     places = {(v.group, v.field) for v in variables.values()}
-    assert len(places) == len(variables) == 60  # prices; key, URL; judge; routines; memory
+    assert (
+        len(places) == len(variables) == 61
+    )  # prices; key, URL; judge; routines; memory; questions
     assert variables["slack_bot_token"].group == "slack"
     assert variables["database_url"].group == "storage"

@@ -1,5 +1,6 @@
 """Interactivity: block actions (the feedback buttons, an approval's buttons, the Connect link
-of a sign-in to an MCP server, a memory note's Undo) and the Deny button's form sent."""
+of a sign-in to an MCP server, a memory note's Undo, an MCP server's question's buttons) and
+the forms sent (the Deny button's, a question's)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ from assistant.listeners.actions.approvals import handle_approval, handle_deny_r
 from assistant.listeners.actions.connect import handle_connect
 from assistant.listeners.actions.feedback import handle_feedback
 from assistant.listeners.actions.memory import handle_memory_undo
+from assistant.listeners.actions.questions import handle_question, handle_question_form
 from assistant.run.approvals.entries import ACTION_IDS as APPROVAL
 from assistant.run.approvals.entries import DENY_FORM
 from assistant.run.approvals.sign_in import CONNECT
 from assistant.run.progress.feedback_buttons import ACTION_ID as FEEDBACK
 from assistant.run.tools.memory_notice import UNDO as MEMORY_UNDO
+from assistant.run.tools.questions import ACTION_IDS as QUESTION
+from assistant.run.tools.questions import FORM as QUESTION_FORM
 
 
 def register(app: AsyncApp) -> None:
@@ -23,3 +27,6 @@ def register(app: AsyncApp) -> None:
     app.view(DENY_FORM)(handle_deny_reason)
     app.action(CONNECT)(handle_connect)
     app.action(MEMORY_UNDO)(handle_memory_undo)
+    for action_id in QUESTION:
+        app.action(action_id)(handle_question)
+    app.view(QUESTION_FORM)(handle_question_form)

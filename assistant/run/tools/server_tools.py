@@ -11,8 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from assistant.mcp.connection import current_asking
 from assistant.run.approvals.sign_in import SignInNeeded, SignInWaits
 from assistant.run.core.lease import LeaseLost, current_lease
+from assistant.run.tools.asking import PersonAsking
 from context.toolcalls import ServerToolCall
 
 if TYPE_CHECKING:
@@ -33,6 +35,7 @@ class ServerCaps:
     calls_per_run: int = 20
     result_chars: int = 20_000
     tools_per_request: int = 128
+    elicitation_seconds: float = 600.0  # ASSISTANT_MCP_ELICITATION_SECONDS
 
 
 @dataclass
@@ -90,7 +93,8 @@ class ServerToolCalls:
         """The call's result; one that needs approval is made only once `approved` (the
         log records who allowed it: assistant/run/approvals/entries.py). The server's
         progress notifications show on the call's task card, if `ctx` has cards; they are
-        not entries. SignInNeeded: the person answered must connect to the server first."""
+        not entries. A question it asks is put to `ctx.asker` (assistant/run/tools/asking.py).
+        SignInNeeded: the person answered must connect to the server first."""
         name = call.called
         tool = self.tools.get(name)
         if tool is None:  # parsed only when offered: a server lost since is said below
@@ -122,10 +126,16 @@ class ServerToolCalls:
                 finally:
                     current_lease.reset(token)
 
+        # A question the server asks during the call goes to the person the run answers.
+        asking = None
+        if ctx is not None:
+            asking = PersonAsking(ctx, tool.name, index, self.caps.elicitation_seconds)
+        token = current_asking.set(asking)
         try:
             outcome = await self.servers.call(tool, call.arguments, progress, self.person)
         finally:
             ended = True
+            current_asking.reset(token)
         if outcome.sign_in:
             raise SignInNeeded(tool.server, outcome.scope)  # not made: not counted
         self.made += 1
