@@ -84,9 +84,7 @@ def _context(text: str) -> dict[str, Any]:
 def _memory(memory: Memory, changeable: bool, words: Words) -> list[dict[str, Any]]:
     _ = words.gettext
     who = f"<@{memory.author}>" if memory.author != "cli" else "cli"
-    said = _(
-        "{text}\n_{who}, {at}_", text=_escaped(memory.text), who=who, at=memory.created_at[:16]
-    )
+    said = f"{_escaped(memory.text)}\n_{who}, {memory.created_at[:16]}_"
     value = f"{memory.channel}/{memory.id}"
     blocks: list[dict[str, Any]] = [
         {
