@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 # users.conversations answers at most 999 a page; past this many pages the rest are not asked
 # (a person in 99,900 channels sees those).
 _MOST_PAGES = 100
+_MOST_BLOCKS = 100  # Slack refuses a home tab of more
 NOT_IN_CHANNEL = N_("You can change the settings of the channels you are in.")
 
 
@@ -145,7 +146,12 @@ class AppHome:
         ]
         view["blocks"] = [
             *view["blocks"],
-            *memory_blocks(remembered, lambda m: role is not None or m.author == user, words),
+            *memory_blocks(
+                remembered,
+                lambda m: role is not None or m.author == user,
+                words,
+                room=_MOST_BLOCKS - len(view["blocks"]),
+            ),
         ]
         await client.views_publish(user_id=user, view=view)
 

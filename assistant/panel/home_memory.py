@@ -22,6 +22,8 @@ MAX_BLOCKS = 30  # of the home tab's 100, the rest are the settings', grants' an
 MAX_TEXT = 1000  # `context.memory.clean_text`'s cap, told to the modal's input
 NOT_YOURS = N_("You can change the memories of your channels you edit, and your own.")
 
+_SMALLEST = 4  # the divider, the header, a channel and the note saying how many are not shown
+
 # A button's value or the modal's metadata: "CHANNEL/ID"; anything else names no memory.
 _TARGET = re.compile(r"^([A-Z0-9]{2,20}|\*)/([0-9]{1,12})$")
 
@@ -41,9 +43,12 @@ def memory_blocks(
     memories: Sequence[Memory],
     may_change: Callable[[Memory], bool],
     words: Words = ENGLISH,
+    room: int = MAX_BLOCKS,
 ) -> list[dict[str, Any]]:
-    """The home tab's blocks of `memories` (none: no blocks), by channel, newest first."""
-    if not memories:
+    """The home tab's blocks of `memories` (none: no blocks), by channel, newest first: at
+    most `room` (what the rest of the tab leaves of Slack's 100) and `MAX_BLOCKS`."""
+    room = min(room, MAX_BLOCKS)
+    if not memories or room < _SMALLEST:
         return []
     _ = words.gettext
     by_channel: dict[str, list[Memory]] = {}
@@ -64,7 +69,7 @@ def memory_blocks(
             more = len(newest) - len(shown)
             note = words.ngettext("{n} more memory here.", "{n} more memories here.", more)
             channel_blocks.append(_context(note))
-        if len(blocks) + len(channel_blocks) > MAX_BLOCKS - 1:
+        if len(blocks) + len(channel_blocks) > room - 1:  # the last note's place kept
             left += len(kept)
             continue
         blocks.extend(channel_blocks)

@@ -140,6 +140,10 @@ def test_the_section_is_bounded_and_says_how_many_more():
     shown = text_of({"blocks": blocks})
     assert "47 more memories here." in shown and "more memories not shown." in shown
     assert memory_blocks([], lambda m: True) == []
+    # What the rest of the tab leaves: no more, and nothing when too little is left.
+    squeezed = memory_blocks(memories, lambda m: True, room=10)
+    assert len(squeezed) <= 10 and "more memories not shown." in text_of({"blocks": squeezed})
+    assert memory_blocks(memories, lambda m: True, room=3) == []
 
 
 @pytest.mark.parametrize(
