@@ -1,4 +1,4 @@
-"""`assistant memory list|add|forget|export|import|audit`: what channels remember
+"""`assistant memory list|add|edit|forget|export|import|audit`: what channels remember
 (docs/command-line.md#channel-memory), in the store DATABASE_URL names. Each change is a row
 of the store's audit (`via` cli, or import). Exit status 0, or 2 with one line."""
 
@@ -28,7 +28,7 @@ _MOMENT = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$")
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     memory = commands.add_parser(
         "memory",
-        help="list, add, forget, export or import what a channel remembers; its audit",
+        help="list, add, edit, forget, export or import what a channel remembers; its audit",
         description="Channel memory in the store (DATABASE_URL): per channel of a workspace, "
         "per DM (its person's), and the workspace's (channel *). Exit status 0, or 2 with one "
         "line.",
@@ -52,6 +52,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     adding.add_argument("text", metavar="TEXT", help="what to remember")
     adding.add_argument("--author", default="cli", help="who asked for it (U…; default: cli)")
     adding.set_defaults(handler=run_add)
+
+    editing = verbs.add_parser("edit", help="change the text of one memory of the channel")
+    where(editing)
+    editing.add_argument("id", metavar="ID", help="the memory's id (m12, or 12)")
+    editing.add_argument("text", metavar="TEXT", help="its new text")
+    editing.set_defaults(handler=run_edit)
 
     forgetting = verbs.add_parser("forget", help="forget one memory of the channel")
     where(forgetting)
@@ -112,14 +118,32 @@ def run_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def _memory_id(text: str) -> int:
+    found = _ID.match(text)
+    if found is None:
+        raise CliError(f"ID {text[:40]!r} is not a memory's id (m12)")
+    return int(found.group(1))
+
+
+def run_edit(args: argparse.Namespace) -> int:
+    team, channel = _where(args)
+    memory_id = _memory_id(args.id)
+    with existing_store("memory edit") as store:
+        try:
+            # The store checks the text as `add` does (`clean_text`): one place for the caps.
+            edited = store.edit_memory(team, channel, memory_id, args.text, "cli", "cli")
+        except MemoryRefused as exc:
+            raise CliError(str(exc)) from None
+        print(printable(_line(edited)))
+    return 0
+
+
 def run_forget(args: argparse.Namespace) -> int:
     team, channel = _where(args)
-    found = _ID.match(args.id)
-    if found is None:
-        raise CliError(f"ID {args.id[:40]!r} is not a memory's id (m12)")
+    memory_id = _memory_id(args.id)
     with existing_store("memory forget") as store:
         try:
-            gone = store.forget(team, channel, int(found.group(1)), "cli", "cli")
+            gone = store.forget(team, channel, memory_id, "cli", "cli")
         except MemoryRefused as exc:
             raise CliError(str(exc)) from None
         print(printable(_line(gone)))

@@ -16,6 +16,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import ENGLISH, LOCALES, N_, Words
 from assistant.panel.home_connections import Disconnect, connection_blocks
+from assistant.panel.home_memory import (
+    MEMORY_TEXT,
+    NOT_YOURS,
+    memory_blocks,
+    memory_modal,
+    target,
+)
 from assistant.panel.home_views import (
     ADMINS_ONLY,
     BUDGET_BLOCKS,
@@ -32,8 +39,10 @@ from assistant.run.channels.languages import Languages
 from assistant.slack.connection import slack_reason
 from context.channels import WORKSPACE_DEFAULT
 from context.entry import now_timestamp
+from context.memory import Memory
 from context.storage import Store, ThreadKey
 from context.storage.async_store import async_store
+from context.storage.memory import MemoryRefused
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +50,7 @@ log = logging.getLogger(__name__)
 # users.conversations answers at most 999 a page; past this many pages the rest are not asked
 # (a person in 99,900 channels sees those).
 _MOST_PAGES = 100
+_MOST_BLOCKS = 100  # Slack refuses a home tab of more
 NOT_IN_CHANNEL = N_("You can change the settings of the channels you are in.")
 
 
@@ -126,7 +136,97 @@ class AppHome:
                 self.store.mcp_connections, team, user
             )
             view["blocks"] = [*view["blocks"], *connection_blocks(mine_connected, words)]
+        # The memories of the channels whose settings they see (a DM's are its person's, and
+        # users.conversations does not list DMs: not shown here).
+        seen = None if role == "admin" else [WORKSPACE_DEFAULT, *(mine or ())]
+        remembered = [
+            m
+            for m in await async_store(self.store).read(self.store.team_memories, team, seen)
+            if not m.channel.startswith("D")
+        ]
+        view["blocks"] = [
+            *view["blocks"],
+            *memory_blocks(
+                remembered,
+                lambda m: role is not None or m.author == user,
+                words,
+                room=_MOST_BLOCKS - len(view["blocks"]),
+            ),
+        ]
         await client.views_publish(user_id=user, view=view)
+
+    async def changeable_memory(
+        self, client: AsyncWebClient, team: str, user: str, value: object
+    ) -> Memory | None:
+        """The memory a click or submission names if `user` may change it, checked here (a
+        click is a request anyone signed in could send): one of a channel they may see, and
+        they are its editor or the memory's author; else None, logged."""
+        named = target(value)
+        memory = None
+        if named is not None:
+            found = await async_store(self.store).read(self.store.memory, team, named[1])
+            memory = found if found is not None and found.channel == named[0] else None
+        if memory is not None and not memory.channel.startswith("D"):
+            role = await self.role(client, team, user)
+            if (role is not None or memory.author == user) and await self.may_see(
+                client, user, role, memory.channel
+            ):
+                return memory
+        log.warning("%s of %s may not change memory %r: refused", user, team, str(value)[:40])
+        return None
+
+    async def open_memory(
+        self, client: AsyncWebClient, team: str, user: str, value: object, trigger_id: str
+    ) -> None:
+        """Open the modal changing the memory an Edit button names, if they may."""
+        memory = await self.changeable_memory(client, team, user, value)
+        if memory is not None:
+            words = await self.words(client, team, user)
+            await client.views_open(trigger_id=trigger_id, view=memory_modal(memory, words))
+
+    async def delete_memory(
+        self, client: AsyncWebClient, team: str, user: str, value: object
+    ) -> None:
+        """Forget the memory a Delete button names, if they may (audited `app home`); the tab
+        shown again."""
+        memory = await self.changeable_memory(client, team, user, value)
+        if memory is not None:
+            try:
+                await async_store(self.store).write(
+                    self.store.forget, team, memory.channel, memory.id, user, "app home"
+                )
+                log.info("%s of %s forgot memory m%d", user, team, memory.id)
+            except MemoryRefused:
+                pass  # gone meanwhile (a second click): the tab shows it is
+        await self.show(client, team, user)
+
+    async def submit_memory(
+        self, client: AsyncWebClient, team: str, user: str, view: dict[str, Any]
+    ) -> dict[str, str]:
+        """Keep the memory modal's text (audited `app home`); the errors to show in it."""
+        words = await self.words(client, team, user)
+        memory = await self.changeable_memory(client, team, user, view.get("private_metadata"))
+        if memory is None:
+            return {MEMORY_TEXT: words.gettext(NOT_YOURS)}
+        state = view.get("state")
+        values = state.get("values") if isinstance(state, dict) else None
+        block = values.get(MEMORY_TEXT) if isinstance(values, dict) else None
+        element = block.get(MEMORY_TEXT) if isinstance(block, dict) else None
+        text = element.get("value") if isinstance(element, dict) else None
+        try:
+            await async_store(self.store).write(
+                self.store.edit_memory,
+                team,
+                memory.channel,
+                memory.id,
+                text if isinstance(text, str) else "",
+                user,
+                "app home",
+            )
+        except MemoryRefused as exc:
+            return {MEMORY_TEXT: str(exc)}
+        log.info("%s of %s edited memory m%d", user, team, memory.id)
+        return {}
 
     async def revoke(self, client: AsyncWebClient, team: str, user: str, grant_id: int) -> None:
         """Revoke a grant from its Revoke button, checked again (a click is a request anyone

@@ -19,6 +19,10 @@ class MemoryStore(Protocol):
         """The channel's own memories (`workspace`: its workspace's too), oldest first."""
         ...
 
+    def team_memories(self, team: str, channels: Sequence[str] | None = None) -> list[Memory]:
+        """The memories of `channels` of the workspace (None: of every channel), oldest first."""
+        ...
+
     def memory(self, team: str, memory_id: int) -> Memory | None:
         """One memory of the workspace by its id, wherever it is."""
         ...

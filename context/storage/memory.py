@@ -122,6 +122,15 @@ class SqlMemory(Repository):
             )
             return [_memory(row) for row in connection.execute(query)]
 
+    def team_memories(self, team: str, channels: Sequence[str] | None = None) -> list[Memory]:
+        """The memories of `channels` of the workspace (None: of every channel), oldest first:
+        the App Home lists those a person may see in one query."""
+        query = select(_table).where(_table.c.team == team).order_by(_table.c.id)
+        if channels is not None:
+            query = query.where(_table.c.channel.in_(sorted(set(channels))))
+        with self._db.read() as connection:
+            return [_memory(row) for row in connection.execute(query)]
+
     def memory(self, team: str, memory_id: int) -> Memory | None:
         query = select(_table).where(_table.c.team == team, _table.c.id == memory_id)
         with self._db.read() as connection:

@@ -1,4 +1,4 @@
-"""`assistant memory list|add|forget|export|import|audit` on both backends: the round trip
+"""`assistant memory list|add|edit|forget|export|import|audit` on both backends: the round trip
 through a file, the one-line errors with exit status 2 that change nothing, the audit."""
 
 from __future__ import annotations
@@ -43,6 +43,25 @@ def test_add_list_forget_and_the_audit(store_url):
     ]
 
 
+def test_edit_changes_the_text_keeps_who_and_when_and_is_audited(store_url):
+    open_store(store_url).close()
+    memory(store_url, "add", "T1", "C1", "deploys freeze on Fridays", "--author", "U1")
+    before = memory(store_url, "list", "T1", "C1").stdout.decode().split("\t")
+    edited = memory(store_url, "edit", "T1", "C1", "m1", "  deploys freeze on Thursdays\x07 ")
+    assert edited.returncode == 0, edited.stderr
+    assert kept(store_url) == [("deploys freeze on Thursdays", "U1", "cli")]
+    after = memory(store_url, "list", "T1", "C1").stdout.decode().split("\t")
+    assert after[:4] == before[:4]  # the same memory: its id, when and who asked
+    audit = memory(store_url, "audit", "T1", "C1").stdout.decode().splitlines()
+    assert [line.split("\t")[2:] for line in audit][-1] == [
+        "m1",
+        "edited",
+        "cli",
+        "cli",
+        '"deploys freeze on Thursdays"',
+    ]
+
+
 def test_export_then_import_into_another_channel_keeps_who_when_and_where_from(store_url, tmp_path):
     open_store(store_url).close()
     memory(store_url, "add", "T1", "C1", "one", "--author", "U1")
@@ -71,6 +90,12 @@ def test_export_then_import_into_another_channel_keeps_who_when_and_where_from(s
         (("add", "T1", "C1", "x", "--author", "bob"), None, "--author 'bob'"),
         (("forget", "T1", "C1", "m999"), None, "no memory m999 in C1"),
         (("forget", "T1", "C1", "lunch"), None, "is not a memory's id"),
+        (("edit", "T1", "C1", "m1", " \x00 "), None, "the memory is empty"),
+        (("edit", "T1", "C1", "m1", "x" * 1001), None, "at most 1000"),
+        (("edit", "T1", "C2", "m1", "x"), None, "no memory m1 in C2"),
+        (("edit", "T1", "C1", "m999", "x"), None, "no memory m999 in C1"),
+        (("edit", "T1", "C1", "first", "x"), None, "is not a memory's id"),
+        (("edit", "T1", "c1", "m1", "x"), None, "is not a Slack channel id"),
         (("import", "T1", "C1", "FILE"), {"memories": [{"text": "ok"}, {"text": ""}]},
          "memory 2: text: the memory is empty"),
         (("import", "T1", "C1", "FILE"), {"memories": [{"text": "ok", "colour": "red"}]},

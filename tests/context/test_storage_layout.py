@@ -19,6 +19,7 @@ from context.storage import (
     ImageRef,
     ImageStore,
     LogStore,
+    MemoryStore,
     MessageCopies,
     ModelRefusalStore,
     Opening,
@@ -26,6 +27,7 @@ from context.storage import (
     Pending,
     RoutineStore,
     RunStore,
+    SpendStore,
     StopStore,
     Store,
     ThreadKey,
@@ -44,10 +46,12 @@ from context.storage.housekeeping import SqlHousekeeping
 from context.storage.images import SqlImages
 from context.storage.log import SqlLog
 from context.storage.mcp_connections import SqlMcpConnections
+from context.storage.memory import SqlMemory
 from context.storage.model_refusals import SqlModelRefusals
 from context.storage.panel import SqlPanel
 from context.storage.routines import SqlRoutines
 from context.storage.runs import SqlRuns
+from context.storage.spend import SqlSpend
 from context.storage.stops import SqlStops
 from context.storage.store import SqlStore
 from context.storage.verdicts import SqlVerdicts
@@ -72,6 +76,8 @@ CONCERNS = [
     (EvalRunStore, SqlEvalRuns),
     (VerdictStore, SqlVerdicts),
     (RoutineStore, SqlRoutines),
+    (SpendStore, SqlSpend),
+    (MemoryStore, SqlMemory),
 ]
 
 
@@ -132,6 +138,9 @@ def test_store_is_every_concern_and_no_method_is_in_two():
     } | {"claim_judging", "record_verdict", "verdict_counts", "recent_verdicts"} | {
         "add_routine", "routine", "routines", "due_routines", "claim_routine", "routine_ran",
         "pause_routine", "resume_routine", "set_routine_due", "delete_routine",  # routines
+    } | {"reserve", "settle", "spend"} | {  # spend limits
+        "memories", "team_memories", "memory", "remember", "remember_all", "edit_memory",
+        "forget", "memory_changes",  # channel memory
     }  # fmt: skip
 
 
