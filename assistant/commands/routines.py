@@ -16,8 +16,7 @@ from assistant.routines.schedule import (
     Schedule,
     ScheduleError,
     as_moment,
-    cron_schedule,
-    once_schedule,
+    asked_schedule,
     stored,
 )
 from context.render import printable
@@ -90,18 +89,10 @@ def run_add(args: argparse.Namespace) -> int:
         raise CliError(f"--prompt must be 1 to {MAX_PROMPT} characters")
     if "\x00" in prompt:
         raise CliError("--prompt holds a NUL character")
-    now = datetime.now(UTC)
     try:
-        if args.cron is not None:
-            schedule = cron_schedule(args.cron, args.tz)
-        else:
-            if args.tz is not None:
-                raise CliError("--tz goes with --cron (--at carries its own offset)")
-            schedule = once_schedule(args.at, now)
+        schedule, first = asked_schedule(args.cron, args.tz, args.at, datetime.now(UTC), "--")
     except ScheduleError as exc:
         raise CliError(printable(str(exc))) from None
-    first = schedule.next_after(now)
-    assert first is not None  # a cron always has a next tick; --at was checked to come
     with existing_store("routines add") as store:
         routine = store.add_routine(
             team,
