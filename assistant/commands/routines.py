@@ -11,7 +11,9 @@ from datetime import UTC, datetime
 
 from assistant.commands import CliError
 from assistant.commands.stored import existing_store
-from assistant.routines.schedule import (
+from context.render import printable
+from context.storage import Routine
+from context.storage.schedule import (
     MAX_PROMPT,
     Schedule,
     ScheduleError,
@@ -19,8 +21,6 @@ from assistant.routines.schedule import (
     asked_schedule,
     stored,
 )
-from context.render import printable
-from context.storage import Routine
 from context.storage.tables import moment
 
 _TEAM = re.compile(r"[TE][A-Z0-9]{1,20}")

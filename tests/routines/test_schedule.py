@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assistant.routines.schedule import (
+from context.storage.schedule import (
     Schedule,
     ScheduleError,
     asked_schedule,
