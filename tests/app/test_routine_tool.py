@@ -20,16 +20,26 @@ OTHER = "U0SOMEONE1"
 
 def propose(**args: str) -> replies.Completion:
     call = {"prompt": "Summarize the incidents.", **args, "reasoning": "they asked"}
-    return replies.tool_calls(("scheduleRoutine", call), ("finishRequest", {"reasoning": "done"}))
+    said = ("postMessage", {"text": "See the buttons.", "reasoning": "answer"})
+    done = ("finishRequest", {"reasoning": "done"})
+    return replies.tool_calls(("scheduleRoutine", call), said, done)
 
 
 def offered(request: dict) -> list[str]:
     return [tool["function"]["name"] for tool in request["tools"]]
 
 
+def _proposals(slack) -> list[dict]:
+    return [
+        c.response["message"]
+        for c in slack.calls_to("chat.postMessage")
+        if any(b.get("type") == "actions" for b in c.params.get("blocks") or [])
+    ]
+
+
 def _proposal(slack) -> dict:
-    [call] = [c for c in slack.calls_to("chat.postMessage") if "blocks" in c.params]
-    return call.response["message"]
+    [message] = _proposals(slack)
+    return message
 
 
 def _click(app, message: dict, action: str, user: str) -> None:
@@ -114,5 +124,5 @@ def test_a_bad_cron_is_answered_to_the_model_and_nothing_is_posted(app, slack, m
     assert log[3]["content"] == (
         "Error: not proposed: '61 9 * * *' is not a cron expression (m h dom mon dow)."
     )
-    assert not [c for c in slack.calls_to("chat.postMessage") if "blocks" in c.params]
+    assert _proposals(slack) == []
     assert _routines(app) == []
