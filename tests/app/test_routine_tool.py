@@ -8,21 +8,25 @@ from __future__ import annotations
 import pytest
 
 from assistant.fakes import ids
+from assistant.fakes.events.builders import dm
 from assistant.fakes.events.panel import button_click, signed_interaction_request
 from assistant.fakes.openai import responses as replies
 from assistant.run.tools.schedule_routine import CANCEL, CONFIRM
-from tests.harness import answered_log, mention, thread_of
+from tests.harness import answered_log, mention, seed, thread_of
 
 pytestmark = [pytest.mark.app_backend, pytest.mark.listeners]
 
 OTHER = "U0SOMEONE1"
 
 
-def propose(**args: str) -> replies.Completion:
+def propose_steps(**args: str) -> list[tuple[str, dict]]:
     call = {"prompt": "Summarize the incidents.", **args, "reasoning": "they asked"}
     said = ("postMessage", {"text": "See the buttons.", "reasoning": "answer"})
-    done = ("finishRequest", {"reasoning": "done"})
-    return replies.tool_calls(("scheduleRoutine", call), said, done)
+    return [("scheduleRoutine", call), said, ("finishRequest", {"reasoning": "done"})]
+
+
+def propose(**args: str) -> replies.Completion:
+    return replies.tool_calls(*propose_steps(**args))
 
 
 def offered(request: dict) -> list[str]:
@@ -126,3 +130,9 @@ def test_a_bad_cron_is_answered_to_the_model_and_nothing_is_posted(app, slack, m
     )
     assert _proposals(slack) == []
     assert _routines(app) == []
+
+
+def test_a_direct_message_is_not_offered_the_tool(app, slack, model):
+    model.script(replies.tool_calls(*propose_steps()[1:]))
+    answered_log(app, slack, seed(slack, dm("every day at nine, summarize")))
+    assert "scheduleRoutine" not in offered(model.requests[0])
