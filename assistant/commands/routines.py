@@ -14,10 +14,10 @@ from assistant.commands.stored import existing_store
 from context.render import printable
 from context.storage import Routine
 from context.storage.schedule import (
-    MAX_PROMPT,
     Schedule,
     ScheduleError,
     as_moment,
+    asked_prompt,
     asked_schedule,
     stored,
 )
@@ -84,12 +84,8 @@ def run_add(args: argparse.Namespace) -> int:
     team = _checked(_TEAM, args.team, "workspace id (T…)")
     channel = _checked(_CHANNEL, args.channel, "channel id (C…)")
     creator = _checked(_USER, args.creator, "user id (U…)")
-    prompt = args.prompt.strip()
-    if not prompt or len(prompt) > MAX_PROMPT:
-        raise CliError(f"--prompt must be 1 to {MAX_PROMPT} characters")
-    if "\x00" in prompt:
-        raise CliError("--prompt holds a NUL character")
     try:
+        prompt = asked_prompt(args.prompt, "--")
         schedule, first = asked_schedule(args.cron, args.tz, args.at, datetime.now(UTC), "--")
     except ScheduleError as exc:
         raise CliError(printable(str(exc))) from None

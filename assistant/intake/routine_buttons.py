@@ -22,7 +22,7 @@ from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from context.entry import AssistantEntry, SystemEntry
 from context.storage import EntryMeta, ThreadKey
 from context.storage.async_store import async_store
-from context.storage.schedule import ScheduleError, as_moment, asked_schedule, zone
+from context.storage.schedule import ScheduleError, as_moment, asked_prompt, asked_schedule, zone
 from context.storage.tables import moment
 from context.toolcalls import ScheduleRoutine
 
@@ -99,6 +99,7 @@ class RoutineButtons:
             else await _their_zone(client, person)
         )
         try:
+            prompt = asked_prompt(call.prompt)
             schedule, first = asked_schedule(call.cron, tz, call.at, datetime.now(UTC))
         except ScheduleError as exc:  # a time that passed while the proposal waited
             await self.recorder.record(key, FAILED_ENTRY.format(index=index, why=exc))
@@ -108,7 +109,7 @@ class RoutineButtons:
             store.add_routine,
             team,
             channel,
-            call.prompt,
+            prompt,
             person,
             cron=schedule.cron,
             tz=schedule.tz,

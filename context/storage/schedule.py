@@ -77,6 +77,17 @@ def once_schedule(text: str, after: datetime) -> Schedule:
     return Schedule(at=when)
 
 
+def asked_prompt(text: str, flag: str = "") -> str:
+    """A routine's prompt as kept: its outer blanks dropped, 1 to MAX_PROMPT characters, no NUL
+    (the CLI's `--prompt` and the model's `prompt` alike)."""
+    prompt = text.strip()
+    if not prompt or len(prompt) > MAX_PROMPT:
+        raise ScheduleError(f"{flag}prompt must be 1 to {MAX_PROMPT} characters")
+    if "\x00" in prompt:
+        raise ScheduleError(f"{flag}prompt holds a NUL character")
+    return prompt
+
+
 def asked_schedule(
     cron: str | None, tz: str | None, at: str | None, now: datetime, flag: str = ""
 ) -> tuple[Schedule, datetime]:

@@ -10,6 +10,7 @@ import pytest
 from context.storage.schedule import (
     Schedule,
     ScheduleError,
+    asked_prompt,
     asked_schedule,
     cron_schedule,
     once_schedule,
@@ -115,3 +116,13 @@ def test_an_asked_schedule_that_cannot_be_used_says_why_in_one_line(cron, tz, at
     with pytest.raises(ScheduleError, match=re.escape(said)) as caught:
         asked_schedule(cron, tz, at, NOW, flag)
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("   ", "prompt must be 1 to 4000"), ("a\x00b", "NUL"), ("x" * 4001, "1 to 4000")],
+)
+def test_an_asked_prompt_that_cannot_be_kept_is_refused(text, said):
+    with pytest.raises(ScheduleError, match=said):
+        asked_prompt(text)
+    assert asked_prompt("  Go.\n") == "Go."

@@ -17,7 +17,7 @@ from assistant.i18n.words import N_, Words
 from assistant.run.core.lease import ensure_lease
 from assistant.slack.connection import SLACK_FAILURES, slack_reason
 from assistant.slack.text import neutralize_mentions
-from context.storage.schedule import ScheduleError, asked_schedule, once_schedule
+from context.storage.schedule import ScheduleError, asked_prompt, asked_schedule, once_schedule
 from context.toolcalls import ScheduleRoutine
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ async def schedule_routine(call: ScheduleRoutine, ctx: RunContext, index: int) -
     if user is None or ctx.client is None or ctx.key.channel.startswith("D"):
         return NOT_PROPOSED.format(why=NO_PERSON)
     try:
+        asked_prompt(call.prompt)
         asked_schedule(call.cron, call.tz, call.at, datetime.now(UTC))
     except ScheduleError as exc:
         return NOT_PROPOSED.format(why=exc)
