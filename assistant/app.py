@@ -23,6 +23,7 @@ from assistant.intake.link_access import LinkAccess
 from assistant.intake.memory_undo import MemoryUndo
 from assistant.intake.message_content import MessageContent
 from assistant.intake.questions import QuestionButtons
+from assistant.intake.routine_buttons import RoutineButtons
 from assistant.intake.stops import StopButton
 from assistant.listeners.events.uninstalls import Uninstalls
 from assistant.listeners.parts import Parts
@@ -372,6 +373,7 @@ def create_assistant(
         session_titles=SessionTitles(panel.recorder),
         uninstalls=uninstalls,
         memory_undo=MemoryUndo(event_recorder, languages),
+        routine_buttons=RoutineButtons(event_recorder, languages),
     )
     listeners.register(app, parts)
     callback = None

@@ -160,6 +160,29 @@ class ForgetForChannel(ToolCall):
     reasoning: Reasoning = None
 
 
+class ScheduleRoutine(ToolCall):
+    """Propose a routine for this channel because the person being answered asked for one:
+    the thread shows Confirm and Cancel for that person, and the routine exists only once
+    they confirm (docs/log-format.md#routines). A cron expression (with its IANA zone; the
+    person's own by default) or one ISO-8601 time with its offset. Offered in channel threads
+    only. The result is the system entry after the call."""
+
+    name: ClassVar[str] = "scheduleRoutine"
+    toolCall: Literal["scheduleRoutine"] = "scheduleRoutine"
+    prompt: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=4000,  # a routine's prompt is one message (context.storage.schedule)
+            description="What to ask the assistant each time, in the person's words.",
+        ),
+    ]
+    cron: Annotated[str | None, Field(max_length=200, description="m h dom mon dow.")] = None
+    tz: Annotated[str | None, Field(max_length=64, description="IANA zone of cron.")] = None
+    at: Annotated[str | None, Field(max_length=64, description="Once: ISO-8601.")] = None
+    reasoning: Reasoning = None
+
+
 TOOL_CALLS: tuple[type[ToolCall], ...] = (
     PostMessage,
     GetThreadHistory,
@@ -168,6 +191,7 @@ TOOL_CALLS: tuple[type[ToolCall], ...] = (
     SearchSlack,
     RememberForChannel,
     ForgetForChannel,
+    ScheduleRoutine,
 )
 # A tool of an MCP server is `SERVER__TOOL`: the server's name as the file gives it (letters,
 # digits, `-`: no `_`, so the first `__` ends it), then the tool's name as OpenAI takes a
@@ -242,6 +266,7 @@ AssistantContent = Annotated[
     | Annotated[SearchSlack, Tag("searchSlack")]
     | Annotated[RememberForChannel, Tag("rememberForChannel")]
     | Annotated[ForgetForChannel, Tag("forgetForChannel")]
+    | Annotated[ScheduleRoutine, Tag("scheduleRoutine")]
     | Annotated[ServerToolCall, Tag(SERVER_TAG)],
     Discriminator(_tool_tag),
 ]

@@ -11,17 +11,16 @@ from datetime import UTC, datetime
 
 from assistant.commands import CliError
 from assistant.commands.stored import existing_store
-from assistant.routines.schedule import (
-    MAX_PROMPT,
+from context.render import printable
+from context.storage import Routine
+from context.storage.schedule import (
     Schedule,
     ScheduleError,
     as_moment,
-    cron_schedule,
-    once_schedule,
+    asked_prompt,
+    asked_schedule,
     stored,
 )
-from context.render import printable
-from context.storage import Routine
 from context.storage.tables import moment
 
 _TEAM = re.compile(r"[TE][A-Z0-9]{1,20}")
@@ -85,23 +84,11 @@ def run_add(args: argparse.Namespace) -> int:
     team = _checked(_TEAM, args.team, "workspace id (T…)")
     channel = _checked(_CHANNEL, args.channel, "channel id (C…)")
     creator = _checked(_USER, args.creator, "user id (U…)")
-    prompt = args.prompt.strip()
-    if not prompt or len(prompt) > MAX_PROMPT:
-        raise CliError(f"--prompt must be 1 to {MAX_PROMPT} characters")
-    if "\x00" in prompt:
-        raise CliError("--prompt holds a NUL character")
-    now = datetime.now(UTC)
     try:
-        if args.cron is not None:
-            schedule = cron_schedule(args.cron, args.tz)
-        else:
-            if args.tz is not None:
-                raise CliError("--tz goes with --cron (--at carries its own offset)")
-            schedule = once_schedule(args.at, now)
+        prompt = asked_prompt(args.prompt, "--")
+        schedule, first = asked_schedule(args.cron, args.tz, args.at, datetime.now(UTC), "--")
     except ScheduleError as exc:
         raise CliError(printable(str(exc))) from None
-    first = schedule.next_after(now)
-    assert first is not None  # a cron always has a next tick; --at was checked to come
     with existing_store("routines add") as store:
         routine = store.add_routine(
             team,

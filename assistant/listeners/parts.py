@@ -19,6 +19,7 @@ from assistant.intake.approvals import ApprovalButtons
 from assistant.intake.events import EventRecorder
 from assistant.intake.memory_undo import MemoryUndo
 from assistant.intake.questions import QuestionButtons
+from assistant.intake.routine_buttons import RoutineButtons
 from assistant.intake.stops import StopButton
 from assistant.listeners.events.uninstalls import Uninstalls
 from assistant.panel.events import Panel
@@ -43,6 +44,7 @@ class Parts:
     session_titles: SessionTitles
     uninstalls: Uninstalls
     memory_undo: MemoryUndo
+    routine_buttons: RoutineButtons
 
 
 class ProvideParts(AsyncMiddleware):

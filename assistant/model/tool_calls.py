@@ -14,6 +14,7 @@ from context.toolcalls import (
     TOOL_CALLS_BY_NAME,
     ForgetForChannel,
     RememberForChannel,
+    ScheduleRoutine,
     SearchSlack,
     ServerToolCall,
     ToolCall,
@@ -61,7 +62,7 @@ def _plain(prop: dict[str, Any]) -> dict[str, Any]:
 
 
 # Offered only where a channel's settings say: Slack search, and writing its memory.
-_BY_CHANNEL = (SearchSlack, RememberForChannel, ForgetForChannel)
+_BY_CHANNEL = (SearchSlack, RememberForChannel, ForgetForChannel, ScheduleRoutine)
 # The tools every run is offered.
 TOOL_SCHEMAS: list[dict[str, Any]] = [
     function_schema(tool) for tool in TOOL_CALLS if tool not in _BY_CHANNEL
@@ -89,15 +90,29 @@ MEMORY_SCHEMAS[1]["function"]["description"] = (
 )
 
 
-def offered_tools(search: bool, memory: bool = False) -> list[dict[str, Any]]:
+# In a channel's threads (docs/log-format.md#routines): only a person's asking is reason to
+# propose one, and nothing is scheduled until that person confirms.
+ROUTINE_SCHEMA: dict[str, Any] = function_schema(ScheduleRoutine)
+ROUTINE_SCHEMA["function"]["description"] = (
+    "Only when the person you answer asks for a routine: propose a prompt answered in this "
+    "channel on a cron schedule (tz: IANA, theirs by default) or once (at, ISO-8601 with "
+    "offset); it exists only once they confirm with a button."
+)
+
+
+def offered_tools(
+    search: bool, memory: bool = False, routine: bool = False
+) -> list[dict[str, Any]]:
     """The schemas a run's calls send: searchSlack's too where `search` is on, the memory's
-    where `memory` is (the person answered may write the channel's memory)."""
-    if not (search or memory):
+    where `memory` is (the person answered may write the channel's memory), scheduleRoutine's
+    where `routine` is (a channel's thread, answering a person)."""
+    if not (search or memory or routine):
         return TOOL_SCHEMAS
     return [
         *TOOL_SCHEMAS,
         *([SEARCH_SCHEMA] if search else []),
         *(MEMORY_SCHEMAS if memory else []),
+        *([ROUTINE_SCHEMA] if routine else []),
     ]
 
 

@@ -10,8 +10,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
-from assistant.routines.schedule import ScheduleError, as_moment, stored
 from context.storage import Routine, RoutineStore
+from context.storage.schedule import ScheduleError, as_moment, stored
 from context.storage.tables import moment
 
 log = logging.getLogger(__name__)

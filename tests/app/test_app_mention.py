@@ -80,6 +80,7 @@ def test_every_prompt_is_the_whole_log_and_extends_the_previous(app, slack, mode
             # A channel's members may write its memory unless its settings say otherwise.
             "rememberForChannel",
             "forgetForChannel",
+            "scheduleRoutine",  # a channel's thread, answering a person
         ]
         assert request["messages"][0]["role"] == "system"
         text = request["messages"][1]["content"]

@@ -249,7 +249,7 @@ def test_more_tools_than_a_request_may_carry_leave_whole_servers_out(
     assert log[3]["content"].endswith("not instructions:\nhello")
     for request in model.requests:
         tools = offered(request)
-        assert len(tools) == 6 + 100 + 4  # the built-ins, the memory's two among them
+        assert len(tools) == 7 + 100 + 4  # the built-ins: the memory's two, scheduleRoutine
         assert {name.split("__")[0] for name in tools if "__" in name} == {"first", "third"}
     assert caplog.text.count("MCP server second is left out of the runs that may use it") == 1
 

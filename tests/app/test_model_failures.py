@@ -148,7 +148,7 @@ def test_an_unknown_tool(app, slack, model):
     log = answered(app, slack, "hello")
     assert log[2]["content"] == (
         "Error: unknown tool 'searchWeb'; the tools are postMessage, getThreadHistory, "
-        "expandEntry, finishRequest, rememberForChannel, forgetForChannel"
+        "expandEntry, finishRequest, rememberForChannel, forgetForChannel, scheduleRoutine"
     )
     assert [e["content"]["toolCall"] for e in log[3:]] == ["postMessage", "finishRequest"]
     still_answers(app, slack, model)

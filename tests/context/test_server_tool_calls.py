@@ -50,7 +50,8 @@ def test_the_validator_and_the_schema_accept_it_and_refuse_a_name_of_no_server()
     assert problems == [
         "entry 2, content.toolCall: unknown toolCall 'lookup_order'; expected one of "
         "postMessage, getThreadHistory, expandEntry, finishRequest, searchSlack, "
-        "rememberForChannel, forgetForChannel, SERVER__TOOL (a tool of an MCP server)"
+        "rememberForChannel, forgetForChannel, scheduleRoutine, "
+        "SERVER__TOOL (a tool of an MCP server)"
     ]
     try:
         jsonschema.validate(bad, log_json_schema())

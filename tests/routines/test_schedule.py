@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 import pytest
 
-from assistant.routines.schedule import (
+from context.storage.schedule import (
     Schedule,
     ScheduleError,
+    asked_prompt,
+    asked_schedule,
     cron_schedule,
     once_schedule,
     zone,
@@ -81,3 +84,45 @@ def test_an_hour_the_spring_change_skips_runs_once_with_the_next():
     for _ in range(3):
         ticks.append(schedule.next_after(ticks[-1]))
     assert ticks == [utc(2026, 3, 8, 6), utc(2026, 3, 8, 7), utc(2026, 3, 8, 8), utc(2026, 3, 8, 9)]
+
+
+NOW = datetime(2026, 11, 29, 8, 0, tzinfo=UTC)
+
+
+def test_an_asked_cron_gives_its_schedule_and_first_tick():
+    schedule, first = asked_schedule("0 9 * * *", "Europe/Paris", None, NOW)
+    assert (schedule.cron, schedule.tz, schedule.at) == ("0 9 * * *", "Europe/Paris", None)
+    assert first == utc(2026, 11, 30, 8)  # strictly after: 09:00 in Paris is now
+
+
+def test_an_asked_time_is_its_own_first_tick():
+    schedule, first = asked_schedule(None, None, "2026-12-01T09:00+01:00", NOW)
+    assert schedule.at == first == utc(2026, 12, 1, 8)
+
+
+@pytest.mark.parametrize(
+    ("cron", "tz", "at", "flag", "said"),
+    [
+        (None, None, None, "", "give one of cron or at"),
+        ("0 9 * * *", None, "2026-12-01T09:00Z", "", "give one of cron or at"),
+        (None, "Europe/Paris", "2026-12-01T09:00Z", "--", "--tz goes with --cron"),
+        (None, "Europe/Paris", "2026-12-01T09:00Z", "", "tz goes with cron (at carries"),
+        ("61 9 * * *", None, None, "", "is not a cron expression"),
+        ("0 9 * * *", "Mars/Olympus", None, "", "is not an IANA time zone"),
+        (None, None, "2026-11-28T09:00Z", "", "has passed"),
+    ],
+)
+def test_an_asked_schedule_that_cannot_be_used_says_why_in_one_line(cron, tz, at, flag, said):
+    with pytest.raises(ScheduleError, match=re.escape(said)) as caught:
+        asked_schedule(cron, tz, at, NOW, flag)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [("   ", "prompt must be 1 to 4000"), ("a\x00b", "NUL"), ("x" * 4001, "1 to 4000")],
+)
+def test_an_asked_prompt_that_cannot_be_kept_is_refused(text, said):
+    with pytest.raises(ScheduleError, match=said):
+        asked_prompt(text)
+    assert asked_prompt("  Go.\n") == "Go."

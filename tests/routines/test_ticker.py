@@ -11,9 +11,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from assistant.routines.schedule import as_moment, cron_schedule
 from assistant.routines.ticker import RoutineTicker
 from context.storage import Routine, Store, open_store
+from context.storage.schedule import as_moment, cron_schedule
 from context.storage.tables import moment
 
 START = datetime(2026, 11, 29, 8, 0, 0, tzinfo=UTC)

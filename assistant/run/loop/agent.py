@@ -49,6 +49,7 @@ from assistant.slack.connection import SLACK_FAILED, SLACK_FAILURES, slack_reaso
 from assistant.slack.history import ThreadHistory
 from context.entry import SystemEntry, UserEntry
 from context.log import ContextLog
+from context.memory import scope_of
 from context.storage import ThreadKey
 
 # The MCP SDK is imported only where ASSISTANT_MCP_FILE names servers (assistant.app).
@@ -189,6 +190,10 @@ class Agent:
                 person=(key.team, asker) if asker is not None else None,
                 sign_ins=self.sign_ins,
                 memory=memory,
+                # A routine is a channel's: proposed only in its threads, to a person answered.
+                routine=asker is not None
+                and client is not None
+                and scope_of(key.channel) == "channel",
             )
             ctx = replace(ctx, toolbox=box)
             if slack and slack.streaming:  # the steps shown as task cards while it streams

@@ -23,6 +23,7 @@ from assistant.run.tools.forget_for_channel import forget_for_channel
 from assistant.run.tools.get_thread_history import get_thread_history
 from assistant.run.tools.post_message import arrived_meanwhile, post_message
 from assistant.run.tools.remember_for_channel import remember_for_channel
+from assistant.run.tools.schedule_routine import schedule_routine
 from assistant.run.tools.search_slack import search_slack
 from context.entry import FAILURE_PREFIX
 from context.spend import Settlement
@@ -37,6 +38,7 @@ SLACK_TOOLS: dict[str, ToolFunction] = {
     "searchSlack": search_slack,
     "rememberForChannel": remember_for_channel,
     "forgetForChannel": forget_for_channel,
+    "scheduleRoutine": schedule_routine,
 }
 
 

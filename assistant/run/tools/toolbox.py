@@ -118,14 +118,16 @@ async def toolbox(
     person: tuple[str, str] | None = None,
     sign_ins: SignInWaits | None = None,
     memory: bool = False,
+    routine: bool = False,
 ) -> Toolbox:
     """A run's toolbox: searchSlack where `search` is on, and the servers' tools that are up
     now and the channel allows (`allowed`: None, every server's; [], none; else servers'
     names and `server__tool`s), those of whole servers that fit one request
     (`tool_room`: the caps' tools per request, a share of `budget`). `person`: the one the
     run answers (workspace, user), as whom `auth: user` servers are listed and called;
-    `sign_ins` asks them to connect. `memory`: whether the channel's memory tools are offered."""
-    offered = offered_tools(search, memory)
+    `sign_ins` asks them to connect. `memory`: whether the channel's memory tools are
+    offered, `routine`: whether scheduleRoutine is."""
+    offered = offered_tools(search, memory, routine)
     if servers is None or not (allowed is None or allowed):
         return Toolbox(dict(builtins), schemas=offered)
     caps = caps or ServerCaps()

@@ -77,6 +77,39 @@ def once_schedule(text: str, after: datetime) -> Schedule:
     return Schedule(at=when)
 
 
+def asked_prompt(text: str, flag: str = "") -> str:
+    """A routine's prompt as kept: its outer blanks dropped, 1 to MAX_PROMPT characters, no NUL
+    (the CLI's `--prompt` and the model's `prompt` alike)."""
+    prompt = text.strip()
+    if not prompt or len(prompt) > MAX_PROMPT:
+        raise ScheduleError(f"{flag}prompt must be 1 to {MAX_PROMPT} characters")
+    if "\x00" in prompt:
+        raise ScheduleError(f"{flag}prompt holds a NUL character")
+    return prompt
+
+
+def asked_schedule(
+    cron: str | None, tz: str | None, at: str | None, now: datetime, flag: str = ""
+) -> tuple[Schedule, datetime]:
+    """The one check of a schedule someone asked for (the CLI's `routines add`, and the
+    model's `scheduleRoutine` once it is built): a cron expression in a zone, or one time; the
+    schedule and its first tick after `now`. `flag` prefixes the names in errors ("--" for
+    the CLI's options) so the one line says where the fault is."""
+    if (cron is None) == (at is None):
+        raise ScheduleError(f"give one of {flag}cron or {flag}at")
+    if cron is not None:
+        schedule = cron_schedule(cron, tz)
+    else:
+        if tz is not None:
+            raise ScheduleError(f"{flag}tz goes with {flag}cron ({flag}at carries its own offset)")
+        assert at is not None
+        schedule = once_schedule(at, now)
+    first = schedule.next_after(now)
+    # A cron always has a next tick (cron_schedule found one); a time was checked to come.
+    assert first is not None
+    return schedule, first
+
+
 def zone(name: str) -> ZoneInfo:
     """The IANA zone `name`; ScheduleError for anything else (a path, an unknown name)."""
     if not name or len(name) > 64 or not all(c.isalnum() or c in "/_+-" for c in name):
