@@ -48,14 +48,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto`, as the README's command runs: one worker more than the cores this process
-    may use. The tests spend much of their time waiting on the processes and servers they
-    start: on 2 quiet cores, 2 workers kept the load average near 1 and took 5 min 29 s, 3
-    took 4 min 00 s, 4 took 3 min 44 s (docs/development.md, "Speed").
-    PYTEST_XDIST_AUTO_NUM_WORKERS, if set, is xdist's to read."""
+    """`-n auto`, as the README's command runs: two workers more than the cores this process
+    may use. The tests spend much of their time waiting on the servers and the app they
+    start: on 2 quiet cores, 1,871 tests took 217 s with 3 workers and 179 s with 4
+    (docs/development.md, "Speed"). PYTEST_XDIST_AUTO_NUM_WORKERS, if set, is xdist's to
+    read."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return len(os.sched_getaffinity(0)) + 1
+    return len(os.sched_getaffinity(0)) + 2
 
 
 SECRETS = (ids.BOT_TOKEN, ids.APP_TOKEN, ids.SIGNING_SECRET, ids.OPENAI_API_KEY)
