@@ -29,6 +29,7 @@ from mcp.client.session import ClientRequestContext
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
+from assistant.mcp.asking import current_asking
 from assistant.mcp.config import Approval, ServerConfig
 from assistant.mcp.redaction import Redaction
 from assistant.mcp.transports import Link, PersonAuth, http_transport, stdio_transport
@@ -89,18 +90,6 @@ class ServerTool:
 Progress = Callable[[str], Awaitable[None]]
 
 
-# A question the server asks during a call (MCP's elicitation), put to the person the call is
-# made for: given the server's name, the request, and the connection's redaction of a
-# server's text; answers accept (with the form's content), decline or cancel.
-Asking = Callable[
-    [str, types.ElicitRequestParams, Callable[[str], str]], Awaitable[types.ElicitResult]
-]
-# Set by the caller around `Connection.call`: the SDK runs the elicitation callback with the
-# calling task's context (in that task on 2026-07-28, a copy of its context on 2025-11-25), so
-# this names who is asked. None: no one to ask (a replay, or a call outside a run): cancel.
-current_asking: contextvars.ContextVar[Asking | None] = contextvars.ContextVar(
-    "current_asking", default=None
-)
 # The call's deadline (ASSISTANT_MCP_CALL_SECONDS), paused while a person is asked: their
 # time is not the server's.
 _call_clock: contextvars.ContextVar[asyncio.Timeout | None] = contextvars.ContextVar(

@@ -44,7 +44,7 @@ _ENDING: set[asyncio.Task[None]] = set()  # questions of stopped calls being mar
 
 @dataclass(frozen=True)
 class PersonAsking:
-    """`assistant.mcp.connection.Asking` for one call of a run: `index` is the call's entry."""
+    """`assistant.mcp.asking.Asking` for one call of a run: `index` is the call's entry."""
 
     ctx: RunContext
     tool: str  # the server's name of the tool called

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from assistant.mcp.connection import current_asking
+from assistant.mcp.asking import current_asking
 from assistant.run.approvals.sign_in import SignInNeeded, SignInWaits
 from assistant.run.core.lease import LeaseLost, current_lease
 from assistant.run.tools.asking import PersonAsking
