@@ -14,6 +14,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import N_
+from assistant.intake.thread_clicks import thread_click
 from assistant.run.channels.languages import Languages
 from assistant.run.channels.memory_writers import may_write_memory
 from assistant.run.core.recorder import Recorder
@@ -27,16 +28,6 @@ log = logging.getLogger(__name__)
 
 NOT_YOURS = N_("Only the person who asked and this channel's editors may undo it.")
 UNDONE_ENTRY = "<@{user}> undid memory {name} for this channel (it said {text})."
-_SLACK_ID = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-
-
-def _object(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _id(value: object) -> str | None:
-    text = value if isinstance(value, str) else ""
-    return text if 2 <= len(text) <= 40 and all(c in _SLACK_ID for c in text) else None
 
 
 @dataclass(frozen=True)
@@ -48,19 +39,14 @@ class MemoryUndo:
         self, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
     ) -> None:
         """A `block_actions` payload of a memory note's Undo button."""
-        value = str(action.get("value", ""))
-        user, container = _object(body.get("user")), _object(body.get("container"))
-        team = _id(_object(body.get("team")).get("id") or user.get("team_id"))
-        channel = _id(container.get("channel_id"))
-        person = _id(user.get("id"))
-        thread_ts, message_ts = container.get("thread_ts"), container.get("message_ts")
-        if not (value.isdigit() and len(value) <= 12 and team and channel and person) or not (
-            isinstance(thread_ts, str) and isinstance(message_ts, str)
-        ):
+        click = thread_click(body, action)
+        if click is None:
             log.warning("an Undo click that names no memory of its thread was ignored")
             return
+        team, channel, person = click.team, click.channel, click.person
+        thread_ts, message_ts = click.thread_ts, click.message_ts
         store = self.recorder.store
-        memory = await async_store(store).read(store.memory, team, int(value))
+        memory = await async_store(store).read(store.memory, team, click.number)
         if memory is None or memory.channel != channel:
             return  # undone already (a second click, another process): nothing to do
         words = (await self.languages.of(client, team, person)).words

@@ -15,6 +15,7 @@ from typing import Any
 from slack_sdk.web.async_client import AsyncWebClient
 
 from assistant.i18n.words import N_
+from assistant.intake.thread_clicks import thread_click
 from assistant.run.channels.languages import Languages
 from assistant.run.core.recorder import Recorder
 from assistant.run.tools.schedule_routine import CONFIRM, WAITS_PATTERN
@@ -38,16 +39,10 @@ CANCELLED_ENTRY = (
     "<@{user}> cancelled the routine proposed at entry {index}; nothing was scheduled."
 )
 FAILED_ENTRY = "The routine proposed at entry {index} was not scheduled: {why}."
-_SLACK_ID = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
 def _object(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _id(value: object) -> str | None:
-    text = value if isinstance(value, str) else ""
-    return text if 2 <= len(text) <= 40 and all(c in _SLACK_ID for c in text) else None
 
 
 @dataclass(frozen=True)
@@ -59,18 +54,13 @@ class RoutineButtons:
         self, body: dict[str, Any], action: dict[str, Any], client: AsyncWebClient
     ) -> None:
         """A `block_actions` payload of a proposal's Confirm or Cancel button."""
-        value = str(action.get("value", ""))
-        user, container = _object(body.get("user")), _object(body.get("container"))
-        team = _id(_object(body.get("team")).get("id") or user.get("team_id"))
-        channel = _id(container.get("channel_id"))
-        person = _id(user.get("id"))
-        thread_ts, message_ts = container.get("thread_ts"), container.get("message_ts")
-        if not (value.isdigit() and len(value) <= 12 and team and channel and person) or not (
-            isinstance(thread_ts, str) and isinstance(message_ts, str)
-        ):
+        click = thread_click(body, action)
+        if click is None:
             log.warning("a routine button that names no proposal of its thread was ignored")
             return
-        index = int(value)
+        team, channel, person = click.team, click.channel, click.person
+        thread_ts, message_ts = click.thread_ts, click.message_ts
+        index = click.number
         key = ThreadKey(team, channel, thread_ts)
         store = self.recorder.store
         entries = await async_store(store).read(store.entries, key, index)
